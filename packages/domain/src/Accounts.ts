@@ -1,0 +1,146 @@
+// Accounts and people: the one account per installation, its owner (first boot), humans with a
+// role, and the system user. The instance is uninitialized until the owner exists.
+
+import { newPublicId } from "@troupe/storage/Ids"
+import * as Repo from "@troupe/storage/repositories/Accounts"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { AlreadyInitialized, EmailTaken, HandleTaken, InvalidInput, NotInitialized } from "./Errors.ts"
+import { handleBase, handleCandidate, isHandle } from "./Handles.ts"
+import { now } from "./Now.ts"
+import { hashPassword } from "./Passwords.ts"
+
+export interface NewHuman {
+  readonly email: string
+  readonly password: string
+  readonly displayName: string
+  readonly handle?: string | undefined
+}
+
+const controlCharacters = /[\u0000-\u001f\u007f]/
+const emailPattern = /^[^\s@]+@[^\s@]+$/
+
+/** Validates and normalizes a new human's fields. */
+export const validateHuman = (input: NewHuman): Effect.Effect<NewHuman, InvalidInput> => {
+  const email = input.email.trim()
+  const displayName = input.displayName.trim()
+  const handle = input.handle?.trim() || undefined
+  if (email.length > 254 || !emailPattern.test(email) || controlCharacters.test(email)) {
+    return Effect.fail(new InvalidInput({ field: "email", message: "Enter a valid email address" }))
+  }
+  if (input.password.length < 8 || input.password.length > 1024 || input.password.includes("\u0000")) {
+    return Effect.fail(new InvalidInput({ field: "password", message: "Use a password of 8 to 1024 characters" }))
+  }
+  if (displayName.length === 0 || displayName.length > 100 || controlCharacters.test(displayName)) {
+    return Effect.fail(new InvalidInput({ field: "display_name", message: "Enter a name of 1 to 100 characters" }))
+  }
+  if (handle !== undefined && !isHandle(handle)) {
+    return Effect.fail(
+      new InvalidInput({
+        field: "handle",
+        message: "A handle is 2 to 32 lowercase letters, digits, '-' or '_', starting with a letter or digit"
+      })
+    )
+  }
+  return Effect.succeed({ email, password: input.password, displayName, handle })
+}
+
+export class Accounts extends Context.Service<
+  Accounts,
+  {
+    readonly isInitialized: Effect.Effect<boolean>
+    /** First boot: creates the account, its system user and the owner. */
+    readonly createOwner: (
+      input: NewHuman
+    ) => Effect.Effect<Repo.UserRow, AlreadyInitialized | InvalidInput | EmailTaken | HandleTaken>
+    readonly createHuman: (
+      input: NewHuman & { readonly role: "admin" | "member" }
+    ) => Effect.Effect<Repo.UserRow, NotInitialized | InvalidInput | EmailTaken | HandleTaken>
+    readonly findUser: (id: bigint) => Effect.Effect<Repo.UserRow | undefined>
+  }
+>()("@troupe/domain/Accounts") {
+  static readonly layer = Layer.effect(
+    Accounts,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+
+      const allocateHandle = Effect.fnUntraced(function* (accountId: bigint, input: NewHuman) {
+        if (input.handle !== undefined) {
+          const taken = yield* Repo.handlesLike(accountId, input.handle)
+          if (taken.has(input.handle)) return yield* new HandleTaken({ handle: input.handle })
+          return input.handle
+        }
+        const base = handleBase(input.displayName)
+        const taken = yield* Repo.handlesLike(accountId, base)
+        let n = 1
+        while (taken.has(handleCandidate(base, n))) n++
+        return handleCandidate(base, n)
+      })
+
+      const insertHuman = Effect.fnUntraced(function* (
+        accountId: bigint,
+        input: NewHuman,
+        role: Repo.UserRole,
+        at: Date
+      ) {
+        if (yield* Repo.findHumanByEmail(input.email)) return yield* new EmailTaken()
+        const handle = yield* allocateHandle(accountId, input)
+        const passwordDigest = yield* hashPassword(input.password)
+        return yield* Repo.insertUser({
+          publicId: newPublicId(),
+          accountId,
+          kind: "human",
+          role,
+          email: input.email,
+          passwordDigest,
+          displayName: input.displayName,
+          handle,
+          now: at
+        })
+      })
+
+      const isInitialized = Effect.gen(function* () {
+        const account = yield* Repo.currentAccount
+        return account !== undefined && (yield* Repo.findOwner(account.id)) !== undefined
+      }).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+
+      const createOwner = (raw: NewHuman) =>
+        Effect.gen(function* () {
+          const input = yield* validateHuman(raw)
+          const at = yield* now
+          yield* Repo.lockAccountWrites
+          const existing = yield* Repo.currentAccount
+          const account = existing ?? (yield* Repo.insertAccount({ publicId: newPublicId(), now: at }))
+          if (existing && (yield* Repo.findOwner(existing.id))) return yield* new AlreadyInitialized()
+          if (!existing) {
+            yield* Repo.insertUser({
+              publicId: newPublicId(),
+              accountId: account.id,
+              kind: "system",
+              role: "member",
+              email: null,
+              passwordDigest: null,
+              displayName: "System",
+              handle: "system",
+              now: at
+            })
+          }
+          return yield* insertHuman(account.id, input, "owner", at)
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+
+      const createHuman = (raw: NewHuman & { readonly role: "admin" | "member" }) =>
+        Effect.gen(function* () {
+          const input = yield* validateHuman(raw)
+          const at = yield* now
+          yield* Repo.lockAccountWrites
+          const account = yield* Repo.currentAccount
+          if (!account || !(yield* Repo.findOwner(account.id))) return yield* new NotInitialized()
+          return yield* insertHuman(account.id, input, raw.role, at)
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+
+      const findUser = (id: bigint) => Repo.findUserById(id).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+
+      return Accounts.of({ isInitialized, createOwner, createHuman, findUser })
+    })
+  )
+}

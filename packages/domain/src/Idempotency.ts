@@ -1,0 +1,120 @@
+// The Idempotency-Key store: the first request with a key runs and its response is kept for the
+// replay window; a repeat with the same request digest replays it verbatim, a different digest
+// is a mismatch. Duplicates arriving together are serialized: on one node by a per-key lock, and
+// across nodes by the pending receipt row (the late one is told to retry shortly).
+import * as Repo from "@troupe/storage/repositories/IdempotencyReceipts"
+import { Context, Effect, Exit, Layer, RcMap, Schema, Semaphore } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { now } from "./Now.ts"
+
+export const replayWindowMillis = 24 * 60 * 60 * 1000
+/** A pending receipt this old belongs to a request that died mid-way; a repeat may take it over. */
+const abandonedAfterMillis = 5 * 60 * 1000
+
+export interface StoredResponse {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+
+export class IdempotencyMismatch extends Schema.TaggedError<IdempotencyMismatch>()("IdempotencyMismatch", {}) {}
+
+/** Another node is still running the first request with this key. */
+export class IdempotencyInProgress extends Schema.TaggedError<IdempotencyInProgress>()("IdempotencyInProgress", {}) {}
+
+export type ReceiptKey = Repo.ReceiptKey
+
+export class Idempotency extends Context.Service<
+  Idempotency,
+  {
+    /**
+     * Runs `compute` once per key within the replay window. Responses with status 500 or more
+     * are not kept (the key is released so the client may retry).
+     */
+    readonly run: <E, R>(
+      key: ReceiptKey,
+      digest: Uint8Array,
+      compute: Effect.Effect<StoredResponse, E, R>
+    ) => Effect.Effect<
+      { readonly response: StoredResponse; readonly replayed: boolean },
+      E | IdempotencyMismatch | IdempotencyInProgress,
+      R
+    >
+  }
+>()("@troupe/domain/Idempotency") {
+  static readonly layer = Layer.effect(
+    Idempotency,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const locks = yield* RcMap.make({
+        lookup: (_key: string) => Semaphore.make(1),
+        idleTimeToLive: "1 minute"
+      })
+      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
+        effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+
+      const runClaimed = <E, R>(id: bigint, compute: Effect.Effect<StoredResponse, E, R>) =>
+        Effect.gen(function* () {
+          const exit = yield* Effect.exit(compute)
+          if (Exit.isSuccess(exit) && exit.value.status < 500) {
+            yield* db(Repo.complete(id, exit.value))
+            return { response: exit.value, replayed: false }
+          }
+          yield* db(Repo.release(id))
+          const response = yield* exit
+          return { response, replayed: false }
+        }).pipe(Effect.onInterrupt(() => db(Repo.release(id))))
+
+      const sameDigest = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b))
+
+      const attempt = <E, R>(
+        key: ReceiptKey,
+        digest: Uint8Array,
+        compute: Effect.Effect<StoredResponse, E, R>
+      ): Effect.Effect<
+        { readonly response: StoredResponse; readonly replayed: boolean },
+        E | IdempotencyMismatch | IdempotencyInProgress,
+        R
+      > =>
+        Effect.gen(function* () {
+          const at = yield* now
+          const claim = yield* db(Repo.claim(key, digest, at, new Date(at.getTime() + replayWindowMillis)))
+          switch (claim._tag) {
+            case "Claimed":
+              return yield* runClaimed(claim.id, compute)
+            case "Vanished":
+              return yield* attempt(key, digest, compute)
+            case "Existing": {
+              const receipt = claim.receipt
+              if (!sameDigest(receipt.request_digest, digest)) return yield* new IdempotencyMismatch()
+              if (receipt.state === "completed") {
+                return {
+                  response: {
+                    status: receipt.response_status!,
+                    headers: receipt.response_headers ?? {},
+                    body: receipt.response_body ?? ""
+                  },
+                  replayed: true
+                }
+              }
+              const staleBefore = new Date(at.getTime() - abandonedAfterMillis)
+              if (yield* db(Repo.takeOverStale(receipt.id, digest, staleBefore, at))) {
+                return yield* runClaimed(receipt.id, compute)
+              }
+              return yield* new IdempotencyInProgress()
+            }
+          }
+        })
+
+      const run = <E, R>(key: ReceiptKey, digest: Uint8Array, compute: Effect.Effect<StoredResponse, E, R>) =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const lock = yield* RcMap.get(locks, `${key.caller}\u0000${key.route}\u0000${key.key}`)
+            return yield* Semaphore.withPermit(lock, attempt(key, digest, compute))
+          })
+        )
+
+      return Idempotency.of({ run })
+    })
+  )
+}

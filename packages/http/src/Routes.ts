@@ -1,0 +1,22 @@
+// Every route Troupe serves, as one layer for the server to mount: the JSON API (with
+// /openapi.json), the offline docs page, the HTML pages, and the shared conventions.
+import { TroupeApi } from "@troupe/contracts/Api"
+import { Layer } from "effect"
+import { HttpApiBuilder, HttpApiSwagger } from "effect/http-api"
+import { IdempotentLive } from "./conventions/Idempotency.ts"
+import { RequestConventions } from "./conventions/RequestConventions.ts"
+import { PlatformAuthenticationLive } from "./platform/Authentication.ts"
+import { ProfileHandlers } from "./platform/Profile.ts"
+import { SessionDoorLive, SessionHandlers } from "./platform/Session.ts"
+import { WebRoutes } from "./web/Routes.ts"
+
+/** Middleware implementations every API group may use. */
+export const ApiMiddleware = Layer.mergeAll(PlatformAuthenticationLive, SessionDoorLive, IdempotentLive)
+
+export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openapi.json" }).pipe(
+  Layer.provide(Layer.mergeAll(SessionHandlers, ProfileHandlers).pipe(Layer.provide(ApiMiddleware)))
+)
+
+export const DocsRoute = HttpApiSwagger.layer(TroupeApi, { path: "/docs" })
+
+export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, WebRoutes, RequestConventions)

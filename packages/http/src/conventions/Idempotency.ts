@@ -1,0 +1,90 @@
+// The Idempotent middleware: digests the canonical request (method, path, body with sorted
+// keys), runs the endpoint once per (caller, route, key) and replays its acceptance verbatim
+// with Idempotency-Replayed: true. Failures are not kept, so a corrected retry may reuse the key.
+import { createHash } from "node:crypto"
+import { errors } from "@troupe/contracts/Errors"
+import { CallerIdentity, IdempotencyKeyMaxBytes, Idempotent } from "@troupe/contracts/Idempotency"
+import { Idempotency, type StoredResponse } from "@troupe/domain/Idempotency"
+import { Context, Effect, Layer } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
+
+const canonical = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(canonical)
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonical((value as Record<string, unknown>)[key])])
+    )
+  }
+  return value
+}
+
+const canonicalBody = (text: string) => {
+  try {
+    return JSON.stringify(canonical(JSON.parse(text)))
+  } catch {
+    return text
+  }
+}
+
+const stored = (response: HttpServerResponse.HttpServerResponse): StoredResponse => {
+  const body = response.body
+  return {
+    status: response.status,
+    headers: { ...response.headers },
+    body:
+      body._tag === "Uint8Array" ? new TextDecoder().decode(body.body) : body._tag === "Raw" ? String(body.body) : ""
+  }
+}
+
+const replay = (response: StoredResponse, replayed: boolean) =>
+  HttpServerResponse.text(response.body, {
+    status: response.status,
+    headers: { ...response.headers, "idempotency-replayed": replayed ? "true" : "false" }
+  })
+
+export const IdempotentLive = Layer.effect(
+  Idempotent,
+  Effect.gen(function* () {
+    const store = yield* Idempotency
+    return (httpEffect, { endpoint }) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const key = request.headers["idempotency-key"]
+        if (key === undefined || key.trim() === "") {
+          return yield* errors.badRequest("idempotency_key_required", "Send an Idempotency-Key header")
+        }
+        const maxBytes = Context.get(endpoint.annotations, IdempotencyKeyMaxBytes)
+        if (Buffer.byteLength(key, "utf8") > maxBytes) {
+          return yield* errors.parameterInvalid(`Idempotency-Key must be 1 to ${maxBytes} bytes`)
+        }
+        const caller = yield* CallerIdentity
+        const body = yield* Effect.orDie(request.text)
+        const path = request.url.split("?")[0]!
+        const digest = createHash("sha256")
+          .update(`${request.method}\n${path}\n${canonicalBody(body)}`)
+          .digest()
+        const result = yield* store
+          .run(
+            { caller: caller.key, route: `${request.method} ${endpoint.path}`, key },
+            digest,
+            Effect.map(httpEffect, stored)
+          )
+          .pipe(
+            Effect.catchTags({
+              IdempotencyMismatch: () =>
+                Effect.fail(
+                  errors.conflict(
+                    "idempotency_envelope_mismatch",
+                    "This Idempotency-Key was used with a different request"
+                  )
+                ),
+              IdempotencyInProgress: () =>
+                Effect.fail(errors.rateLimited(1, "The first request with this key is still running"))
+            })
+          )
+        return replay(result.response, result.replayed)
+      })
+  })
+)

@@ -1,0 +1,70 @@
+// Keyset pagination: parses after/limit/order, and pages rows fetched one past the limit. The
+// cursor is base64url JSON of the last row's key and the direction it was read in, so it cannot
+// be continued the other way.
+import { errors } from "@troupe/contracts/Errors"
+import { Effect } from "effect"
+
+export type Order = "asc" | "desc"
+export type Key = ReadonlyArray<string | number>
+
+export interface Page {
+  readonly after: Key | undefined
+  readonly limit: number
+  readonly order: Order
+}
+
+export interface PageQuery {
+  readonly after?: string | undefined
+  readonly limit?: string | undefined
+  readonly order?: string | undefined
+}
+
+export const encodeCursor = (key: Key, order: Order): string =>
+  Buffer.from(JSON.stringify({ k: key, d: order })).toString("base64url")
+
+const decodeCursor = (cursor: string): { readonly key: Key; readonly order: Order } | undefined => {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
+    if (typeof value !== "object" || value === null) return undefined
+    const { k, d } = value as { k?: unknown; d?: unknown }
+    if ((d !== "asc" && d !== "desc") || !Array.isArray(k) || k.length === 0) return undefined
+    if (!k.every((part) => typeof part === "string" || typeof part === "number")) return undefined
+    return { key: k, order: d }
+  } catch {
+    return undefined
+  }
+}
+
+export const parsePage = (query: PageQuery, defaultLimit = 25, maxLimit = 100) =>
+  Effect.gen(function* () {
+    const order = query.order === undefined ? "asc" : query.order
+    if (order !== "asc" && order !== "desc") {
+      return yield* errors.parameterInvalid("order must be asc or desc")
+    }
+    let limit = defaultLimit
+    if (query.limit !== undefined) {
+      if (!/^\d{1,4}$/.test(query.limit) || Number(query.limit) < 1 || Number(query.limit) > maxLimit) {
+        return yield* errors.parameterInvalid(`limit must be an integer from 1 to ${maxLimit}`)
+      }
+      limit = Number(query.limit)
+    }
+    if (query.after === undefined || query.after === "") return { after: undefined, limit, order } satisfies Page
+    const cursor = decodeCursor(query.after)
+    if (!cursor) return yield* errors.parameterInvalid("after is not a cursor this list issued")
+    if (cursor.order !== order) {
+      return yield* errors.parameterInvalid(`after continues a ${cursor.order} listing; ask with order=${cursor.order}`)
+    }
+    return { after: cursor.key, limit, order } satisfies Page
+  })
+
+/** Cuts rows fetched with `limit + 1` to the page and names where the next page starts. */
+export const pageOf = <A>(rows: ReadonlyArray<A>, page: Page, keyOf: (row: A) => Key) => {
+  const items = rows.slice(0, page.limit)
+  const last = items[items.length - 1]
+  return {
+    items,
+    pagination: {
+      next_after: rows.length > page.limit && last !== undefined ? encodeCursor(keyOf(last), page.order) : null
+    }
+  }
+}

@@ -1,0 +1,33 @@
+// The global middleware every request passes, in this order: request id (echoed when the client
+// sent a sane one), the error envelope for every failure, Cache-Control: no-store on API
+// answers (they may carry credentials), and one log line with method, path (never the query
+// string), status and duration. Headers and bodies are never logged.
+import { randomUUID } from "node:crypto"
+import { Clock, Effect, type Types } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { envelopeFailures } from "./ErrorEnvelope.ts"
+
+const apiPrefixes = ["/api/", "/agent_api/", "/oauth/"]
+const requestIdPattern = /^[A-Za-z0-9._-]{1,128}$/
+
+export const RequestConventions = HttpRouter.middleware(
+  (
+    httpEffect
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const started = yield* Clock.currentTimeMillis
+      const sent = request.headers["x-request-id"]
+      const requestId = sent !== undefined && requestIdPattern.test(sent) ? sent : randomUUID()
+      const path = request.url.split("?")[0]!
+      const response = yield* envelopeFailures(httpEffect)
+      const api = apiPrefixes.some((prefix) => path.startsWith(prefix))
+      const elapsed = (yield* Clock.currentTimeMillis) - started
+      yield* Effect.logInfo(`${request.method} ${path} ${response.status} ${elapsed}ms`)
+      return HttpServerResponse.setHeaders(response, {
+        "x-request-id": requestId,
+        ...(api && response.headers["cache-control"] === undefined ? { "cache-control": "no-store" } : {})
+      })
+    }),
+  { global: true }
+)

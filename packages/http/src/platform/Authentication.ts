@@ -1,0 +1,62 @@
+// Platform-plane authentication (spec "Platform plane"). A present Authorization header is
+// authoritative: it must carry a live API session bearer, with no fallback to the cookie.
+// Without one, the browser session cookie authorizes safe, same-site reads only.
+import { errors } from "@troupe/contracts/Errors"
+import { CallerIdentity } from "@troupe/contracts/Idempotency"
+import { CurrentPlatformCaller, PlatformAuthentication } from "@troupe/contracts/platform/Caller"
+import { Sessions } from "@troupe/domain/Sessions"
+import { Effect, Layer } from "effect"
+import { HttpServerRequest } from "effect/http"
+import { sessionCookie } from "../web/Cookies.ts"
+
+const bearerPattern = /^Bearer +(\S+) *$/i
+
+const presented = (request: HttpServerRequest.HttpServerRequest) => {
+  const authorization = request.headers.authorization
+  if (authorization !== undefined) {
+    const token = bearerPattern.exec(authorization)?.[1]
+    return token === undefined ? undefined : { token, via: "bearer" as const }
+  }
+  const safe = request.method === "GET" || request.method === "HEAD"
+  const token = request.cookies[sessionCookie]
+  if (!safe || token === undefined || request.headers["sec-fetch-site"] === "cross-site") return undefined
+  return { token, via: "cookie" as const }
+}
+
+export const PlatformAuthenticationLive = Layer.effect(
+  PlatformAuthentication,
+  Effect.gen(function* () {
+    const sessions = yield* Sessions
+    return (httpEffect) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const credential = presented(request)
+        if (!credential) return yield* errors.unauthorized()
+        const { session, user } = yield* sessions
+          .authenticate(credential.token)
+          .pipe(Effect.mapError(() => errors.unauthorized("The credential is not valid")))
+        const expected = credential.via === "bearer" ? "api" : "browser"
+        if (session.kind !== expected) return yield* errors.unauthorized("The credential is not valid")
+        return yield* httpEffect.pipe(
+          Effect.provideService(CurrentPlatformCaller, {
+            user: {
+              id: user.id,
+              publicId: user.public_id,
+              role: user.role,
+              email: user.email!,
+              displayName: user.display_name,
+              handle: user.handle
+            },
+            credential: {
+              kind: "session",
+              id: session.id,
+              publicId: session.public_id,
+              sessionKind: session.kind,
+              expiresAt: session.expires_at
+            }
+          }),
+          Effect.provideService(CallerIdentity, { key: `user:${user.id}` })
+        )
+      })
+  })
+)

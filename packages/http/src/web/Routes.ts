@@ -1,0 +1,7 @@
+// The HTML pages: first boot, sign-in and sign-out, home.
+import { Layer } from "effect"
+import { HomePage } from "./Home.ts"
+import { LoginPage, LoginSubmit, LogoutSubmit } from "./Login.ts"
+import { SetupPage, SetupSubmit } from "./Setup.ts"
+
+export const WebRoutes = Layer.mergeAll(HomePage, SetupPage, SetupSubmit, LoginPage, LoginSubmit, LogoutSubmit)

@@ -1,0 +1,43 @@
+// Deployment configuration from the environment (README, "Configuration").
+import { resolve } from "node:path"
+import type { DatabaseConfig } from "@troupe/storage/Database"
+import { Config, Effect, Option, Redacted } from "effect"
+
+export interface ServerConfig {
+  readonly port: number
+  readonly host: string
+  readonly publicBaseUrl: URL
+  readonly database: DatabaseConfig
+  readonly dataDir: string
+  readonly setupSecret: Redacted.Redacted<string> | undefined
+  readonly trustedProxies: ReadonlyArray<string>
+}
+
+export const loadServerConfig = Effect.gen(function* () {
+  const port = yield* Config.Port("PORT").pipe(Config.withDefault(4000))
+  const host = yield* Config.String("HOST").pipe(Config.withDefault("127.0.0.1"))
+  const publicBaseUrl = yield* Config.URL("PUBLIC_BASE_URL").pipe(
+    Config.withDefault(new URL(`http://localhost:${port}`))
+  )
+  const dataDir = resolve(yield* Config.String("TROUPE_DATA_DIR").pipe(Config.withDefault("./.troupe/data")))
+  const databaseUrl = yield* Config.Redacted("DATABASE_URL").pipe(Config.option)
+  const poolSize = yield* Config.Int("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+  const setupSecret = yield* Config.Redacted("SERVICE_SETUP_SECRET").pipe(Config.option)
+  const trustedProxies = yield* Config.String("TROUPE_TRUSTED_PROXIES").pipe(Config.withDefault(""))
+  const database: DatabaseConfig = Option.match(databaseUrl, {
+    onNone: () => ({ _tag: "embedded", dataDir: resolve(dataDir, "pg") }),
+    onSome: (url) => ({ _tag: "postgres", url, maxConnections: poolSize })
+  })
+  return {
+    port,
+    host,
+    publicBaseUrl,
+    database,
+    dataDir,
+    setupSecret: Option.getOrUndefined(Option.filter(setupSecret, (secret) => Redacted.value(secret) !== "")),
+    trustedProxies: trustedProxies
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== "")
+  } satisfies ServerConfig
+})

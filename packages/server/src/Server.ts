@@ -1,0 +1,54 @@
+// The composition root: database (migrated), domain services, routes and the HTTP server,
+// assembled from a ServerConfig. The only module that knows every package.
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Accounts } from "@troupe/domain/Accounts"
+import { Idempotency } from "@troupe/domain/Idempotency"
+import { RateLimiter } from "@troupe/domain/RateLimiter"
+import { Sessions } from "@troupe/domain/Sessions"
+import { Routes } from "@troupe/http/Routes"
+import { CsrfKey } from "@troupe/http/web/Csrf"
+import { WebConfig } from "@troupe/http/web/WebConfig"
+import * as Database from "@troupe/storage/Database"
+import { migrate } from "@troupe/storage/Migrations"
+import { ByteSize, Effect, Layer } from "effect"
+import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
+import { IpNetwork } from "effect/net"
+import type { ServerConfig } from "./Config.ts"
+
+/** Request bodies larger than this are refused with 413 before any route reads them. */
+export const maxBodySize = ByteSize.mebibytes(4)
+
+/** The database with every migration applied, and the event bus that fits it. */
+export const migratedDatabase = (config: ServerConfig["database"]) =>
+  Layer.effectDiscard(Effect.orDie(migrate)).pipe(Layer.provideMerge(Database.layer(config)))
+
+export const domainLayer = (config: ServerConfig) =>
+  Layer.mergeAll(Accounts.layer, Sessions.layer, RateLimiter.layer, Idempotency.layer, CsrfKey.layer).pipe(
+    Layer.provideMerge(migratedDatabase(config.database))
+  )
+
+const trustedProxies = (config: ServerConfig) =>
+  config.trustedProxies.length === 0
+    ? Layer.empty
+    : HttpRouter.middleware(
+        HttpMiddleware.xForwardedHeaders({ trustedProxies: config.trustedProxies.map(IpNetwork.fromStringUnsafe) }),
+        { global: true }
+      )
+
+/** Serves every route Troupe has (plus `extraRoutes`, which tests use) with the shared services. */
+export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer.Layer<never, never, R>) =>
+  HttpRouter.serve(Layer.mergeAll(Routes, extraRoutes ?? Layer.empty, trustedProxies(config)), {
+    disableLogger: true,
+    disableListenLog: true
+  }).pipe(
+    Layer.provide(
+      Layer.succeed(WebConfig, {
+        setupSecret: config.setupSecret,
+        secureCookies: config.publicBaseUrl.protocol === "https:"
+      })
+    ),
+    Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBodySize)),
+    Layer.provideMerge(domainLayer(config)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+  )

@@ -1,0 +1,72 @@
+// The embedded database: PGlite persisted under the data directory, served on a loopback port
+// by pglite-socket so the same wire client (@effect/sql-pg) talks to it as to PostgreSQL.
+// PGlite runs one session, so its clients must use a pool of one connection.
+import { mkdir, open, readFile, rm } from "node:fs/promises"
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { Effect, type Scope } from "effect"
+
+export class EmbeddedDatabaseError extends Error {
+  override readonly name = "EmbeddedDatabaseError"
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * PGlite does not guard its directory, and two processes writing one corrupt it: hold a lock
+ * file naming our pid while open. A lock left by a dead process is taken over.
+ */
+const lockDataDir = (dataDir: string) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const path = `${dataDir}.lock`
+        for (;;) {
+          try {
+            const handle = await open(path, "wx")
+            await handle.writeFile(String(process.pid))
+            await handle.close()
+            return path
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+            const holder = Number((await readFile(path, "utf8").catch(() => "")).trim())
+            if (Number.isInteger(holder) && holder > 0 && alive(holder)) {
+              throw new EmbeddedDatabaseError(`the embedded database in ${dataDir} is in use by process ${holder}`)
+            }
+            await rm(path, { force: true })
+          }
+        }
+      },
+      catch: (cause) =>
+        cause instanceof EmbeddedDatabaseError
+          ? cause
+          : new EmbeddedDatabaseError(`could not lock the embedded database in ${dataDir}`, { cause })
+    }),
+    (path) => Effect.promise(() => rm(path, { force: true }))
+  )
+
+/** Opens (or creates) the embedded database under `dataDir` and returns a connection URL. */
+export const startEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDatabaseError, Scope.Scope> =>
+  Effect.andThen(
+    lockDataDir(dataDir),
+    Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          await mkdir(dataDir, { recursive: true })
+          const db = await PGlite.create(dataDir)
+          const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1" })
+          await server.start()
+          return { db, server }
+        },
+        catch: (cause) => new EmbeddedDatabaseError(`could not open the embedded database in ${dataDir}`, { cause })
+      }),
+      ({ db, server }) => Effect.promise(() => server.stop().then(() => db.close()))
+    ).pipe(Effect.map(({ server }) => `postgres://postgres@${server.getServerConn()}/postgres`))
+  )

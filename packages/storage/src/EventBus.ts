@@ -1,0 +1,56 @@
+// The event-bus port: publish a string payload on a channel after commit; subscribe to a channel
+// as a stream. Two adapters: PostgreSQL LISTEN/NOTIFY (crosses processes) and an in-process
+// PubSub (the embedded database delivers no notifications).
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
+
+export interface EventBusService {
+  /** Deliver `payload` to every current subscriber of `channel`. Call after the data is committed. */
+  readonly publish: (channel: string, payload: string) => Effect.Effect<void>
+  /**
+   * Subscribes to `channel`. The subscription is live when the effect completes (so nothing
+   * published afterwards is missed) and ends with the scope.
+   */
+  readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
+}
+
+export class EventBus extends Context.Service<EventBus, EventBusService>()("@troupe/storage/EventBus") {
+  static readonly inProcess = Layer.effect(
+    EventBus,
+    Effect.gen(function* () {
+      const hub = yield* PubSub.unbounded<{ readonly channel: string; readonly payload: string }>()
+      return EventBus.of({
+        publish: (channel, payload) => PubSub.publish(hub, { channel, payload }).pipe(Effect.asVoid),
+        subscribe: (channel) =>
+          PubSub.subscribe(hub).pipe(
+            Effect.map((subscription) =>
+              Stream.fromSubscription(subscription).pipe(
+                Stream.filter((message) => message.channel === channel),
+                Stream.map((message) => message.payload)
+              )
+            )
+          )
+      })
+    })
+  )
+
+  static readonly postgres = Layer.effect(
+    EventBus,
+    Effect.gen(function* () {
+      const pg = yield* PgClient.PgClient
+      return EventBus.of({
+        publish: (channel, payload) => pg.notify(channel, payload).pipe(Effect.orDie),
+        subscribe: (channel) =>
+          pg.listen(channel).pipe(
+            Effect.orDie,
+            Effect.map((queue) =>
+              Stream.fromQueue(queue).pipe(
+                Stream.orDie,
+                Stream.map((notification) => notification.payload)
+              )
+            )
+          )
+      })
+    })
+  )
+}

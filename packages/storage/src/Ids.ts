@@ -1,0 +1,9 @@
+// Public identifiers: UUIDv7 strings. Internal ids are bigint identities that stay in the database.
+import { uuidv7 } from "uuidv7"
+
+export const newPublicId = (): string => uuidv7()
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** True when the value is a UUID string (so a lookup by it cannot fail on a cast). */
+export const isUuid = (value: string): boolean => uuidPattern.test(value)
