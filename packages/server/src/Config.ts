@@ -1,7 +1,7 @@
 // Deployment configuration from the environment (README, "Configuration").
 import { resolve } from "node:path"
 import type { DatabaseConfig } from "@troupe/storage/Database"
-import { Config, Effect, Option, Redacted } from "effect"
+import { Config, Effect, type LogLevel, Option, Redacted } from "effect"
 
 export interface ServerConfig {
   readonly port: number
@@ -11,6 +11,7 @@ export interface ServerConfig {
   readonly dataDir: string
   readonly setupSecret: Redacted.Redacted<string> | undefined
   readonly trustedProxies: ReadonlyArray<string>
+  readonly logLevel: LogLevel.LogLevel
 }
 
 export const loadServerConfig = Effect.gen(function* () {
@@ -24,6 +25,7 @@ export const loadServerConfig = Effect.gen(function* () {
   const poolSize = yield* Config.Int("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
   const setupSecret = yield* Config.Redacted("SERVICE_SETUP_SECRET").pipe(Config.option)
   const trustedProxies = yield* Config.String("TROUPE_TRUSTED_PROXIES").pipe(Config.withDefault(""))
+  const logLevel = yield* Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info"))
   const database: DatabaseConfig = Option.match(databaseUrl, {
     onNone: () => ({ _tag: "embedded", dataDir: resolve(dataDir, "pg") }),
     onSome: (url) => ({ _tag: "postgres", url, maxConnections: poolSize })
@@ -38,6 +40,7 @@ export const loadServerConfig = Effect.gen(function* () {
     trustedProxies: trustedProxies
       .split(",")
       .map((entry) => entry.trim())
-      .filter((entry) => entry !== "")
+      .filter((entry) => entry !== ""),
+    logLevel
   } satisfies ServerConfig
 })

@@ -11,7 +11,7 @@ import { CsrfKey } from "@troupe/http/web/Csrf"
 import { WebConfig } from "@troupe/http/web/WebConfig"
 import * as Database from "@troupe/storage/Database"
 import { migrate } from "@troupe/storage/Migrations"
-import { ByteSize, Effect, Layer } from "effect"
+import { ByteSize, Effect, Layer, References } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
 import { IpNetwork } from "effect/net"
 import type { ServerConfig } from "./Config.ts"
@@ -49,6 +49,7 @@ export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer
       })
     ),
     Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBodySize)),
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, config.logLevel)),
     Layer.provideMerge(domainLayer(config)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
   )

@@ -1,0 +1,30 @@
+// People for tests, created through the domain services of a running test server.
+import { Accounts } from "@troupe/domain/Accounts"
+import { Effect } from "effect"
+import type { TestServer } from "./server.ts"
+import { request } from "./http.ts"
+
+export const ownerCredentials = { email: "owner@example.com", password: "correct horse battery" }
+
+export const createOwner = (server: TestServer, overrides: Partial<{ email: string; password: string; displayName: string }> = {}) =>
+  server.run(
+    Effect.flatMap(Accounts, (accounts) =>
+      accounts.createOwner({
+        email: overrides.email ?? ownerCredentials.email,
+        password: overrides.password ?? ownerCredentials.password,
+        displayName: overrides.displayName ?? "Olive Owner"
+      })
+    )
+  )
+
+export const createHuman = (
+  server: TestServer,
+  input: { email: string; password: string; displayName: string; role: "admin" | "member" }
+) => server.run(Effect.flatMap(Accounts, (accounts) => accounts.createHuman(input)))
+
+/** Signs in over the API and answers the bearer token. */
+export const apiToken = async (server: TestServer, credentials = ownerCredentials) => {
+  const response = await request(server.baseUrl, "POST", "/api/v1/session", { body: credentials })
+  if (response.status !== 201) throw new Error(`sign-in failed: ${response.status} ${JSON.stringify(response.body)}`)
+  return response.body.token as string
+}

@@ -1,0 +1,58 @@
+// A real Troupe server for one test file: in this process, on a free loopback port, over a
+// fresh database, with a clock the test can move. Tests talk to it over HTTP with fetch.
+import { createServer } from "node:net"
+import type { ServerConfig } from "@troupe/server/Config"
+import { serverLayer } from "@troupe/server/Server"
+import { Clock, Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { makeMovableClock, type MovableClock } from "./clock.ts"
+import { freshDatabase, type TestDatabase } from "./database.ts"
+
+export interface TestServerOptions {
+  readonly setupSecret?: string
+  readonly extraRoutes?: Layer.Layer<never, never, any>
+  readonly database?: TestDatabase
+  readonly trustedProxies?: ReadonlyArray<string>
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+export const startTestServer = async (options: TestServerOptions = {}) => {
+  const database = options.database ?? (await freshDatabase())
+  const port = await freePort()
+  const movable: MovableClock = makeMovableClock(Effect.runSync(Clock.clockWith(Effect.succeed)))
+  const config: ServerConfig = {
+    port,
+    host: "127.0.0.1",
+    publicBaseUrl: new URL(`http://127.0.0.1:${port}`),
+    database: database.config,
+    dataDir: "",
+    setupSecret: options.setupSecret === undefined ? undefined : Redacted.make(options.setupSecret),
+    trustedProxies: options.trustedProxies ?? [],
+    logLevel: process.env.LOG_LEVEL === undefined ? "Warn" : (process.env.LOG_LEVEL as "Info")
+  }
+  const layer = serverLayer(config, options.extraRoutes).pipe(
+    Layer.provideMerge(Layer.succeed(Clock.Clock, movable.clock))
+  )
+  const runtime = ManagedRuntime.make(layer as Layer.Layer<any, never, never>)
+  await runtime.runPromise(Effect.void)
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    clock: movable,
+    /** Runs an effect against the server's services (domain, database). */
+    run: <A, E>(effect: Effect.Effect<A, E, any>): Promise<A> => runtime.runPromise(effect as Effect.Effect<A, E, never>),
+    close: async () => {
+      await runtime.dispose()
+      await database.drop()
+    }
+  }
+}
+
+export type TestServer = Awaited<ReturnType<typeof startTestServer>>
