@@ -1,0 +1,197 @@
+// The storage contract: the same suite against PostgreSQL (LISTEN/NOTIFY bus) and the embedded
+// database (in-process bus). Migrations, ids, transactions, the repositories and the event bus
+// must behave the same on both.
+import { assert, layer } from "@effect/vitest"
+import type { DatabaseConfig } from "@troupe/storage/Database"
+import { EventBus } from "@troupe/storage/EventBus"
+import { isUuid, newPublicId } from "@troupe/storage/Ids"
+import { migrate } from "@troupe/storage/Migrations"
+import * as Accounts from "@troupe/storage/repositories/Accounts"
+import * as Receipts from "@troupe/storage/repositories/IdempotencyReceipts"
+import * as Secrets from "@troupe/storage/repositories/InstallationSecrets"
+import * as RateLimitWindows from "@troupe/storage/repositories/RateLimitWindows"
+import * as Sessions from "@troupe/storage/repositories/Sessions"
+import { migratedDatabase } from "@troupe/server/Server"
+import { Effect, Exit, Fiber, Layer, Stream } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { describe } from "vitest"
+import { freshEmbedded, freshPostgres, postgresReachable, type TestDatabase } from "../support/database.ts"
+
+const databaseLayer = (fresh: () => Promise<TestDatabase>) =>
+  Layer.unwrap(
+    Effect.acquireRelease(
+      Effect.promise(fresh),
+      (database) => Effect.promise(database.drop)
+    ).pipe(Effect.map((database: { readonly config: DatabaseConfig }) => migratedDatabase(database.config)))
+  )
+
+const at = (iso: string) => new Date(iso)
+
+const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
+  layer(databaseLayer(fresh), { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
+    it.effect("migrations are applied once; a second run applies nothing", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient
+        const applied = yield* sql<{ name: string }>`SELECT name FROM effect_sql_migrations ORDER BY migration_id`
+        assert.deepStrictEqual(applied.map((row) => row.name), ["foundation"])
+        assert.deepStrictEqual(yield* migrate, [])
+      }))
+
+    it.effect("internal ids are bigint; public ids are UUIDv7 strings that round-trip", () =>
+      Effect.gen(function*() {
+        const publicId = newPublicId()
+        assert.isTrue(isUuid(publicId))
+        assert.strictEqual(publicId[14], "7")
+        const account = yield* Accounts.insertAccount({ publicId, now: at("2026-01-02T03:04:05.678Z") })
+        assert.strictEqual(typeof account.id, "bigint")
+        assert.strictEqual(account.public_id, publicId)
+        assert.strictEqual(account.created_at.toISOString(), "2026-01-02T03:04:05.678Z")
+        const again = yield* Accounts.currentAccount
+        assert.strictEqual(again?.id, account.id)
+      }))
+
+    it.effect("one account per installation", () =>
+      Effect.gen(function*() {
+        const second = yield* Effect.exit(Accounts.insertAccount({ publicId: newPublicId(), now: new Date() }))
+        assert.isTrue(Exit.isFailure(second))
+      }))
+
+    it.effect("a failed transaction leaves nothing behind", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient
+        const account = (yield* Accounts.currentAccount)!
+        const attempt = Accounts.insertUser({
+          publicId: newPublicId(),
+          accountId: account.id,
+          kind: "human",
+          role: "member",
+          email: "rolled-back@example.com",
+          passwordDigest: "x",
+          displayName: "Rolled Back",
+          handle: "rolled-back",
+          now: new Date()
+        }).pipe(Effect.andThen(Effect.fail("boom" as const)), sql.withTransaction)
+        assert.deepStrictEqual(yield* Effect.flip(attempt), "boom")
+        assert.isUndefined(yield* Accounts.findHumanByEmail("rolled-back@example.com"))
+      }))
+
+    it.effect("users: emails are unique case-insensitively, handles per account, one owner", () =>
+      Effect.gen(function*() {
+        const account = (yield* Accounts.currentAccount)!
+        const human = (email: string, handle: string, role: Accounts.UserRole = "member") =>
+          Accounts.insertUser({
+            publicId: newPublicId(),
+            accountId: account.id,
+            kind: "human",
+            role,
+            email,
+            passwordDigest: "digest",
+            displayName: handle,
+            handle,
+            now: new Date()
+          })
+        const ada = yield* human("Ada@Example.com", "ada", "owner")
+        assert.strictEqual((yield* Accounts.findHumanByEmail("ada@example.COM"))?.id, ada.id)
+        assert.isTrue(Exit.isFailure(yield* Effect.exit(human("ada@example.com", "ada-2"))))
+        assert.isTrue(Exit.isFailure(yield* Effect.exit(human("bob@example.com", "ada"))))
+        assert.isTrue(Exit.isFailure(yield* Effect.exit(human("carol@example.com", "Carol!"))))
+        assert.isTrue(Exit.isFailure(yield* Effect.exit(human("dan@example.com", "dan", "owner"))))
+        const taken = yield* Accounts.handlesLike(account.id, "ada")
+        assert.isTrue(taken.has("ada"))
+      }))
+
+    it.effect("sessions: found by lookup, revoked once", () =>
+      Effect.gen(function*() {
+        const owner = (yield* Accounts.findHumanByEmail("ada@example.com"))!
+        const session = yield* Sessions.insertSession({
+          publicId: newPublicId(),
+          userId: owner.id,
+          kind: "api",
+          lookup: "lookup-contract-1",
+          salt: new Uint8Array([1, 2, 3]),
+          digest: new Uint8Array([4, 5, 6]),
+          issuedAt: at("2026-01-01T00:00:00Z"),
+          expiresAt: at("2026-01-31T00:00:00Z")
+        })
+        const found = (yield* Sessions.findSessionByLookup("lookup-contract-1"))!
+        assert.strictEqual(found.id, session.id)
+        assert.deepStrictEqual([...found.salt], [1, 2, 3])
+        assert.deepStrictEqual([...found.digest], [4, 5, 6])
+        assert.isTrue(yield* Sessions.revokeSession(session.id, new Date()))
+        assert.isFalse(yield* Sessions.revokeSession(session.id, new Date()))
+        assert.isUndefined(yield* Sessions.findSessionByLookup("absent"))
+      }))
+
+    it.effect("rate-limit windows count hits per window and drop older windows", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient
+        const first = at("2026-01-01T00:00:00Z")
+        const second = at("2026-01-01T00:03:00Z")
+        assert.strictEqual(yield* RateLimitWindows.hit("login", "192.0.2.1", first), 1)
+        assert.strictEqual(yield* RateLimitWindows.hit("login", "192.0.2.1", first), 2)
+        assert.strictEqual(yield* RateLimitWindows.hit("login", "192.0.2.2", first), 1)
+        assert.strictEqual(yield* RateLimitWindows.hit("login", "192.0.2.1", second), 1)
+        const rows = yield* sql<{ n: bigint }>`
+          SELECT count(*) AS n FROM rate_limit_windows WHERE subject = '192.0.2.1'`
+        assert.strictEqual(rows[0]!.n, 1n)
+      }))
+
+    it.effect("idempotency receipts: claim, see the pending one, complete, replace after expiry", () =>
+      Effect.gen(function*() {
+        const key = { caller: "user:1", route: "POST /things", key: "k-1" }
+        const now = at("2026-01-01T00:00:00Z")
+        const expires = at("2026-01-02T00:00:00Z")
+        const digest = new Uint8Array([9, 9])
+        const claimed = yield* Receipts.claim(key, digest, now, expires)
+        assert.strictEqual(claimed._tag, "Claimed")
+        const pending = yield* Receipts.claim(key, new Uint8Array([1]), now, expires)
+        assert.strictEqual(pending._tag, "Existing")
+        if (pending._tag !== "Existing" || claimed._tag !== "Claimed") return
+        assert.strictEqual(pending.receipt.state, "pending")
+        assert.deepStrictEqual([...pending.receipt.request_digest], [9, 9])
+        yield* Receipts.complete(claimed.id, { status: 201, headers: { "content-type": "application/json" }, body: "{}" })
+        const completed = yield* Receipts.claim(key, digest, now, expires)
+        assert.strictEqual(completed._tag === "Existing" && completed.receipt.state, "completed")
+        if (completed._tag === "Existing") {
+          assert.strictEqual(completed.receipt.response_status, 201)
+          assert.deepStrictEqual(completed.receipt.response_headers, { "content-type": "application/json" })
+        }
+        const afterExpiry = yield* Receipts.claim(key, digest, expires, at("2026-01-03T00:00:00Z"))
+        assert.strictEqual(afterExpiry._tag, "Claimed")
+      }))
+
+    it.effect("installation secrets are made once", () =>
+      Effect.gen(function*() {
+        const first = yield* Secrets.getOrCreate("contract", new Uint8Array([1, 1]), new Date())
+        const second = yield* Secrets.getOrCreate("contract", new Uint8Array([2, 2]), new Date())
+        assert.deepStrictEqual([...first], [1, 1])
+        assert.deepStrictEqual([...second], [1, 1])
+      }))
+
+    it.effect("the event bus delivers what is published after subscribing, per channel", () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const bus = yield* EventBus
+          const updates = yield* bus.subscribe("contract_updates")
+          const others = yield* bus.subscribe("contract_other")
+          const received = yield* updates.pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)
+          const unrelated = yield* others.pipe(Stream.take(1), Stream.runCollect, Effect.forkChild)
+          yield* bus.publish("contract_updates", "one")
+          yield* bus.publish("contract_updates", "two")
+          yield* bus.publish("contract_other", "elsewhere")
+          yield* bus.publish("contract_updates", "three")
+          assert.deepStrictEqual([...(yield* Fiber.join(received))], ["one", "two", "three"])
+          assert.deepStrictEqual([...(yield* Fiber.join(unrelated))], ["elsewhere"])
+        })
+      ))
+  })
+
+describe("storage contract", () => {
+  contract("embedded database (PGlite)", freshEmbedded)
+})
+
+if (await postgresReachable()) {
+  describe("storage contract", () => {
+    contract("PostgreSQL", freshPostgres)
+  })
+}
