@@ -6,6 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
-    maxWorkers: 2
+    maxWorkers: 2,
+    reporters: ["default", "./test/support/summary-reporter.ts"]
   }
 })
