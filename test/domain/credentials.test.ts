@@ -13,7 +13,8 @@ describe("handles", () => {
     expect(handleBase("漢字")).toBe("user")
     expect(handleBase("X")).toBe("x0")
     expect(handleBase("a".repeat(50))).toHaveLength(32)
-    for (const name of ["Olive Owner", "漢字", "X", "a".repeat(50), "--", "9 lives"]) expect(isHandle(handleBase(name))).toBe(true)
+    for (const name of ["Olive Owner", "漢字", "X", "a".repeat(50), "--", "9 lives"])
+      expect(isHandle(handleBase(name))).toBe(true)
   })
 
   it("take -2, -3 suffixes and stay within 32 characters", () => {

@@ -2,6 +2,7 @@
 // database (in-process bus). Migrations, ids, transactions, the repositories and the event bus
 // must behave the same on both.
 import { assert, layer } from "@effect/vitest"
+import { migratedDatabase } from "@troupe/server/Server"
 import type { DatabaseConfig } from "@troupe/storage/Database"
 import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
@@ -11,7 +12,6 @@ import * as Receipts from "@troupe/storage/repositories/IdempotencyReceipts"
 import * as Secrets from "@troupe/storage/repositories/InstallationSecrets"
 import * as RateLimitWindows from "@troupe/storage/repositories/RateLimitWindows"
 import * as Sessions from "@troupe/storage/repositories/Sessions"
-import { migratedDatabase } from "@troupe/server/Server"
 import { Effect, Exit, Fiber, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe } from "vitest"
@@ -19,10 +19,9 @@ import { freshEmbedded, freshPostgres, postgresReachable, type TestDatabase } fr
 
 const databaseLayer = (fresh: () => Promise<TestDatabase>) =>
   Layer.unwrap(
-    Effect.acquireRelease(
-      Effect.promise(fresh),
-      (database) => Effect.promise(database.drop)
-    ).pipe(Effect.map((database: { readonly config: DatabaseConfig }) => migratedDatabase(database.config)))
+    Effect.acquireRelease(Effect.promise(fresh), (database) => Effect.promise(database.drop)).pipe(
+      Effect.map((database: { readonly config: DatabaseConfig }) => migratedDatabase(database.config))
+    )
   )
 
 const at = (iso: string) => new Date(iso)
@@ -30,15 +29,19 @@ const at = (iso: string) => new Date(iso)
 const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
   layer(databaseLayer(fresh), { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
     it.effect("migrations are applied once; a second run applies nothing", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient
         const applied = yield* sql<{ name: string }>`SELECT name FROM effect_sql_migrations ORDER BY migration_id`
-        assert.deepStrictEqual(applied.map((row) => row.name), ["foundation"])
+        assert.deepStrictEqual(
+          applied.map((row) => row.name),
+          ["foundation"]
+        )
         assert.deepStrictEqual(yield* migrate, [])
-      }))
+      })
+    )
 
     it.effect("internal ids are bigint; public ids are UUIDv7 strings that round-trip", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const publicId = newPublicId()
         assert.isTrue(isUuid(publicId))
         assert.strictEqual(publicId[14], "7")
@@ -48,16 +51,18 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         assert.strictEqual(account.created_at.toISOString(), "2026-01-02T03:04:05.678Z")
         const again = yield* Accounts.currentAccount
         assert.strictEqual(again?.id, account.id)
-      }))
+      })
+    )
 
     it.effect("one account per installation", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const second = yield* Effect.exit(Accounts.insertAccount({ publicId: newPublicId(), now: new Date() }))
         assert.isTrue(Exit.isFailure(second))
-      }))
+      })
+    )
 
     it.effect("a failed transaction leaves nothing behind", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient
         const account = (yield* Accounts.currentAccount)!
         const attempt = Accounts.insertUser({
@@ -73,10 +78,11 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         }).pipe(Effect.andThen(Effect.fail("boom" as const)), sql.withTransaction)
         assert.deepStrictEqual(yield* Effect.flip(attempt), "boom")
         assert.isUndefined(yield* Accounts.findHumanByEmail("rolled-back@example.com"))
-      }))
+      })
+    )
 
     it.effect("users: emails are unique case-insensitively, handles per account, one owner", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const account = (yield* Accounts.currentAccount)!
         const human = (email: string, handle: string, role: Accounts.UserRole = "member") =>
           Accounts.insertUser({
@@ -98,10 +104,11 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         assert.isTrue(Exit.isFailure(yield* Effect.exit(human("dan@example.com", "dan", "owner"))))
         const taken = yield* Accounts.handlesLike(account.id, "ada")
         assert.isTrue(taken.has("ada"))
-      }))
+      })
+    )
 
     it.effect("sessions: found by lookup, revoked once", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const owner = (yield* Accounts.findHumanByEmail("ada@example.com"))!
         const session = yield* Sessions.insertSession({
           publicId: newPublicId(),
@@ -120,10 +127,11 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         assert.isTrue(yield* Sessions.revokeSession(session.id, new Date()))
         assert.isFalse(yield* Sessions.revokeSession(session.id, new Date()))
         assert.isUndefined(yield* Sessions.findSessionByLookup("absent"))
-      }))
+      })
+    )
 
     it.effect("rate-limit windows count hits per window and drop older windows", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const sql = yield* SqlClient
         const first = at("2026-01-01T00:00:00Z")
         const second = at("2026-01-01T00:03:00Z")
@@ -134,10 +142,11 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         const rows = yield* sql<{ n: bigint }>`
           SELECT count(*) AS n FROM rate_limit_windows WHERE subject = '192.0.2.1'`
         assert.strictEqual(rows[0]!.n, 1n)
-      }))
+      })
+    )
 
     it.effect("idempotency receipts: claim, see the pending one, complete, replace after expiry", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = { caller: "user:1", route: "POST /things", key: "k-1" }
         const now = at("2026-01-01T00:00:00Z")
         const expires = at("2026-01-02T00:00:00Z")
@@ -149,7 +158,11 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         if (pending._tag !== "Existing" || claimed._tag !== "Claimed") return
         assert.strictEqual(pending.receipt.state, "pending")
         assert.deepStrictEqual([...pending.receipt.request_digest], [9, 9])
-        yield* Receipts.complete(claimed.id, { status: 201, headers: { "content-type": "application/json" }, body: "{}" })
+        yield* Receipts.complete(claimed.id, {
+          status: 201,
+          headers: { "content-type": "application/json" },
+          body: "{}"
+        })
         const completed = yield* Receipts.claim(key, digest, now, expires)
         assert.strictEqual(completed._tag === "Existing" && completed.receipt.state, "completed")
         if (completed._tag === "Existing") {
@@ -158,19 +171,21 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         }
         const afterExpiry = yield* Receipts.claim(key, digest, expires, at("2026-01-03T00:00:00Z"))
         assert.strictEqual(afterExpiry._tag, "Claimed")
-      }))
+      })
+    )
 
     it.effect("installation secrets are made once", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const first = yield* Secrets.getOrCreate("contract", new Uint8Array([1, 1]), new Date())
         const second = yield* Secrets.getOrCreate("contract", new Uint8Array([2, 2]), new Date())
         assert.deepStrictEqual([...first], [1, 1])
         assert.deepStrictEqual([...second], [1, 1])
-      }))
+      })
+    )
 
     it.effect("the event bus delivers what is published after subscribing, per channel", () =>
       Effect.scoped(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const bus = yield* EventBus
           const updates = yield* bus.subscribe("contract_updates")
           const others = yield* bus.subscribe("contract_other")
@@ -183,7 +198,8 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
           assert.deepStrictEqual([...(yield* Fiber.join(received))], ["one", "two", "three"])
           assert.deepStrictEqual([...(yield* Fiber.join(unrelated))], ["elsewhere"])
         })
-      ))
+      )
+    )
   })
 
 describe("storage contract", () => {

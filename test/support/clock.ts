@@ -1,6 +1,6 @@
 // A wall clock tests can move forward: real time plus an offset. Sleeps use the real clock, so
 // nothing else in the server changes; only "now" jumps.
-import { Clock, Duration, Effect } from "effect"
+import { type Clock, Duration, Effect } from "effect"
 
 export interface MovableClock {
   readonly clock: Clock.Clock

@@ -1,12 +1,15 @@
 // People for tests, created through the domain services of a running test server.
 import { Accounts } from "@troupe/domain/Accounts"
 import { Effect } from "effect"
-import type { TestServer } from "./server.ts"
 import { request } from "./http.ts"
+import type { TestServer } from "./server.ts"
 
 export const ownerCredentials = { email: "owner@example.com", password: "correct horse battery" }
 
-export const createOwner = (server: TestServer, overrides: Partial<{ email: string; password: string; displayName: string }> = {}) =>
+export const createOwner = (
+  server: TestServer,
+  overrides: Partial<{ email: string; password: string; displayName: string }> = {}
+) =>
   server.run(
     Effect.flatMap(Accounts, (accounts) =>
       accounts.createOwner({

@@ -4,7 +4,7 @@ import { createServer } from "node:net"
 import type { ServerConfig } from "@troupe/server/Config"
 import { serverLayer } from "@troupe/server/Server"
 import { Clock, Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import { makeMovableClock, type MovableClock } from "./clock.ts"
+import { type MovableClock, makeMovableClock } from "./clock.ts"
 import { freshDatabase, type TestDatabase } from "./database.ts"
 
 export interface TestServerOptions {
@@ -47,7 +47,8 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     baseUrl: `http://127.0.0.1:${port}`,
     clock: movable,
     /** Runs an effect against the server's services (domain, database). */
-    run: <A, E>(effect: Effect.Effect<A, E, any>): Promise<A> => runtime.runPromise(effect as Effect.Effect<A, E, never>),
+    run: <A, E>(effect: Effect.Effect<A, E, any>): Promise<A> =>
+      runtime.runPromise(effect as Effect.Effect<A, E, never>),
     close: async () => {
       await runtime.dispose()
       await database.drop()

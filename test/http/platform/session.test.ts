@@ -1,7 +1,7 @@
 // Platform: session — POST/GET/DELETE /api/v1/session and GET /api/v1/profile, every rule of the
 // spec's "Platform: session", "Platform plane" and Limits rows, over a real server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bearer, Browser, csrfTokenIn, request } from "../../support/http.ts"
+import { Browser, bearer, csrfTokenIn, request } from "../../support/http.ts"
 import { apiToken, createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
@@ -13,7 +13,12 @@ const fromNewAddress = () => ({ "x-forwarded-for": `198.51.100.${nextAddress++}`
 beforeAll(async () => {
   server = await startTestServer({ trustedProxies: ["127.0.0.1/32"] })
   await createOwner(server)
-  await createHuman(server, { email: "member@example.com", password: "member password", displayName: "Mo Member", role: "member" })
+  await createHuman(server, {
+    email: "member@example.com",
+    password: "member password",
+    displayName: "Mo Member",
+    role: "member"
+  })
 })
 afterAll(() => server?.close())
 
@@ -27,7 +32,9 @@ describe("POST /api/v1/session", () => {
     expect(response.body.token_type).toBe("Bearer")
     expect(response.body.token).toMatch(/^sk-svc-session-v1-[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
     expect(response.body.session.kind).toBe("api")
-    expect(response.body.session.public_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(response.body.session.public_id).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+    )
     const expiresAt = Date.parse(response.body.session.expires_at)
     expect(Math.abs(expiresAt - Date.now() - 30 * 24 * 3600 * 1000)).toBeLessThan(60_000)
     expect(response.headers.get("cache-control")).toBe("no-store")
@@ -140,7 +147,12 @@ describe("GET /api/v1/session", () => {
   it("answers 401 unauthorized without a credential, with a malformed one, and with a forged secret", async () => {
     const token: string = (await signIn(ownerCredentials)).body.token
     const forged = `${token.slice(0, -4)}AAAA`
-    for (const headers of [{}, { authorization: "Bearer nonsense" }, { authorization: `Basic ${token}` }, bearer(forged)]) {
+    for (const headers of [
+      {},
+      { authorization: "Bearer nonsense" },
+      { authorization: `Basic ${token}` },
+      bearer(forged)
+    ]) {
       const response = await request(server.baseUrl, "GET", "/api/v1/session", { headers })
       expect(response.status).toBe(401)
       expect(response.body.error.code).toBe("unauthorized")
@@ -159,7 +171,9 @@ describe("GET /api/v1/session", () => {
     const browser = new Browser(server.baseUrl)
     const form = await browser.get("/login")
     await browser.post("/login", { ...ownerCredentials, csrf_token: csrfTokenIn(form.text) })
-    const viaCookie = await request(server.baseUrl, "GET", "/api/v1/session", { headers: { cookie: browser.cookieHeader } })
+    const viaCookie = await request(server.baseUrl, "GET", "/api/v1/session", {
+      headers: { cookie: browser.cookieHeader }
+    })
     expect(viaCookie.status).toBe(200)
     expect(viaCookie.body.session.kind).toBe("browser")
     const badBearer = await request(server.baseUrl, "GET", "/api/v1/session", {
@@ -170,9 +184,13 @@ describe("GET /api/v1/session", () => {
       headers: { cookie: browser.cookieHeader, "sec-fetch-site": "cross-site" }
     })
     expect(crossSite.status).toBe(401)
-    const cookieDelete = await request(server.baseUrl, "DELETE", "/api/v1/session", { headers: { cookie: browser.cookieHeader } })
+    const cookieDelete = await request(server.baseUrl, "DELETE", "/api/v1/session", {
+      headers: { cookie: browser.cookieHeader }
+    })
     expect(cookieDelete.status).toBe(401)
-    const stillThere = await request(server.baseUrl, "GET", "/api/v1/session", { headers: { cookie: browser.cookieHeader } })
+    const stillThere = await request(server.baseUrl, "GET", "/api/v1/session", {
+      headers: { cookie: browser.cookieHeader }
+    })
     expect(stillThere.status).toBe(200)
   })
 
@@ -210,7 +228,9 @@ describe("DELETE /api/v1/session", () => {
 
 describe("GET /api/v1/profile", () => {
   it("returns the human platform identity of the credential", async () => {
-    const token = await apiToken(server, ownerCredentials).catch(async () => (await signIn(ownerCredentials)).body.token)
+    const token = await apiToken(server, ownerCredentials).catch(
+      async () => (await signIn(ownerCredentials)).body.token
+    )
     const response = await request(server.baseUrl, "GET", "/api/v1/profile", { headers: bearer(token) })
     expect(response.status).toBe(200)
     expect(response.body.profile).toMatchObject({
