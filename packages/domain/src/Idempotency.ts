@@ -28,8 +28,8 @@ export class Idempotency extends Context.Service<
   Idempotency,
   {
     /**
-     * Runs `compute` once per key within the replay window. Responses with status 500 or more
-     * are not kept (the key is released so the client may retry).
+     * Runs `compute` once per key within the replay window. Only acceptances (2xx) are kept;
+     * any other answer releases the key so a corrected retry may use it.
      */
     readonly run: <E, R>(
       key: ReceiptKey,
@@ -56,7 +56,7 @@ export class Idempotency extends Context.Service<
       const runClaimed = <E, R>(id: bigint, compute: Effect.Effect<StoredResponse, E, R>) =>
         Effect.gen(function* () {
           const exit = yield* Effect.exit(compute)
-          if (Exit.isSuccess(exit) && exit.value.status < 500) {
+          if (Exit.isSuccess(exit) && exit.value.status >= 200 && exit.value.status < 300) {
             yield* db(Repo.complete(id, exit.value))
             return { response: exit.value, replayed: false }
           }

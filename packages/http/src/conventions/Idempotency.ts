@@ -1,5 +1,5 @@
-// The Idempotent middleware: digests the canonical request (method, path, body with sorted
-// keys), runs the endpoint once per (caller, route, key) and replays its acceptance verbatim
+// The Idempotent middleware: digests the canonical request (method, path and query, body with
+// sorted keys), runs the endpoint once per (caller, route, key) and replays its acceptance verbatim
 // with Idempotency-Replayed: true. Failures are not kept, so a corrected retry may reuse the key.
 import { createHash } from "node:crypto"
 import { errors } from "@troupe/contracts/Errors"
@@ -56,14 +56,14 @@ export const IdempotentLive = Layer.effect(
           return yield* errors.badRequest("idempotency_key_required", "Send an Idempotency-Key header")
         }
         const maxBytes = Context.get(endpoint.annotations, IdempotencyKeyMaxBytes)
-        if (Buffer.byteLength(key, "utf8") > maxBytes) {
+        // Node hands header values over as latin1 text: one character per byte on the wire.
+        if (Buffer.byteLength(key, "latin1") > maxBytes) {
           return yield* errors.parameterInvalid(`Idempotency-Key must be 1 to ${maxBytes} bytes`)
         }
         const caller = yield* CallerIdentity
         const body = yield* Effect.orDie(request.text)
-        const path = request.url.split("?")[0]!
         const digest = createHash("sha256")
-          .update(`${request.method}\n${path}\n${canonicalBody(body)}`)
+          .update(`${request.method}\n${request.url}\n${canonicalBody(body)}`)
           .digest()
         const result = yield* store
           .run(

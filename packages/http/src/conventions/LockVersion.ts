@@ -5,12 +5,12 @@ import { Effect } from "effect"
 
 const max = 2147483647
 
-/** Accepts a JSON integer, or (from a query string) its decimal text. */
-export const parseLockVersion = (value: unknown) => {
-  if (value === undefined || value === null || value === "") {
+/** A JSON integer from a body, or its decimal text from a query string (`?lock_version=`). */
+export const parseLockVersion = (value: unknown, from: "body" | "query" = "body") => {
+  if (value === undefined || (from === "query" && value === "")) {
     return Effect.fail(errors.parameterMissing("lock_version is required"))
   }
-  const number = typeof value === "string" && /^\d{1,10}$/.test(value) ? Number(value) : value
+  const number = from === "query" && typeof value === "string" && /^\d{1,10}$/.test(value) ? Number(value) : value
   if (typeof number !== "number" || !Number.isInteger(number) || number < 0 || number > max) {
     return Effect.fail(errors.parameterInvalid(`lock_version must be an integer from 0 to ${max}`))
   }
