@@ -34,7 +34,7 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         const applied = yield* sql<{ name: string }>`SELECT name FROM effect_sql_migrations ORDER BY migration_id`
         assert.deepStrictEqual(
           applied.map((row) => row.name),
-          ["foundation"]
+          ["foundation", "actors"]
         )
         assert.deepStrictEqual(yield* migrate, [])
       })
@@ -107,7 +107,7 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
       })
     )
 
-    it.effect("sessions: found by lookup, revoked once", () =>
+    it.effect("sessions: found by lookup; their state is recorded once", () =>
       Effect.gen(function* () {
         const owner = (yield* Accounts.findHumanByEmail("ada@example.com"))!
         const session = yield* Sessions.insertSession({
@@ -124,8 +124,12 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         assert.strictEqual(found.id, session.id)
         assert.deepStrictEqual([...found.salt], [1, 2, 3])
         assert.deepStrictEqual([...found.digest], [4, 5, 6])
-        assert.isTrue(yield* Sessions.revokeSession(session.id, new Date()))
-        assert.isFalse(yield* Sessions.revokeSession(session.id, new Date()))
+        assert.strictEqual(found.state, "active")
+        yield* Sessions.setSessionState(session.public_id, "revoked", at("2026-01-02T00:00:00Z"))
+        yield* Sessions.setSessionState(session.public_id, "expired", at("2026-01-03T00:00:00Z"))
+        const revoked = (yield* Sessions.findSessionByLookup("lookup-contract-1"))!
+        assert.strictEqual(revoked.state, "revoked")
+        assert.strictEqual(revoked.revoked_at?.toISOString(), "2026-01-02T00:00:00.000Z")
         assert.isUndefined(yield* Sessions.findSessionByLookup("absent"))
       })
     )

@@ -1,6 +1,8 @@
 // Sessions: sign-in with email and password (API bearer or browser cookie), authentication of
 // a presented session token, and revocation. Sessions live 30 days from issuance, never extended.
 
+import { ActorHost } from "@troupe/actors/ActorHost"
+import { sessionLifeMillis } from "@troupe/machines/apiSession/effects"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Sessions"
@@ -11,7 +13,7 @@ import { now } from "./Now.ts"
 import { verifyPassword } from "./Passwords.ts"
 import { mintSessionToken, parseSessionToken, sessionSecretMatches } from "./SessionTokens.ts"
 
-export const sessionLifeMillis = 30 * 24 * 60 * 60 * 1000
+export { sessionLifeMillis }
 
 export type SessionKind = Repo.SessionRow["kind"]
 
@@ -39,13 +41,15 @@ export class Sessions extends Context.Service<
     ) => Effect.Effect<SignedIn, InvalidCredentials>
     /** A live session for the token, or Unauthenticated without saying why. */
     readonly authenticate: (token: string) => Effect.Effect<Authenticated, Unauthenticated>
-    readonly revoke: (sessionId: bigint) => Effect.Effect<void>
+    /** Revokes the session through its actor: the token stops authenticating with the commit. */
+    readonly revoke: (sessionPublicId: string) => Effect.Effect<void>
   }
 >()("@troupe/domain/Sessions") {
   static readonly layer = Layer.effect(
     Sessions,
     Effect.gen(function* () {
       const sql = yield* SqlClient
+      const host = yield* ActorHost
 
       const signIn = (email: unknown, password: unknown, kind: SessionKind) =>
         Effect.gen(function* () {
@@ -58,16 +62,20 @@ export class Sessions extends Context.Service<
           if (!user || !passwordMatches || user.status !== "active") return yield* new InvalidCredentials()
           const issuedAt = yield* now
           const minted = mintSessionToken()
-          const session = yield* Repo.insertSession({
-            publicId: newPublicId(),
-            userId: user.id,
-            kind,
-            lookup: minted.lookup,
-            salt: minted.salt,
-            digest: minted.digest,
-            issuedAt,
-            expiresAt: new Date(issuedAt.getTime() + sessionLifeMillis)
-          })
+          const session = yield* Effect.gen(function* () {
+            const row = yield* Repo.insertSession({
+              publicId: newPublicId(),
+              userId: user.id,
+              kind,
+              lookup: minted.lookup,
+              salt: minted.salt,
+              digest: minted.digest,
+              issuedAt,
+              expiresAt: new Date(issuedAt.getTime() + sessionLifeMillis)
+            })
+            yield* host.create("apiSession", row.public_id, { kind }).pipe(Effect.orDie)
+            return row
+          }).pipe(sql.withTransaction)
           return { session, user, token: minted.token }
         }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
 
@@ -80,7 +88,7 @@ export class Sessions extends Context.Service<
             return yield* new Unauthenticated()
           }
           const at = yield* now
-          if (session.revoked_at !== null || at.getTime() >= session.expires_at.getTime()) {
+          if (session.state !== "active" || at.getTime() >= session.expires_at.getTime()) {
             return yield* new Unauthenticated()
           }
           const user = yield* Accounts.findUserById(session.user_id)
@@ -88,12 +96,8 @@ export class Sessions extends Context.Service<
           return { session, user }
         }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
 
-      const revoke = (sessionId: bigint) =>
-        Effect.flatMap(now, (at) => Repo.revokeSession(sessionId, at)).pipe(
-          Effect.asVoid,
-          Effect.orDie,
-          Effect.provideService(SqlClient, sql)
-        )
+      const revoke = (sessionPublicId: string) =>
+        host.send("apiSession", sessionPublicId, { type: "session.revoke" }).pipe(Effect.asVoid, Effect.orDie)
 
       return Sessions.of({ signIn, authenticate, revoke })
     })

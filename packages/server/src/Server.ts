@@ -2,6 +2,8 @@
 // assembled from a ServerConfig. The only module that knows every package.
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
+import { apiSessionBinding } from "@troupe/actors/bindings/apiSession"
+import { runtimeLayer } from "@troupe/actors/Runtime"
 import { Accounts } from "@troupe/domain/Accounts"
 import { Idempotency } from "@troupe/domain/Idempotency"
 import { RateLimiter } from "@troupe/domain/RateLimiter"
@@ -23,9 +25,16 @@ export const maxBodySize = ByteSize.mebibytes(4)
 export const migratedDatabase = (config: ServerConfig["database"]) =>
   Layer.effectDiscard(Effect.orDie(migrate)).pipe(Layer.provideMerge(Database.layer(config)))
 
+/** Every machine's binding: the kinds of actor this server hosts. */
+export const bindings = [apiSessionBinding]
+
+/** The actor runtime (host, supervisors, timer and job runners) over the migrated database. */
+export const actorLayer = (config: ServerConfig) =>
+  runtimeLayer(bindings).pipe(Layer.provideMerge(migratedDatabase(config.database)))
+
 export const domainLayer = (config: ServerConfig) =>
   Layer.mergeAll(Accounts.layer, Sessions.layer, RateLimiter.layer, Idempotency.layer, CsrfKey.layer).pipe(
-    Layer.provideMerge(migratedDatabase(config.database))
+    Layer.provideMerge(actorLayer(config))
   )
 
 const trustedProxies = (config: ServerConfig) =>

@@ -74,7 +74,7 @@ export const SessionHandlers = HttpApiBuilder.group(
       .handle("revoke", () =>
         Effect.gen(function* () {
           const caller = yield* CurrentPlatformCaller
-          yield* sessions.revoke(caller.credential.id)
+          yield* sessions.revoke(caller.credential.publicId)
           return { revoked: true as const }
         })
       )

@@ -86,7 +86,7 @@ export const LogoutSubmit = HttpRouter.add(
     const current = yield* currentBrowserSession
     if (Option.isSome(current)) {
       const sessions = yield* Sessions
-      yield* sessions.revoke(current.value.session.id)
+      yield* sessions.revoke(current.value.session.public_id)
     }
     return yield* withoutSessionCookie(redirect("/login"))
   })

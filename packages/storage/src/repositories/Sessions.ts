@@ -14,6 +14,7 @@ export interface SessionRow {
   readonly issued_at: Date
   readonly expires_at: Date
   readonly revoked_at: Date | null
+  readonly state: "active" | "revoked" | "expired"
 }
 
 export interface NewSession {
@@ -43,10 +44,10 @@ export const findSessionByLookup = Effect.fnUntraced(function* (lookup: string) 
   return rows[0]
 })
 
-/** Marks the session revoked; answers false when it was already revoked. */
-export const revokeSession = Effect.fnUntraced(function* (id: bigint, now: Date) {
+/** Records the session's lifecycle state (written by the API session actor's steps). */
+export const setSessionState = Effect.fnUntraced(function* (publicId: string, state: "revoked" | "expired", at: Date) {
   const sql = yield* SqlClient
-  const rows = yield* sql`
-    UPDATE sessions SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
-  return rows.length > 0
+  yield* sql`
+    UPDATE sessions SET state = ${state}, revoked_at = ${state === "revoked" ? at : null}
+    WHERE public_id = ${publicId} AND state = 'active'`
 })

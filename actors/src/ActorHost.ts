@@ -1,0 +1,448 @@
+// The actor host: one mailbox per actor (events processed one at a time on this node), and the
+// step: transition, then ONE transaction writing the seq-fenced snapshot, the binding's row
+// writes, timer rows, job rows, outbox items and a journal row; after commit, publish and wake
+// the runners, then reply. A seq conflict (another writer) reloads and retries; a failing step
+// is retried from the last committed snapshot with backoff, then quarantined with a dead letter.
+
+import { EventBus } from "@troupe/storage/EventBus"
+import { newPublicId } from "@troupe/storage/Ids"
+import * as Repo from "@troupe/storage/repositories/Actors"
+import * as Outbox from "@troupe/storage/repositories/Outbox"
+import { Cause, Clock, Context, Duration, Effect, Layer, Queue, RcMap, Schema, Semaphore } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type AnyMachineSnapshot, initialTransition, transition } from "xstate"
+import { type ActorEvent, type Binding, Bindings } from "./Binding.ts"
+import { ActorExists, ActorNotFound, ActorQuarantined, UnknownKind } from "./Errors.ts"
+import { planActions, type StepPlan, stateText } from "./Plan.ts"
+import { RunnerSignals } from "./Signals.ts"
+import { Supervision } from "./Supervision.ts"
+
+export type StepOutcome =
+  | { readonly _tag: "Accepted"; readonly state: string; readonly status: string; readonly seq: bigint }
+  | { readonly _tag: "Rejected"; readonly state: string; readonly accepts: ReadonlyArray<string> }
+
+/** Bus channels: a committed step of any actor, and new items on a stream. */
+export const stepChannel = "troupe_actor_steps"
+export const outboxChannel = "troupe_outbox"
+
+export interface StepNotice {
+  readonly kind: string
+  readonly actorId: string
+  readonly seq: string
+  readonly state: string
+}
+
+class SeqConflict extends Schema.TaggedError<SeqConflict>()("SeqConflict", {}) {}
+/** A timer or job report that another delivery already consumed. */
+class StaleDelivery extends Schema.TaggedError<StaleDelivery>()("StaleDelivery", {}) {}
+
+export type Delivery =
+  | { readonly _tag: "Timer"; readonly timer: Repo.TimerRow }
+  | { readonly _tag: "Job"; readonly job: Repo.JobRow }
+
+export interface HostOptions {
+  /** Attempts of one event before the actor is quarantined. */
+  readonly maxAttempts: number
+  /** Backoff before the first retry of a failed step (doubles each time). */
+  readonly retryBackoff: Duration.Input
+  /** Live actors idle this long are dropped from memory (they reload from their snapshot). */
+  readonly idleTimeToLive: Duration.Input
+}
+
+export const defaultHostOptions: HostOptions = {
+  maxAttempts: 3,
+  retryBackoff: "25 millis",
+  idleTimeToLive: "5 minutes"
+}
+
+interface Live {
+  readonly row: Repo.SnapshotRow
+  lastUsed: number
+}
+
+const acceptedEvents = (snapshot: AnyMachineSnapshot): ReadonlyArray<string> =>
+  [
+    ...new Set(
+      (snapshot as unknown as { _nodes: Array<{ ownEvents: Array<string> }> })._nodes.flatMap((n) => n.ownEvents)
+    )
+  ]
+    .filter((type) => !type.startsWith("xstate."))
+    .sort()
+
+const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n")[0] ?? "step failed"
+
+const statusOf = (status: string): Repo.SnapshotRow["status"] =>
+  status === "active" ? "active" : status === "done" ? "done" : "error"
+
+export class ActorHost extends Context.Service<
+  ActorHost,
+  {
+    /** Starts an actor; joins the caller's transaction when there is one. */
+    readonly create: (
+      kind: string,
+      actorId: string,
+      input: unknown
+    ) => Effect.Effect<{ readonly state: string }, ActorExists | UnknownKind>
+    readonly send: (
+      kind: string,
+      actorId: string,
+      event: ActorEvent
+    ) => Effect.Effect<StepOutcome, ActorNotFound | ActorQuarantined | UnknownKind>
+    /** Delivers a timer or a job's report (the runners call this). */
+    readonly deliver: (delivery: Delivery, event: ActorEvent | undefined) => Effect.Effect<void>
+    readonly binding: (kind: string) => Effect.Effect<Binding, UnknownKind>
+    /** Drops the actor from memory and lifts its quarantine: it restarts from its last snapshot. */
+    readonly restartActor: (kind: string, actorId: string) => Effect.Effect<boolean>
+    /** Drops every live actor of the kind from memory and resets its supervisor's counters. */
+    readonly restartKind: (kind: string) => Effect.Effect<void, UnknownKind>
+    readonly liveCount: (kind: string) => Effect.Effect<number>
+  }
+>()("@troupe/actors/ActorHost") {
+  static readonly layer = (options: HostOptions = defaultHostOptions) =>
+    Layer.effect(
+      ActorHost,
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        const bus = yield* EventBus
+        const bindings = yield* Bindings
+        const supervision = yield* Supervision
+        const signals = yield* RunnerSignals
+        const live = new Map<string, Live>()
+        const mailboxes = yield* RcMap.make({
+          lookup: (_key: string) => Semaphore.make(1),
+          idleTimeToLive: "1 minute"
+        })
+        const keyOf = (kind: string, actorId: string) => `${kind}/${actorId}`
+        const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+        const bindingOf = (kind: string) => {
+          const binding = bindings.get(kind)
+          return binding ? Effect.succeed(binding) : Effect.fail(new UnknownKind({ kind }))
+        }
+
+        const load = Effect.fnUntraced(function* (kind: string, actorId: string) {
+          const cached = live.get(keyOf(kind, actorId))
+          if (cached) {
+            cached.lastUsed = Date.now()
+            return cached.row
+          }
+          const row = yield* Repo.findSnapshot(kind, actorId)
+          if (row) live.set(keyOf(kind, actorId), { row, lastUsed: Date.now() })
+          return row
+        })
+
+        const resolve = (binding: Binding, row: Repo.SnapshotRow) => {
+          if (row.version > binding.entry.version) {
+            return Effect.die(
+              new Error(`${row.kind} ${row.actor_id}: snapshot version ${row.version} is newer than this server's`)
+            )
+          }
+          const persisted =
+            row.version < binding.entry.version && binding.entry.upgrade
+              ? binding.entry.upgrade(row.snapshot, row.version)
+              : row.snapshot
+          return Effect.sync(() => binding.entry.machine.resolveState(persisted as never) as AnyMachineSnapshot)
+        }
+
+        /** The writes every step shares: row handlers, timers, jobs, outbox items, journal. */
+        const writeEffects = (
+          binding: Binding,
+          actorId: string,
+          plan: StepPlan,
+          seq: bigint,
+          at: Date,
+          final: boolean,
+          journal: Omit<Repo.JournalWrite, "kind" | "actorId" | "seq" | "actions" | "at">
+        ) =>
+          Effect.gen(function* () {
+            const step = { kind: binding.kind, actorId, seq, now: at }
+            for (const row of plan.rows) yield* Effect.orDie(binding.rows[row.name]!(row.params, step))
+            for (const timer of plan.timers) {
+              if (timer.op === "cancel") yield* Repo.deleteTimer(binding.kind, actorId, timer.timerId)
+              else {
+                yield* Repo.upsertTimer({
+                  kind: binding.kind,
+                  actorId,
+                  timerId: timer.timerId,
+                  event: timer.event,
+                  dueAt: new Date(at.getTime() + timer.delayMillis),
+                  seq
+                })
+              }
+            }
+            if (final) yield* Repo.deleteActorTimers(binding.kind, actorId)
+            for (const job of plan.jobs) {
+              yield* Repo.insertJob({
+                kind: binding.kind,
+                actorId,
+                seq,
+                actionIndex: job.actionIndex,
+                name: job.name,
+                params: job.params,
+                now: at
+              })
+            }
+            const stream = binding.stream(actorId)
+            const sequences = yield* Outbox.append(
+              stream,
+              plan.emits.map((item) => ({
+                publicId: newPublicId(),
+                type: item.type,
+                resourceType: binding.resourceType,
+                resourcePublicId: actorId,
+                payload: item.payload,
+                occurredAt: at
+              }))
+            )
+            yield* Repo.appendJournal({ ...journal, kind: binding.kind, actorId, seq, actions: plan.actionTypes, at })
+            return { stream, sequences }
+          })
+
+        const afterCommit = (
+          binding: Binding,
+          actorId: string,
+          row: Repo.SnapshotRow,
+          plan: StepPlan,
+          written: { readonly stream: string; readonly sequences: ReadonlyArray<bigint> }
+        ) =>
+          Effect.gen(function* () {
+            live.set(keyOf(binding.kind, actorId), { row, lastUsed: Date.now() })
+            const notice: StepNotice = { kind: binding.kind, actorId, seq: String(row.seq), state: row.state_value }
+            yield* bus.publish(stepChannel, JSON.stringify(notice))
+            const last = written.sequences[written.sequences.length - 1]
+            if (last !== undefined) {
+              yield* bus.publish(outboxChannel, JSON.stringify({ stream: written.stream, sequence: String(last) }))
+            }
+            if (plan.timers.some((timer) => timer.op === "set")) yield* Queue.offer(signals.timers, undefined)
+            if (plan.jobs.length > 0) yield* Queue.offer(signals.jobs, undefined)
+          })
+
+        const create = (kind: string, actorId: string, input: unknown) =>
+          Effect.gen(function* () {
+            const binding = yield* bindingOf(kind)
+            const [snapshot, actions] = initialTransition(binding.entry.machine, input)
+            const plan = planActions(binding, actions, 1n)
+            const at = yield* now
+            const state = stateText(snapshot.value)
+            const row: Repo.SnapshotRow = {
+              kind,
+              actor_id: actorId,
+              machine: binding.entry.machine.id,
+              version: binding.entry.version,
+              seq: 1n,
+              status: statusOf(snapshot.status),
+              state_value: state,
+              snapshot: binding.entry.machine.getPersistedSnapshot(snapshot),
+              quarantined_at: null,
+              created_at: at,
+              updated_at: at
+            }
+            yield* Effect.gen(function* () {
+              const inserted = yield* Repo.insertSnapshot({
+                kind,
+                actorId,
+                machine: row.machine,
+                version: row.version,
+                status: row.status,
+                stateValue: state,
+                snapshot: row.snapshot,
+                now: at
+              })
+              if (!inserted) return yield* new ActorExists({ kind, actorId })
+              const written = yield* writeEffects(binding, actorId, plan, 1n, at, snapshot.status !== "active", {
+                event: { type: "xstate.init", input },
+                fromState: null,
+                toState: state
+              })
+              yield* sql.afterCommit(afterCommit(binding, actorId, row, plan, written))
+            }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+            return { state }
+          })
+
+        /** One attempt at a step from the last committed snapshot. */
+        const attempt = (binding: Binding, actorId: string, event: ActorEvent, delivery: Delivery | undefined) =>
+          Effect.gen(function* () {
+            const row = yield* load(binding.kind, actorId)
+            if (!row) return yield* new ActorNotFound({ kind: binding.kind, actorId })
+            if (row.quarantined_at) return yield* new ActorQuarantined({ kind: binding.kind, actorId })
+            const state = yield* resolve(binding, row)
+            const [next, actions] = transition(binding.entry.machine, state, event as never)
+            const at = yield* now
+            if (next === state && actions.length === 0) {
+              // A rejection judged on a cached snapshot is only final if no other node moved it.
+              const current = yield* Repo.findSnapshot(binding.kind, actorId)
+              if (current && current.seq !== row.seq) return yield* new SeqConflict()
+              if (delivery) yield* settleDelivery(delivery, at).pipe(sql.withTransaction)
+              return { _tag: "Rejected", state: row.state_value, accepts: acceptedEvents(state) } as StepOutcome
+            }
+            const seq = row.seq + 1n
+            const plan = planActions(binding, actions, seq)
+            const nextRow: Repo.SnapshotRow = {
+              ...row,
+              version: binding.entry.version,
+              seq,
+              status: statusOf(next.status),
+              state_value: stateText(next.value),
+              snapshot: binding.entry.machine.getPersistedSnapshot(next),
+              updated_at: at
+            }
+            yield* Effect.gen(function* () {
+              if (delivery) yield* settleDelivery(delivery, at)
+              const advanced = yield* Repo.advanceSnapshot(
+                {
+                  kind: binding.kind,
+                  actorId,
+                  machine: nextRow.machine,
+                  version: nextRow.version,
+                  status: nextRow.status,
+                  stateValue: nextRow.state_value,
+                  snapshot: nextRow.snapshot,
+                  now: at
+                },
+                row.seq
+              )
+              if (!advanced) return yield* new SeqConflict()
+              const written = yield* writeEffects(binding, actorId, plan, seq, at, next.status !== "active", {
+                event,
+                fromState: row.state_value,
+                toState: nextRow.state_value
+              })
+              yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, plan, written))
+            }).pipe(sql.withTransaction)
+            return { _tag: "Accepted", state: nextRow.state_value, status: nextRow.status, seq } as StepOutcome
+          })
+
+        /** Consumes the delivered timer row or finishes the reported job, or fails if already done. */
+        const settleDelivery = (delivery: Delivery, at: Date) =>
+          Effect.gen(function* () {
+            const fresh =
+              delivery._tag === "Timer"
+                ? yield* Repo.consumeTimer(delivery.timer.id, delivery.timer.set_at_seq)
+                : yield* Repo.finishJob(delivery.job.id, at)
+            if (!fresh) return yield* new StaleDelivery()
+          })
+
+        const quarantine = (binding: Binding, actorId: string, event: ActorEvent, error: string, attempts: number) =>
+          Effect.gen(function* () {
+            const at = yield* now
+            yield* Effect.gen(function* () {
+              yield* Repo.insertDeadLetter({ kind: binding.kind, actorId, event, error, attempts, at })
+              yield* Repo.setQuarantined(binding.kind, actorId, at)
+            }).pipe(sql.withTransaction, Effect.orDie)
+            live.delete(keyOf(binding.kind, actorId))
+            yield* supervision.recordQuarantine(binding.kind)
+            yield* Effect.logWarning(`${binding.kind} ${actorId} quarantined after ${attempts} failed attempts`)
+          })
+
+        /** The step with its supervision: conflicts reload, failures retry with backoff, then quarantine. */
+        const step = (binding: Binding, actorId: string, event: ActorEvent, delivery: Delivery | undefined) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const mailbox = yield* RcMap.get(mailboxes, keyOf(binding.kind, actorId))
+              return yield* Semaphore.withPermit(
+                mailbox,
+                Effect.gen(function* () {
+                  let failures = 0
+                  let conflicts = 0
+                  for (;;) {
+                    const exit = yield* Effect.exit(attempt(binding, actorId, event, delivery))
+                    if (exit._tag === "Success") return exit.value
+                    live.delete(keyOf(binding.kind, actorId))
+                    const failure = Cause.findErrorOption(exit.cause)
+                    if (failure._tag === "Some") {
+                      const error = failure.value
+                      if (error._tag === "SeqConflict" && ++conflicts < 20) continue
+                      if (error._tag === "StaleDelivery") return undefined
+                      if (error._tag === "ActorNotFound") return yield* Effect.fail(error)
+                      if (error._tag === "ActorQuarantined") return yield* Effect.fail(error)
+                    }
+                    if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+                    failures++
+                    const message = describe(exit.cause)
+                    yield* supervision.recordFailure(binding.kind, actorId, message, yield* now)
+                    yield* Effect.logError(`${binding.kind} ${actorId} step failed (attempt ${failures})`, exit.cause)
+                    if (failures >= options.maxAttempts) {
+                      yield* quarantine(binding, actorId, event, message, failures)
+                      return yield* new ActorQuarantined({ kind: binding.kind, actorId })
+                    }
+                    yield* Effect.sleep(
+                      Duration.times(Duration.fromInputUnsafe(options.retryBackoff), 2 ** (failures - 1))
+                    )
+                  }
+                })
+              )
+            })
+          )
+
+        const send = (kind: string, actorId: string, event: ActorEvent) =>
+          Effect.flatMap(bindingOf(kind), (binding) =>
+            Effect.map(step(binding, actorId, event, undefined), (outcome) => outcome!)
+          )
+
+        const deliver = (delivery: Delivery, event: ActorEvent | undefined) =>
+          Effect.gen(function* () {
+            const row = delivery._tag === "Timer" ? delivery.timer : delivery.job
+            const binding = bindings.get(row.kind)
+            if (!binding || event === undefined) {
+              yield* settleDelivery(delivery, yield* now).pipe(
+                sql.withTransaction,
+                Effect.catchTag("StaleDelivery", () => Effect.void),
+                Effect.orDie
+              )
+              return
+            }
+            yield* step(binding, row.actor_id, event, delivery).pipe(
+              Effect.catchTags({ ActorNotFound: () => Effect.void, ActorQuarantined: () => Effect.void })
+            )
+          })
+
+        const restartActor = (kind: string, actorId: string) =>
+          Effect.gen(function* () {
+            live.delete(keyOf(kind, actorId))
+            const row = yield* Repo.findSnapshot(kind, actorId).pipe(Effect.orDie)
+            if (!row) return false
+            if (row.quarantined_at) yield* Repo.setQuarantined(kind, actorId, null).pipe(Effect.orDie)
+            yield* supervision.recordRestart(kind, yield* now)
+            yield* Queue.offer(signals.timers, undefined)
+            yield* Queue.offer(signals.jobs, undefined)
+            return true
+          })
+
+        const restartKind = (kind: string) =>
+          Effect.gen(function* () {
+            yield* bindingOf(kind)
+            for (const key of [...live.keys()]) if (key.startsWith(`${kind}/`)) live.delete(key)
+            yield* supervision.recordRestart(kind, yield* now)
+            yield* Queue.offer(signals.timers, undefined)
+            yield* Queue.offer(signals.jobs, undefined)
+          })
+
+        const liveCount = (kind: string) =>
+          Effect.sync(() => [...live.keys()].filter((key) => key.startsWith(`${kind}/`)).length)
+
+        const idleMillis = Duration.toMillis(Duration.fromInputUnsafe(options.idleTimeToLive))
+        yield* Effect.forkScoped(
+          Effect.forever(
+            Effect.sleep(Duration.min(Duration.fromInputUnsafe(options.idleTimeToLive), Duration.minutes(1))).pipe(
+              Effect.andThen(
+                Effect.sync(() => {
+                  const cutoff = Date.now() - idleMillis
+                  for (const [key, entry] of live) if (entry.lastUsed < cutoff) live.delete(key)
+                })
+              )
+            )
+          )
+        )
+
+        return ActorHost.of({
+          create: (kind, actorId, input) => Effect.provideService(create(kind, actorId, input), SqlClient, sql),
+          send: (kind, actorId, event) => Effect.provideService(send(kind, actorId, event), SqlClient, sql),
+          deliver: (delivery, event) => Effect.provideService(deliver(delivery, event), SqlClient, sql),
+          binding: bindingOf,
+          restartActor: (kind, actorId) => Effect.provideService(restartActor(kind, actorId), SqlClient, sql),
+          restartKind,
+          liveCount
+        })
+      })
+    )
+}

@@ -1,0 +1,20 @@
+// What sending to an actor can answer besides a step outcome.
+import { Schema } from "effect"
+
+export class ActorNotFound extends Schema.TaggedError<ActorNotFound>()("ActorNotFound", {
+  kind: Schema.String,
+  actorId: Schema.String
+}) {}
+
+export class ActorExists extends Schema.TaggedError<ActorExists>()("ActorExists", {
+  kind: Schema.String,
+  actorId: Schema.String
+}) {}
+
+/** The actor failed the same event repeatedly and was set aside for an operator. */
+export class ActorQuarantined extends Schema.TaggedError<ActorQuarantined>()("ActorQuarantined", {
+  kind: Schema.String,
+  actorId: Schema.String
+}) {}
+
+export class UnknownKind extends Schema.TaggedError<UnknownKind>()("UnknownKind", { kind: Schema.String }) {}

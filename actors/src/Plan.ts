@@ -1,0 +1,82 @@
+// Turns the actions a transition returned into what one step writes: timer rows for delayed
+// raises, deletions for cancels, outbox items for emits, row handlers and job rows for named
+// effect requests. Pure; an action the binding does not know is a defect of the binding.
+import type { Binding } from "./Binding.ts"
+
+export interface ExecutableAction {
+  readonly type: string
+  readonly params?: unknown
+}
+
+export type TimerOp =
+  | { readonly op: "set"; readonly timerId: string; readonly event: unknown; readonly delayMillis: number }
+  | { readonly op: "cancel"; readonly timerId: string }
+
+export interface StepPlan {
+  /** Timer settings and cancellations, in the order the machine asked for them. */
+  readonly timers: ReadonlyArray<TimerOp>
+  readonly emits: ReadonlyArray<{ readonly type: string; readonly payload: Record<string, unknown> }>
+  readonly rows: ReadonlyArray<{ readonly name: string; readonly params: unknown }>
+  readonly jobs: ReadonlyArray<{ readonly name: string; readonly params: unknown; readonly actionIndex: number }>
+  /** Every action's type, for the journal. */
+  readonly actionTypes: ReadonlyArray<string>
+}
+
+export class UnboundAction extends Error {
+  override readonly name = "UnboundAction"
+}
+
+export const planActions = (binding: Binding, actions: ReadonlyArray<ExecutableAction>, seq: bigint): StepPlan => {
+  const plan = {
+    timers: [] as Array<TimerOp>,
+    emits: [] as Array<StepPlan["emits"][number]>,
+    rows: [] as Array<StepPlan["rows"][number]>,
+    jobs: [] as Array<StepPlan["jobs"][number]>,
+    actionTypes: actions.map((action) => action.type)
+  }
+  actions.forEach((action, index) => {
+    const params = (action.params ?? {}) as Record<string, any>
+    switch (action.type) {
+      case "xstate.raise":
+        // An undelayed raise is handled inside the transition; a delayed one is a timer row.
+        if (typeof params.delay === "number") {
+          plan.timers.push({
+            op: "set",
+            timerId: params.id ?? `${seq}:${index}`,
+            event: params.event,
+            delayMillis: params.delay
+          })
+        }
+        return
+      case "xstate.cancel":
+        plan.timers.push({ op: "cancel", timerId: String(params.sendId) })
+        return
+      case "xstate.emit": {
+        const { type, ...payload } = params.event as { type: string }
+        plan.emits.push({ type, payload })
+        return
+      }
+      case "xstate.assign":
+        return
+    }
+    if (action.type in binding.rows) plan.rows.push({ name: action.type, params: action.params })
+    else if (action.type in binding.jobs)
+      plan.jobs.push({ name: action.type, params: action.params, actionIndex: index })
+    else throw new UnboundAction(`${binding.kind}: no row handler or job for action ${action.type}`)
+  })
+  return plan
+}
+
+/** A state value as text: "active", "running.waiting", or "a.x,b.y" for parallel states. */
+export const stateText = (value: unknown): string => {
+  if (typeof value === "string") return value
+  if (value === null || typeof value !== "object") return String(value)
+  return Object.entries(value as Record<string, unknown>)
+    .map(([key, child]) => {
+      const inner = stateText(child)
+      return inner === "" || (typeof child === "object" && child !== null && Object.keys(child).length === 0)
+        ? key
+        : `${key}.${inner}`
+    })
+    .join(",")
+}

@@ -1,0 +1,60 @@
+// The timer runner: delivers due timer rows to their actors as events. It wakes when a step sets
+// a timer, when the next due time arrives, and at least every second; at boot it delivers
+// whatever fell due while the process was down. Several nodes may run it: a timer is consumed
+// by exactly one step (its row is deleted in that step's transaction).
+import * as Repo from "@troupe/storage/repositories/Actors"
+import { Clock, Context, Duration, Effect, Layer, Queue } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { ActorHost } from "./ActorHost.ts"
+import type { ActorEvent } from "./Binding.ts"
+import { RunnerSignals } from "./Signals.ts"
+
+const batch = 100
+const maxIdle = Duration.seconds(1)
+
+export class TimerRunner extends Context.Service<
+  TimerRunner,
+  {
+    /** Delivers every timer due now; answers how many were delivered. */
+    readonly runDue: Effect.Effect<number>
+  }
+>()("@troupe/actors/TimerRunner") {
+  static readonly layer = Layer.effect(
+    TimerRunner,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const host = yield* ActorHost
+      const signals = yield* RunnerSignals
+
+      const runDue = Effect.gen(function* () {
+        let delivered = 0
+        for (;;) {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const due = yield* Repo.dueTimers(now, batch)
+          for (const timer of due) {
+            yield* host.deliver({ _tag: "Timer", timer }, timer.event as ActorEvent)
+            delivered++
+          }
+          if (due.length < batch) return delivered
+        }
+      }).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+
+      const untilNext = Effect.gen(function* () {
+        const next = yield* Repo.nextTimerDue.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+        if (next === undefined) return maxIdle
+        const wait = Duration.millis(Math.max(0, next.getTime() - (yield* Clock.currentTimeMillis)))
+        return Duration.min(wait, maxIdle)
+      })
+
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.gen(function* () {
+            yield* runDue
+            yield* Queue.take(signals.timers).pipe(Effect.timeoutOption(yield* untilNext))
+          }).pipe(Effect.catchCause((cause) => Effect.logError("timer runner pass failed", cause)))
+        )
+      )
+      return TimerRunner.of({ runDue })
+    })
+  )
+}
