@@ -3,6 +3,8 @@
 // an event; a report is keyed by (kind, id, seq, action index), so a repeat is harmless. A
 // failed job is retried with exponential backoff; a job whose runner died is leased again when
 // its lease lapses, so pending jobs resume after a crash.
+
+import { EventBus } from "@troupe/storage/EventBus"
 import * as Repo from "@troupe/storage/repositories/Actors"
 import { Cause, Clock, Context, Duration, Effect, Layer, Queue } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -11,7 +13,19 @@ import { Bindings } from "./Binding.ts"
 import { RunnerSignals } from "./Signals.ts"
 
 const batch = 16
+/** How long a runner holds a job; a job still running then is cut off and retried. */
 const lease = Duration.minutes(2)
+
+/** Bus channel: a job finished or was scheduled for another attempt. */
+export const jobChannel = "troupe_actor_jobs"
+
+export interface JobNotice {
+  readonly kind: string
+  readonly actorId: string
+  readonly job: string
+  readonly name: string
+  readonly outcome: "done" | "retrying"
+}
 const maxIdle = Duration.seconds(1)
 
 /** 1 s, 2 s, 4 s, ... capped at 5 minutes. */
@@ -32,6 +46,18 @@ export class JobRunner extends Context.Service<
       const host = yield* ActorHost
       const bindings = yield* Bindings
       const signals = yield* RunnerSignals
+      const bus = yield* EventBus
+      const notify = (job: Repo.JobRow, outcome: JobNotice["outcome"]) =>
+        bus.publish(
+          jobChannel,
+          JSON.stringify({
+            kind: job.kind,
+            actorId: job.actor_id,
+            job: String(job.id),
+            name: job.name,
+            outcome
+          } satisfies JobNotice)
+        )
       const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
       const runOne = (job: Repo.JobRow) =>
@@ -46,8 +72,9 @@ export class JobRunner extends Context.Service<
             attempt: job.attempts
           })
         }).pipe(
+          Effect.timeout(lease),
           Effect.matchCauseEffect({
-            onSuccess: (event) => host.deliver({ _tag: "Job", job }, event),
+            onSuccess: (event) => Effect.andThen(host.deliver({ _tag: "Job", job }, event), notify(job, "done")),
             onFailure: (cause) =>
               Effect.gen(function* () {
                 const at = yield* now
@@ -60,6 +87,7 @@ export class JobRunner extends Context.Service<
                   Effect.orDie,
                   Effect.provideService(SqlClient, sql)
                 )
+                yield* notify(job, "retrying")
               })
           })
         )

@@ -4,6 +4,7 @@ import { ActorHost, defaultHostOptions, type HostOptions } from "./ActorHost.ts"
 import { type Binding, Bindings, bindingsOf } from "./Binding.ts"
 import { JobRunner } from "./JobRunner.ts"
 import { RunnerSignals } from "./Signals.ts"
+import { Streams } from "./Streams.ts"
 import { Supervision } from "./Supervision.ts"
 import { TimerRunner } from "./TimerRunner.ts"
 
@@ -21,5 +22,5 @@ export const runtimeLayer = (bindings: ReadonlyArray<Binding>, options: HostOpti
     )
   )
   const host = ActorHost.layer(options).pipe(Layer.provideMerge(base))
-  return Layer.mergeAll(TimerRunner.layer, JobRunner.layer).pipe(Layer.provideMerge(host))
+  return Layer.mergeAll(TimerRunner.layer, JobRunner.layer, Streams.layer).pipe(Layer.provideMerge(host))
 }
