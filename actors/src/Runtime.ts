@@ -2,6 +2,7 @@
 import { Clock, Effect, Layer } from "effect"
 import { ActorHost, defaultHostOptions, type HostOptions } from "./ActorHost.ts"
 import { type Binding, Bindings, bindingsOf } from "./Binding.ts"
+import { Inspection } from "./Inspection.ts"
 import { JobRunner } from "./JobRunner.ts"
 import { RunnerSignals } from "./Signals.ts"
 import { Streams } from "./Streams.ts"
@@ -22,5 +23,7 @@ export const runtimeLayer = (bindings: ReadonlyArray<Binding>, options: HostOpti
     )
   )
   const host = ActorHost.layer(options).pipe(Layer.provideMerge(base))
-  return Layer.mergeAll(TimerRunner.layer, JobRunner.layer, Streams.layer).pipe(Layer.provideMerge(host))
+  return Layer.mergeAll(TimerRunner.layer, JobRunner.layer, Streams.layer, Inspection.layer).pipe(
+    Layer.provideMerge(host)
+  )
 }

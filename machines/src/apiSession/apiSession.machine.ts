@@ -25,7 +25,6 @@ export const apiSessionMachine = setup({
   states: {
     active: {
       entry: raise({ type: "session.expire" }, { id: "expiry", delay: sessionLifeMillis }),
-      meta: { waitsOn: "timer: expiry after 30 days" },
       on: {
         "session.revoke": {
           target: "revoked",

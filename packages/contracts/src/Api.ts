@@ -1,12 +1,14 @@
 // The JSON API of Troupe as one HttpApi: every JSON route, the source of /openapi.json and of
 // the typed client. Groups are added here as later planes arrive.
 import { HttpApi, OpenApi } from "effect/http-api"
+import { AdminGroup } from "./platform/Admin.ts"
 import { ProfileGroup } from "./platform/Profile.ts"
 import { SessionGroup } from "./platform/Session.ts"
 
 export class TroupeApi extends HttpApi.make("troupe")
   .add(SessionGroup)
   .add(ProfileGroup)
+  .add(AdminGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Troupe API",

@@ -5,6 +5,7 @@ import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiSwagger } from "effect/http-api"
 import { IdempotentLive } from "./conventions/Idempotency.ts"
 import { RequestConventions } from "./conventions/RequestConventions.ts"
+import { AdminHandlers } from "./platform/Admin.ts"
 import { PlatformAuthenticationLive } from "./platform/Authentication.ts"
 import { ProfileHandlers } from "./platform/Profile.ts"
 import { SessionDoorLive, SessionHandlers } from "./platform/Session.ts"
@@ -14,7 +15,7 @@ import { WebRoutes } from "./web/Routes.ts"
 export const ApiMiddleware = Layer.mergeAll(PlatformAuthenticationLive, SessionDoorLive, IdempotentLive)
 
 export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide(Layer.mergeAll(SessionHandlers, ProfileHandlers).pipe(Layer.provide(ApiMiddleware)))
+  Layer.provide(Layer.mergeAll(SessionHandlers, ProfileHandlers, AdminHandlers).pipe(Layer.provide(ApiMiddleware)))
 )
 
 export const DocsRoute = HttpApiSwagger.layer(TroupeApi, { path: "/docs" })

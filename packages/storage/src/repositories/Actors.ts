@@ -68,6 +68,7 @@ export interface ListFilter {
   readonly state?: string | undefined
   readonly quarantined?: boolean | undefined
   readonly afterActorId?: string | undefined
+  readonly order?: "asc" | "desc" | undefined
   readonly limit: number
 }
 
@@ -81,12 +82,16 @@ export const listSnapshots = Effect.fnUntraced(function* (filter: ListFilter) {
       : filter.quarantined
         ? sql`quarantined_at IS NOT NULL`
         : sql`quarantined_at IS NULL`,
-    filter.afterActorId === undefined ? undefined : sql`actor_id > ${filter.afterActorId}`
+    filter.afterActorId === undefined
+      ? undefined
+      : filter.order === "desc"
+        ? sql`actor_id < ${filter.afterActorId}`
+        : sql`actor_id > ${filter.afterActorId}`
   ].filter((condition) => condition !== undefined)
   return yield* sql<SnapshotRow>`
     SELECT * FROM actor_snapshots
     WHERE ${conditions.length === 0 ? sql`true` : sql.and(conditions)}
-    ORDER BY actor_id LIMIT ${filter.limit}`
+    ORDER BY actor_id ${filter.order === "desc" ? sql`DESC` : sql`ASC`} LIMIT ${filter.limit}`
 })
 
 /** Non-terminal, unquarantined actors with no timer and no pending job: candidates for "stuck". */
@@ -307,4 +312,16 @@ export const deadLetters = Effect.fnUntraced(function* (kind: string, actorId: s
   return yield* sql<{ id: bigint; event: unknown; error: string; attempts: number; at: Date }>`
     SELECT id, event, error, attempts, at FROM actor_dead_letters
     WHERE kind = ${kind} AND actor_id = ${actorId} ORDER BY id`
+})
+
+/** Which of the given actors have neither a timer nor a pending job. */
+export const idleAmong = Effect.fnUntraced(function* (actorIds: ReadonlyArray<string>) {
+  if (actorIds.length === 0) return new Set<string>()
+  const sql = yield* SqlClient
+  const rows = yield* sql<{ kind: string; actor_id: string }>`
+    SELECT s.kind, s.actor_id FROM actor_snapshots s
+    WHERE s.actor_id = ANY(${[...actorIds]}::uuid[])
+      AND NOT EXISTS (SELECT 1 FROM actor_timers t WHERE t.kind = s.kind AND t.actor_id = s.actor_id)
+      AND NOT EXISTS (SELECT 1 FROM actor_jobs j WHERE j.kind = s.kind AND j.actor_id = s.actor_id AND j.state = 'pending')`
+  return new Set(rows.map((row) => `${row.kind}/${row.actor_id}`))
 })

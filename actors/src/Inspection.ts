@@ -1,0 +1,150 @@
+// What operators and the state visualizer read: every machine (definition, version, Mermaid),
+// actors by kind, state, quarantine or stuckness, and one actor in full (context, timers, jobs,
+// journal, dead letters). A non-terminal actor is stuck when nothing will move it: no timer,
+// no pending job, and no state that names a waiting party (`meta.waitsOn`).
+import * as Repo from "@troupe/storage/repositories/Actors"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { AnyMachineSnapshot } from "xstate"
+import { Bindings } from "./Binding.ts"
+import { toMermaid } from "./Mermaid.ts"
+
+export interface MachineView {
+  readonly kind: string
+  readonly machine: string
+  readonly version: number
+  readonly states: ReadonlyArray<string>
+  readonly definition: unknown
+  readonly mermaid: string
+}
+
+export interface ActorFilter {
+  readonly kind?: string | undefined
+  readonly state?: string | undefined
+  readonly stuck?: boolean | undefined
+  readonly quarantined?: boolean | undefined
+  readonly afterActorId?: string | undefined
+  readonly order?: "asc" | "desc" | undefined
+  readonly limit: number
+}
+
+export interface ActorDetail {
+  readonly row: Repo.SnapshotRow
+  readonly context: unknown
+  readonly stuck: boolean
+  readonly waitsOn: ReadonlyArray<string>
+  readonly timers: ReadonlyArray<Repo.TimerRow>
+  readonly jobs: ReadonlyArray<Repo.JobRow>
+  readonly journal: ReadonlyArray<Repo.JournalRow>
+  readonly deadLetters: ReadonlyArray<{
+    readonly event: unknown
+    readonly error: string
+    readonly attempts: number
+    readonly at: Date
+  }>
+}
+
+const statePaths = (node: {
+  readonly path: ReadonlyArray<string>
+  readonly states: Record<string, any>
+}): Array<string> => Object.values(node.states).flatMap((child) => [child.path.join("."), ...statePaths(child)])
+
+export class Inspection extends Context.Service<
+  Inspection,
+  {
+    readonly machines: Effect.Effect<ReadonlyArray<MachineView>>
+    readonly list: (filter: ActorFilter) => Effect.Effect<ReadonlyArray<Repo.SnapshotRow & { readonly stuck: boolean }>>
+    readonly detail: (kind: string, actorId: string, journalAfter?: bigint) => Effect.Effect<ActorDetail | undefined>
+  }
+>()("@troupe/actors/Inspection") {
+  static readonly layer = Layer.effect(
+    Inspection,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const bindings = yield* Bindings
+      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
+        effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+
+      const resolved = (row: Repo.SnapshotRow) => {
+        const binding = bindings.get(row.kind)
+        if (!binding || row.version > binding.entry.version) return undefined
+        const persisted =
+          row.version < binding.entry.version && binding.entry.upgrade
+            ? binding.entry.upgrade(row.snapshot, row.version)
+            : row.snapshot
+        return binding.entry.machine.resolveState(persisted as never) as AnyMachineSnapshot
+      }
+
+      const waitingParties = (row: Repo.SnapshotRow) => {
+        const snapshot = resolved(row)
+        if (!snapshot) return []
+        return Object.values(snapshot.getMeta() as Record<string, { waitsOn?: string } | undefined>)
+          .map((meta) => meta?.waitsOn)
+          .filter((party): party is string => typeof party === "string")
+      }
+
+      const machines = Effect.sync(() =>
+        [...bindings.values()].map((binding) => ({
+          kind: binding.kind,
+          machine: binding.entry.machine.id,
+          version: binding.entry.version,
+          states: statePaths(binding.entry.machine.root as never),
+          // The definition as plain JSON (actions implemented in the shell appear by name only).
+          definition: JSON.parse(JSON.stringify(binding.entry.machine.root.definition)) as unknown,
+          mermaid: toMermaid(binding.entry.machine)
+        }))
+      )
+
+      const isStuck = (row: Repo.SnapshotRow, idle: ReadonlySet<string>) =>
+        row.status === "active" &&
+        row.quarantined_at === null &&
+        idle.has(`${row.kind}/${row.actor_id}`) &&
+        waitingParties(row).length === 0
+
+      const list = (filter: ActorFilter) =>
+        Effect.gen(function* () {
+          if (filter.stuck) {
+            const candidates = yield* db(Repo.idleActiveActors(filter.kind, 10_000))
+            const idle = new Set(candidates.map((row) => `${row.kind}/${row.actor_id}`))
+            const after = filter.afterActorId
+            const desc = filter.order === "desc"
+            return candidates
+              .filter((row) => isStuck(row, idle))
+              .filter((row) => filter.state === undefined || row.state_value === filter.state)
+              .filter((row) => after === undefined || (desc ? row.actor_id < after : row.actor_id > after))
+              .sort((a, b) => (desc ? b.actor_id.localeCompare(a.actor_id) : a.actor_id.localeCompare(b.actor_id)))
+              .slice(0, filter.limit)
+              .map((row) => ({ ...row, stuck: true }))
+          }
+          const rows = yield* db(Repo.listSnapshots(filter))
+          const idle = yield* db(Repo.idleAmong(rows.map((row) => row.actor_id)))
+          return rows
+            .map((row) => ({ ...row, stuck: isStuck(row, idle) }))
+            .filter((row) => filter.stuck !== false || !row.stuck)
+        })
+
+      const detail = (kind: string, actorId: string, journalAfter = 0n) =>
+        Effect.gen(function* () {
+          const row = yield* db(Repo.findSnapshot(kind, actorId))
+          if (!row) return undefined
+          const timers = yield* db(Repo.actorTimers(kind, actorId))
+          const jobs = yield* db(Repo.actorJobs(kind, actorId))
+          const journal = yield* db(Repo.readJournal(kind, actorId, journalAfter, 200))
+          const deadLetters = yield* db(Repo.deadLetters(kind, actorId))
+          const idle = timers.length === 0 && !jobs.some((job) => job.state === "pending")
+          return {
+            row,
+            context: (row.snapshot as { context?: unknown }).context ?? null,
+            stuck: isStuck(row, idle ? new Set([`${kind}/${actorId}`]) : new Set()),
+            waitsOn: waitingParties(row),
+            timers,
+            jobs,
+            journal,
+            deadLetters
+          }
+        })
+
+      return Inspection.of({ machines, list, detail })
+    })
+  )
+}

@@ -1,0 +1,200 @@
+// Handlers of Platform: operators. Owner or admin only (403 not_authorized for anyone else);
+// restarts are audited. Unknown kinds or states in a filter are 400 parameter_invalid; an
+// unknown kind or actor in a path is 404.
+
+import { ActorHost } from "@troupe/actors/ActorHost"
+import { type ActorDetail, Inspection } from "@troupe/actors/Inspection"
+import { Supervision, type SupervisorState } from "@troupe/actors/Supervision"
+import { TroupeApi } from "@troupe/contracts/Api"
+import { errors } from "@troupe/contracts/Errors"
+import { CurrentPlatformCaller } from "@troupe/contracts/platform/Caller"
+import { now } from "@troupe/domain/Now"
+import { isUuid } from "@troupe/storage/Ids"
+import * as Actors from "@troupe/storage/repositories/Actors"
+import * as Audit from "@troupe/storage/repositories/Audit"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { SqlClient } from "effect/sql/SqlClient"
+import { pageOf, parsePage } from "../conventions/Pagination.ts"
+
+const requireOperator = Effect.gen(function* () {
+  const caller = yield* CurrentPlatformCaller
+  if (caller.user.role !== "owner" && caller.user.role !== "admin") {
+    return yield* errors.forbidden("not_authorized", "Only an owner or admin may operate the runtime")
+  }
+  return caller
+})
+
+const iso = (date: Date) => date.toISOString()
+
+const summary = (row: Actors.SnapshotRow & { readonly stuck: boolean }) => ({
+  kind: row.kind,
+  id: row.actor_id,
+  machine: row.machine,
+  version: row.version,
+  seq: Number(row.seq),
+  state: row.state_value,
+  status: row.status,
+  stuck: row.stuck,
+  quarantined_at: row.quarantined_at ? iso(row.quarantined_at) : null,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+export const detailJson = (detail: ActorDetail) => ({
+  ...summary({ ...detail.row, stuck: detail.stuck }),
+  context: detail.context,
+  waits_on: detail.waitsOn,
+  timers: detail.timers.map((timer) => ({ id: timer.timer_id, event: timer.event, due_at: iso(timer.due_at) })),
+  jobs: detail.jobs.map((job) => ({
+    name: job.name,
+    state: job.state,
+    attempts: job.attempts,
+    next_attempt_at: iso(job.next_attempt_at),
+    last_error: job.last_error,
+    seq: Number(job.seq),
+    action_index: job.action_index
+  })),
+  journal: detail.journal.map((entry) => ({
+    seq: Number(entry.seq),
+    event: entry.event,
+    from: entry.from_state,
+    to: entry.to_state,
+    actions: entry.actions,
+    at: iso(entry.at)
+  })),
+  dead_letters: detail.deadLetters.map((letter) => ({
+    event: letter.event,
+    error: letter.error,
+    attempts: letter.attempts,
+    at: iso(letter.at)
+  }))
+})
+
+const booleanQuery = (name: string, value: string | undefined) => {
+  if (value === undefined) return Effect.succeed(undefined)
+  if (value === "true" || value === "false") return Effect.succeed(value === "true")
+  return Effect.fail(errors.parameterInvalid(`${name} must be true or false`))
+}
+
+export const AdminHandlers = HttpApiBuilder.group(
+  TroupeApi,
+  "admin",
+  Effect.fn(function* (handlers) {
+    const host = yield* ActorHost
+    const inspection = yield* Inspection
+    const supervision = yield* Supervision
+    const sql = yield* SqlClient
+    const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
+      effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+
+    const machines = yield* inspection.machines
+    const machineOf = (kind: string) => machines.find((machine) => machine.kind === kind)
+
+    const audit = (action: string, target: string) =>
+      Effect.gen(function* () {
+        const caller = yield* CurrentPlatformCaller
+        yield* db(Audit.append({ userId: caller.user.id, action, target, details: {}, at: yield* now }))
+      })
+
+    const supervisorJson = (state: SupervisorState) =>
+      Effect.gen(function* () {
+        const counts = (yield* db(Actors.countByKind)).find((row) => row.kind === state.kind)
+        const machine = machineOf(state.kind)!
+        return {
+          kind: state.kind,
+          machine: machine.machine,
+          version: machine.version,
+          status: "running" as const,
+          started_at: iso(state.startedAt),
+          restarts: state.restarts,
+          failures: state.failures,
+          quarantines: state.quarantines,
+          last_failure: state.lastFailure
+            ? { actor_id: state.lastFailure.actorId, error: state.lastFailure.error, at: iso(state.lastFailure.at) }
+            : null,
+          live_actors: yield* host.liveCount(state.kind),
+          actors: Number(counts?.actors ?? 0),
+          active_actors: Number(counts?.active ?? 0),
+          quarantined_actors: Number(counts?.quarantined ?? 0)
+        }
+      })
+
+    const actorOr404 = (kind: string, id: string) =>
+      Effect.gen(function* () {
+        if (!machineOf(kind) || !isUuid(id)) return yield* errors.notFound()
+        const detail = yield* inspection.detail(kind, id)
+        return detail ?? (yield* errors.notFound())
+      })
+
+    return handlers
+      .handle("supervisors", () =>
+        Effect.gen(function* () {
+          yield* requireOperator
+          const states = yield* supervision.all
+          return { supervisors: yield* Effect.forEach(states, supervisorJson) }
+        })
+      )
+      .handle("restartSupervisor", ({ params }) =>
+        Effect.gen(function* () {
+          yield* requireOperator
+          if (!machineOf(params.kind)) return yield* errors.notFound()
+          yield* host.restartKind(params.kind).pipe(Effect.orDie)
+          yield* audit("supervisor.restart", params.kind)
+          return { supervisor: yield* supervisorJson(yield* supervision.get(params.kind)) }
+        })
+      )
+      .handle("actors", ({ query }) =>
+        Effect.gen(function* () {
+          yield* requireOperator
+          const page = yield* parsePage(query)
+          if (query.kind !== undefined && !machineOf(query.kind)) {
+            return yield* errors.parameterInvalid(`kind must be one of ${machines.map((m) => m.kind).join(", ")}`)
+          }
+          const knownStates =
+            query.kind === undefined ? machines.flatMap((m) => m.states) : machineOf(query.kind)!.states
+          if (query.state !== undefined && !knownStates.includes(query.state)) {
+            return yield* errors.parameterInvalid(
+              `state ${query.state} is not a state of ${query.kind ?? "any machine"}`
+            )
+          }
+          const afterActorId = page.after === undefined ? undefined : String(page.after[0])
+          if (afterActorId !== undefined && !isUuid(afterActorId)) {
+            return yield* errors.parameterInvalid("after is not a cursor this list issued")
+          }
+          const rows = yield* inspection.list({
+            kind: query.kind,
+            state: query.state,
+            stuck: yield* booleanQuery("stuck", query.stuck),
+            quarantined: yield* booleanQuery("quarantined", query.quarantined),
+            afterActorId,
+            order: page.order,
+            limit: page.limit + 1
+          })
+          const result = pageOf(rows, page, (row) => [row.actor_id])
+          return { actors: result.items.map(summary), pagination: result.pagination }
+        })
+      )
+      .handle("actor", ({ params }) =>
+        Effect.gen(function* () {
+          yield* requireOperator
+          return { actor: detailJson(yield* actorOr404(params.kind, params.id)) }
+        })
+      )
+      .handle("restartActor", ({ params }) =>
+        Effect.gen(function* () {
+          yield* requireOperator
+          yield* actorOr404(params.kind, params.id)
+          yield* host.restartActor(params.kind, params.id)
+          yield* audit("actor.restart", `${params.kind}/${params.id}`)
+          return { actor: detailJson(yield* actorOr404(params.kind, params.id)) }
+        })
+      )
+      .handle("machines", () =>
+        Effect.gen(function* () {
+          yield* requireOperator
+          return { machines }
+        })
+      )
+  })
+)
