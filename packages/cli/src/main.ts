@@ -6,6 +6,7 @@ import { domainLayer, migratedDatabase, serverLayer } from "@troupe/server/Serve
 import { Cause, Console, Effect, Exit, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"
+import { actors, supervisors } from "./operators.ts"
 
 const serve = Command.make("serve", {}, () =>
   Effect.gen(function* () {
@@ -109,11 +110,21 @@ const user = Command.make("user").pipe(Command.withSubcommands([userCreate]), Co
 
 Command.make("troupe").pipe(
   Command.withDescription("Troupe: a supervised actor runtime and OAuth authorization server for agent programs"),
-  Command.withSubcommands([serve, migrate, owner, user]),
+  Command.withSubcommands([serve, migrate, owner, user, supervisors, actors]),
   Command.run({ version: "0.1.0" }),
+  // An expected failure (bad input, refused request) is one line on stderr and exit code 1.
+  Effect.catchIf(
+    (error): error is Error => error instanceof Error && !("_tag" in error),
+    (error) =>
+      Effect.andThen(
+        Console.error(`troupe: ${error.message}`),
+        Effect.sync(() => void (process.exitCode = 1))
+      )
+  ),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({
     // SIGTERM/SIGINT interrupt the program; a clean shutdown after that exits 0.
-    teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
+    teardown: (exit, onExit) =>
+      onExit(Exit.isSuccess(exit) ? Number(process.exitCode ?? 0) : Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
   })
 )
