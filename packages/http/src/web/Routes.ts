@@ -1,7 +1,16 @@
-// The HTML pages: first boot, sign-in and sign-out, home.
+// The HTML pages: first boot, sign-in and sign-out, home, the state visualizer.
 import { Layer } from "effect"
 import { HomePage } from "./Home.ts"
+import { InspectorRoutes } from "./Inspector.ts"
 import { LoginPage, LoginSubmit, LogoutSubmit } from "./Login.ts"
 import { SetupPage, SetupSubmit } from "./Setup.ts"
 
-export const WebRoutes = Layer.mergeAll(HomePage, SetupPage, SetupSubmit, LoginPage, LoginSubmit, LogoutSubmit)
+export const WebRoutes = Layer.mergeAll(
+  HomePage,
+  SetupPage,
+  SetupSubmit,
+  LoginPage,
+  LoginSubmit,
+  LogoutSubmit,
+  InspectorRoutes
+)
