@@ -1,6 +1,8 @@
 // A real Troupe server for one test file: in this process, on a free loopback port, over a
 // fresh database, with a clock the test can move. Tests talk to it over HTTP with fetch.
 import { createServer } from "node:net"
+import { CableTiming } from "@troupe/http/cable/Cable"
+import { type ConnectionTiming, defaultTiming } from "@troupe/http/cable/Connection"
 import type { ServerConfig } from "@troupe/server/Config"
 import { serverLayer } from "@troupe/server/Server"
 import { Clock, Effect, Layer, ManagedRuntime, Redacted } from "effect"
@@ -12,6 +14,8 @@ export interface TestServerOptions {
   readonly extraRoutes?: Layer.Layer<never, never, any>
   readonly database?: TestDatabase
   readonly trustedProxies?: ReadonlyArray<string>
+  /** Shorter cable ping and recheck intervals, so tests need not wait 30 s. */
+  readonly cableTiming?: Partial<ConnectionTiming>
 }
 
 const freePort = () =>
@@ -39,6 +43,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     logLevel: process.env.LOG_LEVEL === undefined ? "Warn" : (process.env.LOG_LEVEL as "Info")
   }
   const layer = serverLayer(config, options.extraRoutes).pipe(
+    Layer.provide(Layer.succeed(CableTiming, { ...defaultTiming, ...options.cableTiming })),
     Layer.provideMerge(Layer.succeed(Clock.Clock, movable.clock))
   )
   const runtime = ManagedRuntime.make(layer as Layer.Layer<any, never, never>)

@@ -118,7 +118,9 @@ Command.make("troupe").pipe(
     (error) =>
       Effect.andThen(
         Console.error(`troupe: ${error.message}`),
-        Effect.sync(() => void (process.exitCode = 1))
+        Effect.sync(() => {
+          process.exitCode = 1
+        })
       )
   ),
   Effect.provide(NodeServices.layer),

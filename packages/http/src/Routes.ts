@@ -1,8 +1,9 @@
 // Every route Troupe serves, as one layer for the server to mount: the JSON API (with
-// /openapi.json), the offline docs page, the HTML pages, and the shared conventions.
+// /openapi.json), the offline docs page, the HTML pages, the cable, and the shared conventions.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiSwagger } from "effect/http-api"
+import { CableRoute } from "./cable/Cable.ts"
 import { IdempotentLive } from "./conventions/Idempotency.ts"
 import { RequestConventions } from "./conventions/RequestConventions.ts"
 import { AdminHandlers } from "./platform/Admin.ts"
@@ -20,4 +21,4 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openap
 
 export const DocsRoute = HttpApiSwagger.layer(TroupeApi, { path: "/docs" })
 
-export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, WebRoutes, RequestConventions)
+export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, WebRoutes, CableRoute, RequestConventions)

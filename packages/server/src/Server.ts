@@ -60,5 +60,8 @@ export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer
     Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBodySize)),
     Layer.provide(Layer.succeed(References.MinimumLogLevel, config.logLevel)),
     Layer.provideMerge(domainLayer(config)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+    // On SIGTERM open connections (cable sockets included) get 5 s to finish before they are closed.
+    Layer.provideMerge(
+      NodeHttpServer.layer(createServer, { port: config.port, host: config.host, gracefulShutdownTimeout: "5 seconds" })
+    )
   )

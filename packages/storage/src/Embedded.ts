@@ -2,6 +2,7 @@
 // by pglite-socket so the same wire client (@effect/sql-pg) talks to it as to PostgreSQL.
 // PGlite runs one session, so its clients must use a pool of one connection.
 import { mkdir, open, readFile, rm } from "node:fs/promises"
+import { dirname } from "node:path"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect, type Scope } from "effect"
@@ -28,6 +29,7 @@ const lockDataDir = (dataDir: string) =>
     Effect.tryPromise({
       try: async () => {
         const path = `${dataDir}.lock`
+        await mkdir(dirname(path), { recursive: true })
         for (;;) {
           try {
             const handle = await open(path, "wx")

@@ -67,7 +67,10 @@ export const InspectorPage = HttpRouter.add(
   "/inspector",
   Effect.gen(function* () {
     const current = yield* currentBrowserSession
-    if (Option.isNone(current)) return redirect("/login?return_to=%2Finspector")
+    if (Option.isNone(current)) {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      return redirect(`/login?return_to=${encodeURIComponent(request.url)}`)
+    }
     const user = current.value.user
     if (user.role !== "owner" && user.role !== "admin") {
       return page("Not allowed", "<h1>Not allowed</h1><p>The state visualizer is for owners and admins.</p>", 403)

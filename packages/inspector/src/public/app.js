@@ -5,7 +5,7 @@ import { createConsumer } from "/inspector/actioncable.esm.js"
 
 const csrf = document.querySelector('meta[name="csrf-token"]').content
 const $ = (selector) => document.querySelector(selector)
-const escape = (value) =>
+const escapeHtml = (value) =>
   String(value).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c])
 
 const state = { machines: [], selected: null, subscription: null, lastSeq: 0 }
@@ -26,22 +26,26 @@ const act = async (path) => {
 }
 
 const showError = (error) => {
-  $("#message").innerHTML = `<p class="error">${escape(error.message ?? error)}</p>`
+  $("#message").innerHTML = `<p class="error">${escapeHtml(error.message ?? error)}</p>`
 }
 
 const renderSupervisors = (supervisors) => {
   $("#supervisors").innerHTML = `<table><thead><tr><th>Kind</th><th>Actors</th><th>Live</th><th>Quarantined</th>
     <th>Restarts</th><th></th></tr></thead><tbody>${supervisors
       .map(
-        (s) => `<tr><td>${escape(s.kind)}</td><td>${s.actors} (${s.active_actors} active)</td><td>${s.live_actors}</td>
+        (
+          s
+        ) => `<tr><td>${escapeHtml(s.kind)}</td><td>${s.actors} (${s.active_actors} active)</td><td>${s.live_actors}</td>
         <td>${s.quarantined_actors}</td><td>${s.restarts}</td>
-        <td><button data-restart-kind="${escape(s.kind)}">Restart</button></td></tr>`
+        <td><button data-restart-kind="${escapeHtml(s.kind)}">Restart</button></td></tr>`
       )
       .join("")}</tbody></table>`
 }
 
 const renderFilters = () => {
-  const kinds = state.machines.map((m) => `<option value="${escape(m.kind)}">${escape(m.kind)}</option>`).join("")
+  const kinds = state.machines
+    .map((m) => `<option value="${escapeHtml(m.kind)}">${escapeHtml(m.kind)}</option>`)
+    .join("")
   $("#kind").innerHTML = `<option value="">all kinds</option>${kinds}`
   updateStates()
 }
@@ -50,7 +54,7 @@ const updateStates = () => {
   const machine = state.machines.find((m) => m.kind === $("#kind").value)
   const states = machine ? machine.states : [...new Set(state.machines.flatMap((m) => m.states))]
   $("#state").innerHTML = `<option value="">any state</option>${states
-    .map((s) => `<option value="${escape(s)}">${escape(s)}</option>`)
+    .map((s) => `<option value="${escapeHtml(s)}">${escapeHtml(s)}</option>`)
     .join("")}`
 }
 
@@ -64,9 +68,9 @@ const loadActors = async () => {
   $("#actors").innerHTML = actors.length
     ? `<table><thead><tr><th>Kind</th><th>Actor</th><th>State</th></tr></thead><tbody>${actors
         .map(
-          (a) => `<tr class="actor${state.selected?.id === a.id ? " selected" : ""}" data-kind="${escape(a.kind)}"
-            data-id="${escape(a.id)}"><td>${escape(a.kind)}</td><td><code>${escape(a.id)}</code></td>
-            <td>${escape(a.state)}${a.stuck ? '<span class="flag stuck">stuck</span>' : ""}${
+          (a) => `<tr class="actor${state.selected?.id === a.id ? " selected" : ""}" data-kind="${escapeHtml(a.kind)}"
+            data-id="${escapeHtml(a.id)}"><td>${escapeHtml(a.kind)}</td><td><code>${escapeHtml(a.id)}</code></td>
+            <td>${escapeHtml(a.state)}${a.stuck ? '<span class="flag stuck">stuck</span>' : ""}${
               a.quarantined_at ? '<span class="flag quarantined">quarantined</span>' : ""
             }</td></tr>`
         )
@@ -90,19 +94,22 @@ const drawDiagram = async (actor) => {
 const renderActor = async (actor) => {
   state.lastSeq = actor.seq
   $("#detail").innerHTML = `
-    <h2>${escape(actor.kind)} <code>${escape(actor.id)}</code></h2>
-    <p>State <span class="state" id="actor-state">${escape(actor.state)}</span>
-      <span id="actor-status">${escape(actor.status)}</span> · seq <span id="actor-seq">${actor.seq}</span>
+    <h2>${escapeHtml(actor.kind)} <code>${escapeHtml(actor.id)}</code></h2>
+    <p>State <span class="state" id="actor-state">${escapeHtml(actor.state)}</span>
+      <span id="actor-status">${escapeHtml(actor.status)}</span> · seq <span id="actor-seq">${actor.seq}</span>
       ${actor.stuck ? '<span class="flag stuck">stuck</span>' : ""}
       ${actor.quarantined_at ? '<span class="flag quarantined">quarantined</span>' : ""}
       <span id="live" class="live off">not live</span>
       <button id="restart-actor">Restart actor</button></p>
     <div id="diagram"></div>
-    <h3>Context</h3><pre id="context">${escape(JSON.stringify(actor.context, null, 2))}</pre>
+    <h3>Context</h3><pre id="context">${escapeHtml(JSON.stringify(actor.context, null, 2))}</pre>
     <h3>Timers</h3>${
       actor.timers.length
         ? `<table><tr><th>Timer</th><th>Event</th><th>Due</th></tr>${actor.timers
-            .map((t) => `<tr><td>${escape(t.id)}</td><td>${escape(t.event.type)}</td><td>${escape(t.due_at)}</td></tr>`)
+            .map(
+              (t) =>
+                `<tr><td>${escapeHtml(t.id)}</td><td>${escapeHtml(t.event.type)}</td><td>${escapeHtml(t.due_at)}</td></tr>`
+            )
             .join("")}</table>`
         : `<p class="empty">None.</p>`
     }
@@ -110,22 +117,27 @@ const renderActor = async (actor) => {
       actor.jobs.length
         ? `<table><tr><th>Job</th><th>State</th><th>Attempts</th><th>Last error</th></tr>${actor.jobs
             .map(
-              (j) => `<tr><td>${escape(j.name)}</td><td>${escape(j.state)}</td><td>${j.attempts}</td>
-                <td>${escape(j.last_error ?? "")}</td></tr>`
+              (j) => `<tr><td>${escapeHtml(j.name)}</td><td>${escapeHtml(j.state)}</td><td>${j.attempts}</td>
+                <td>${escapeHtml(j.last_error ?? "")}</td></tr>`
             )
             .join("")}</table>`
         : `<p class="empty">None.</p>`
     }
     <h3>Journal</h3><table id="journal"><tr><th>Seq</th><th>Event</th><th>From → to</th><th>When</th></tr>${actor.journal
       .map(
-        (e) => `<tr><td>${e.seq}</td><td>${escape(e.event.type)}</td><td>${escape(e.from ?? "—")} → ${escape(e.to)}</td>
-          <td>${escape(e.at)}</td></tr>`
+        (
+          e
+        ) => `<tr><td>${e.seq}</td><td>${escapeHtml(e.event.type)}</td><td>${escapeHtml(e.from ?? "—")} → ${escapeHtml(e.to)}</td>
+          <td>${escapeHtml(e.at)}</td></tr>`
       )
       .join("")}</table>
     ${
       actor.dead_letters.length
         ? `<h3>Dead letters</h3><table>${actor.dead_letters
-            .map((d) => `<tr><td>${escape(d.event.type)}</td><td>${escape(d.error)}</td><td>${escape(d.at)}</td></tr>`)
+            .map(
+              (d) =>
+                `<tr><td>${escapeHtml(d.event.type)}</td><td>${escapeHtml(d.error)}</td><td>${escapeHtml(d.at)}</td></tr>`
+            )
             .join("")}</table>`
         : ""
     }`
@@ -149,7 +161,7 @@ const select = async (kind, id) => {
           await renderActor(fresh.actor)
           $("#live").classList.remove("off")
           $("#live").textContent = "live"
-          await loadActors()
+          await refresh()
         }
       }
     }

@@ -1,0 +1,146 @@
+// The cable: GET /agent_api/v1/cable on the HTTP port, upgraded with Effect's own WebSocket
+// support (HttpServerRequest.upgrade over the ws server NodeHttpServer embeds), speaking the
+// Action Cable JSON protocol so the stock `@rails/actioncable` client works unchanged.
+//
+// Authentication happens at the upgrade: `Authorization: Bearer <API session token>` (when the
+// header is present it is authoritative, as on /api/v1), else the browser session cookie from
+// a same-origin page. An unauthenticated WebSocket handshake is still upgraded, then hears
+// `disconnect {reason: "unauthorized", reconnect: false}` and is closed, as Rails does: the
+// stock client turns that into "stop, do not reconnect" (it stops its connection monitor and
+// tells every subscription `disconnected({willAttemptReconnect: false})`), whereas a refused
+// handshake (HTTP 401) looks to it like a network failure it keeps retrying with backoff,
+// forever. A plain GET without an upgrade answers the 401 envelope (or 426 when signed in).
+import type { PlatformCaller } from "@troupe/contracts/platform/Caller"
+import { Sessions } from "@troupe/domain/Sessions"
+import { Context, Effect, Layer } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { envelope } from "../conventions/ErrorEnvelope.ts"
+import { sessionCookie } from "../web/Cookies.ts"
+import { ActorChannelLive } from "./ActorChannel.ts"
+import { CableChannels } from "./Channels.ts"
+import { type ConnectionTiming, defaultTiming, serveConnection } from "./Connection.ts"
+import { negotiateProtocol, offeredProtocols } from "./Protocol.ts"
+import { StepFeed } from "./StepFeed.ts"
+
+export const cablePath = "/agent_api/v1/cable"
+
+/** Ping and recheck intervals; tests shorten the recheck. */
+export const CableTiming = Context.Reference<ConnectionTiming>("@troupe/http/cable/CableTiming", {
+  defaultValue: () => defaultTiming
+})
+
+const bearerPattern = /^Bearer +(\S+) *$/i
+
+interface Credential {
+  readonly token: string
+  readonly kind: "api" | "browser"
+}
+
+/**
+ * A cookie rides along on any handshake the browser makes, including one a foreign page opens
+ * (cross-site WebSocket hijacking): the cookie only counts from a same-origin page.
+ */
+const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
+  const site = request.headers["sec-fetch-site"]
+  if (site !== undefined) return site === "same-origin"
+  const origin = request.headers.origin
+  if (origin === undefined) return true
+  try {
+    return new URL(origin).host === request.headers.host
+  } catch {
+    return false
+  }
+}
+
+const presented = (request: HttpServerRequest.HttpServerRequest): Credential | undefined => {
+  const authorization = request.headers.authorization
+  if (authorization !== undefined) {
+    const token = bearerPattern.exec(authorization)?.[1]
+    return token === undefined ? undefined : { token, kind: "api" }
+  }
+  const token = request.cookies[sessionCookie]
+  return token === undefined || !sameOrigin(request) ? undefined : { token, kind: "browser" }
+}
+
+const isWebSocketUpgrade = (request: HttpServerRequest.HttpServerRequest) =>
+  request.headers.upgrade?.toLowerCase() === "websocket"
+
+/**
+ * The ws server NodeHttpServer embeds answers with the FIRST offered subprotocol; rewrite the
+ * offer on the incoming message to the one Action Cable settles on (or none), so the
+ * handshake answers like Rails does.
+ */
+const settleProtocol = (request: HttpServerRequest.HttpServerRequest) => {
+  const incoming = request.source as { headers?: Record<string, string | Array<string> | undefined> }
+  if (incoming.headers === undefined) return
+  const chosen = negotiateProtocol(offeredProtocols(request.headers["sec-websocket-protocol"]))
+  if (chosen === undefined) delete incoming.headers["sec-websocket-protocol"]
+  else incoming.headers["sec-websocket-protocol"] = chosen
+}
+
+const CableEndpoint = HttpRouter.use((router) =>
+  Effect.gen(function* () {
+    const sessions = yield* Sessions
+    const channels = yield* CableChannels
+    const feed = yield* StepFeed
+    const timing = yield* CableTiming
+
+    const authenticate = (credential: Credential | undefined): Effect.Effect<PlatformCaller | undefined> =>
+      credential === undefined
+        ? Effect.succeed(undefined)
+        : sessions.authenticate(credential.token).pipe(
+            Effect.map(({ session, user }): PlatformCaller | undefined =>
+              session.kind !== credential.kind
+                ? undefined
+                : {
+                    user: {
+                      id: user.id,
+                      publicId: user.public_id,
+                      role: user.role,
+                      email: user.email ?? "",
+                      displayName: user.display_name,
+                      handle: user.handle
+                    },
+                    credential: {
+                      kind: "session",
+                      id: session.id,
+                      publicId: session.public_id,
+                      sessionKind: session.kind,
+                      expiresAt: session.expires_at
+                    }
+                  }
+            ),
+            Effect.catchTag("Unauthenticated", () => Effect.succeed(undefined))
+          )
+
+    yield* router.add("GET", cablePath, (request) =>
+      Effect.gen(function* () {
+        const credential = presented(request)
+        const caller = yield* authenticate(credential)
+        if (!isWebSocketUpgrade(request)) {
+          return caller === undefined
+            ? envelope(401, "unauthorized", "Authentication is required")
+            : envelope(426, "upgrade_required", "Connect with a WebSocket", { upgrade: "websocket" })
+        }
+        settleProtocol(request)
+        const socket = yield* request.upgrade
+        yield* serveConnection(socket, caller, {
+          timing,
+          channels,
+          feed,
+          reauthenticate: authenticate(credential)
+        })
+        return HttpServerResponse.empty()
+      })
+    )
+  })
+)
+
+/** Every channel the cable serves. A new channel adds its registration layer here. */
+export const CableChannelsLive = Layer.mergeAll(ActorChannelLive)
+
+/** The cable route with its channels, for Routes.ts to merge. */
+export const CableRoute = Layer.mergeAll(CableEndpoint, CableChannelsLive).pipe(
+  Layer.provide(CableChannels.layer),
+  Layer.provide(StepFeed.layer)
+)

@@ -1,0 +1,83 @@
+// The cable's channel registry. A channel is a name plus `subscribe(params, connection)`, which
+// either rejects or answers the stream of messages for that subscription. Channels register
+// themselves with a layer (`registerChannel`), so new channels never touch the protocol code.
+import type { PlatformCaller } from "@troupe/contracts/platform/Caller"
+import { Context, Data, Effect, Layer, type Scope, Stream } from "effect"
+import type { DisconnectReason } from "./Protocol.ts"
+
+/** The one answer to a subscription that is unauthorized, unknown or malformed: like absence. */
+export class SubscriptionRejected extends Data.TaggedError("SubscriptionRejected")<{}> {}
+
+export const rejected = Effect.fail(new SubscriptionRejected())
+
+/** One open socket, as channels see it. */
+export interface CableConnection {
+  /** Who the socket authenticated as (fixed for the socket's life: a change of role disconnects). */
+  readonly caller: PlatformCaller
+  /** Sends `disconnect {reason, reconnect}` and closes the socket. */
+  readonly disconnect: (reason: DisconnectReason, reconnect: boolean) => Effect.Effect<void>
+}
+
+/** What an accepted subscription produces. */
+export interface ChannelSubscription {
+  /** Each element goes to the client as `{identifier, message}`, in order. */
+  readonly messages: Stream.Stream<unknown>
+  /** Handles a client `message` command (its parsed `data`, which names an `action`). */
+  readonly perform?: ((data: Readonly<Record<string, unknown>>) => Effect.Effect<void>) | undefined
+}
+
+export interface CableChannel<R = never> {
+  /** The `channel` of the client's identifier, e.g. "ActorChannel". */
+  readonly name: string
+  /**
+   * Authorizes and opens a subscription. The scope is the subscription's: it closes on
+   * unsubscribe or when the socket ends, so resources acquired here (bus subscriptions) live
+   * exactly as long. Anything acquired before answering is live before the confirmation.
+   */
+  readonly subscribe: (
+    params: Readonly<Record<string, unknown>>,
+    connection: CableConnection
+  ) => Effect.Effect<Stream.Stream<unknown> | ChannelSubscription, SubscriptionRejected, R | Scope.Scope>
+}
+
+type Subscribe = CableChannel<never>["subscribe"]
+
+export class CableChannels extends Context.Service<
+  CableChannels,
+  {
+    readonly register: (name: string, subscribe: Subscribe) => Effect.Effect<void>
+    readonly lookup: (name: string) => Subscribe | undefined
+  }
+>()("@troupe/http/cable/CableChannels") {
+  static readonly layer = Layer.effect(
+    CableChannels,
+    Effect.sync(() => {
+      const channels = new Map<string, Subscribe>()
+      return CableChannels.of({
+        register: (name, subscribe) =>
+          channels.has(name)
+            ? Effect.die(new Error(`The cable channel ${name} is registered twice`))
+            : Effect.sync(() => void channels.set(name, subscribe)),
+        lookup: (name) => channels.get(name)
+      })
+    })
+  )
+}
+
+/** A layer that adds the channel to the registry, capturing the services it needs. */
+export const registerChannel = <R>(channel: CableChannel<R>): Layer.Layer<never, never, CableChannels | R> =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const registry = yield* CableChannels
+      const services = yield* Effect.context<R>()
+      yield* registry.register(channel.name, (params, connection) =>
+        channel
+          .subscribe(params, connection)
+          .pipe(Effect.updateContext((input: Context.Context<Scope.Scope>) => Context.merge(services, input)))
+      )
+    })
+  )
+
+/** Normalizes what `subscribe` answered. */
+export const asSubscription = (answer: Stream.Stream<unknown> | ChannelSubscription): ChannelSubscription =>
+  Stream.isStream(answer) ? { messages: answer } : answer

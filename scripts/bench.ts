@@ -1,0 +1,144 @@
+// `npm run bench`: actor steps per second through the runtime, beside a baseline of the same
+// writes as plain SQL transactions, measured in the same run on the same fresh database
+// (`troupe_bench_<random>` on BENCH_DATABASE_URL or 127.0.0.1:5432, dropped at the end; the
+// embedded database, with one connection, when PostgreSQL does not answer).
+//
+// One step = `ActorHost.send` of one event to a counter actor (scripts/bench/machine.ts): the
+// transition, then ONE transaction writing the seq-fenced snapshot, the stream head and an
+// outbox item, and a journal row, then the after-commit notifications (two NOTIFYs on
+// PostgreSQL), then the reply. The baseline (scripts/bench/baseline.ts) issues the same four
+// statements in one transaction through the same PgClient pool, with no machine, mailbox, plan
+// or notification.
+//
+// Each level (1, 4, 16 actors) gets fresh actors on both sides, one fiber per actor sending its
+// steps back to back; after a 0.5 s warm-up of each side, the two sides alternate in 0.5 s
+// rounds until each has 3 s measured (BENCH_SECONDS), so disk hiccups hit both alike.
+//
+// Reading the output: `steps/s` and `tx/s` are completed steps over the measured time; `ratio`
+// is runtime/baseline, the share of the bare transaction rate the runtime keeps (1.0 = no
+// overhead); p50/p99 are per-step latencies in ms as an actor's sender sees them; node CPU
+// µs/step is this process's CPU time (user + system) per step, the client side's cost of a step
+// (PostgreSQL's is not in it). Absolute figures vary with the machine and its disk; compare
+// ratios. The same figures go to bench/results/<timestamp>.json (gitignored).
+import { mkdir, writeFile } from "node:fs/promises"
+import { NodeRuntime } from "@effect/platform-node"
+import { ActorHost } from "@troupe/actors/ActorHost"
+import { runtimeLayer } from "@troupe/actors/Runtime"
+import { migratedDatabase } from "@troupe/server/Server"
+import { newPublicId } from "@troupe/storage/Ids"
+import { Console, Effect, Layer, References } from "effect"
+import { baselineStepper, seedBaseline } from "./bench/baseline.ts"
+import { benchDatabase, poolSize } from "./bench/database.ts"
+import { benchBinding, benchKind, countEvent } from "./bench/machine.ts"
+import { drive, type Round, type Sample, summarize } from "./bench/measure.ts"
+
+const levels = [1, 4, 16]
+const warmupMillis = 500
+const roundMillis = 500
+const measureMillis = Math.round(Number(process.env.BENCH_SECONDS ?? 3) * 1000)
+const resultsDir = new URL("../bench/results/", import.meta.url)
+
+interface Level {
+  readonly concurrency: number
+  readonly runtime: Sample
+  readonly baseline: Sample
+  readonly ratio: number
+}
+
+/**
+ * Warms both sides up, then alternates them in short rounds until each has run `measureMillis`,
+ * so both see the same state of the machine (disk flushes, other load) and the ratio holds.
+ */
+const measure = <E1, R1, E2, R2>(
+  runtime: { readonly actors: ReadonlyArray<string>; readonly step: (actor: string) => Effect.Effect<void, E1, R1> },
+  baseline: { readonly actors: ReadonlyArray<string>; readonly step: (actor: string) => Effect.Effect<void, E2, R2> }
+) =>
+  Effect.gen(function* () {
+    yield* drive(baseline.actors, baseline.step, warmupMillis)
+    yield* drive(runtime.actors, runtime.step, warmupMillis)
+    const runtimeRounds: Array<Round> = []
+    const baselineRounds: Array<Round> = []
+    for (let round = 0; round < measureMillis / roundMillis; round++) {
+      baselineRounds.push(yield* drive(baseline.actors, baseline.step, roundMillis))
+      runtimeRounds.push(yield* drive(runtime.actors, runtime.step, roundMillis))
+    }
+    return { runtime: summarize(runtimeRounds), baseline: summarize(baselineRounds) }
+  })
+
+const runLevel = (concurrency: number) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const runtimeActors = Array.from({ length: concurrency }, () => newPublicId())
+    for (const actor of runtimeActors) yield* host.create(benchKind, actor, undefined)
+    const runtimeStep = (actor: string) =>
+      Effect.flatMap(host.send(benchKind, actor, countEvent), (outcome) =>
+        outcome._tag === "Accepted" ? Effect.void : Effect.die(new Error(`${actor}: event rejected`))
+      )
+    const baselineActors = yield* seedBaseline(concurrency)
+    const baselineStep = yield* baselineStepper
+    const { runtime, baseline } = yield* measure(
+      { actors: runtimeActors, step: runtimeStep },
+      { actors: baselineActors, step: baselineStep }
+    )
+    return { concurrency, runtime, baseline, ratio: runtime.perSecond / baseline.perSecond } satisfies Level
+  })
+
+const fixed = (value: number, digits: number) => value.toFixed(digits)
+
+const table = (results: ReadonlyArray<Level>) => {
+  const header = [
+    "actors",
+    "runtime steps/s",
+    "baseline tx/s",
+    "ratio",
+    "runtime p50/p99 ms",
+    "baseline p50/p99 ms",
+    "node CPU µs/step runtime/baseline"
+  ]
+  const rows = results.map((level) => [
+    String(level.concurrency),
+    fixed(level.runtime.perSecond, 0),
+    fixed(level.baseline.perSecond, 0),
+    fixed(level.ratio, 2),
+    `${fixed(level.runtime.p50Ms, 2)} / ${fixed(level.runtime.p99Ms, 2)}`,
+    `${fixed(level.baseline.p50Ms, 2)} / ${fixed(level.baseline.p99Ms, 2)}`,
+    `${fixed(level.runtime.cpuMicrosPerStep, 0)} / ${fixed(level.baseline.cpuMicrosPerStep, 0)}`
+  ])
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
+  return [header, ...rows].map((row) => row.map((cell, column) => cell.padStart(widths[column]!)).join("  ")).join("\n")
+}
+
+const program = Effect.gen(function* () {
+  const startedAt = new Date()
+  const database = yield* benchDatabase
+  yield* Console.log(
+    `Troupe bench: ${database.description}; levels ${levels.join(", ")} actors; ` +
+      `${warmupMillis} ms warm-up + ${measureMillis} ms measured per level and side, alternating in ${roundMillis} ms rounds`
+  )
+  const layer = runtimeLayer([benchBinding]).pipe(
+    Layer.provideMerge(migratedDatabase(database.config)),
+    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
+  )
+  const results = yield* Effect.forEach(levels, runLevel).pipe(Effect.provide(layer))
+  yield* Console.log(table(results))
+
+  const report = {
+    startedAt: startedAt.toISOString(),
+    database: database.description,
+    node: process.version,
+    poolSize: database.config._tag === "postgres" ? poolSize : 1,
+    warmupMillis,
+    measureMillis,
+    roundMillis,
+    step: "snapshot (seq-fenced UPDATE) + stream head upsert + outbox item + journal row, one transaction",
+    levels: results
+  }
+  yield* Effect.promise(async () => {
+    await mkdir(resultsDir, { recursive: true })
+    const file = new URL(`${startedAt.toISOString().replaceAll(":", "-")}.json`, resultsDir)
+    await writeFile(file, JSON.stringify(report, null, 2) + "\n")
+    return file
+  }).pipe(Effect.flatMap((file) => Console.log(`Wrote ${file.pathname}`)))
+})
+
+program.pipe(Effect.scoped, NodeRuntime.runMain)
