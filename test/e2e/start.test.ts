@@ -132,9 +132,8 @@ describe("npm start on the embedded database", { timeout: 120_000 }, () => {
     expect((await browser.get("/")).text).toContain("Olive Owner")
   })
 
-  // BUG (package.json "start": "troupe serve"): npm runs the script under `sh -c`, and sh does
-  // not pass the forwarded SIGTERM on, so npm dies of the signal at once and the server is left
-  // running as an orphan that still holds pg.lock. `"start": "exec troupe serve"` fixes it.
+  // npm runs the script under `sh -c`; the script execs the server so the SIGTERM npm forwards
+  // reaches it (a plain `troupe serve` would leave it running as an orphan holding pg.lock).
   it("SIGTERM to npm start exits 0 within a bounded time and releases the data dir's lock file", async () => {
     expect(first).toBeDefined()
     first.child.kill("SIGTERM")
@@ -147,7 +146,7 @@ describe("npm start on the embedded database", { timeout: 120_000 }, () => {
 
   it("a second npm start on the same data dir keeps the data: the owner created before signs in", async () => {
     expect(first).toBeDefined()
-    // Whatever the previous test left running (see the BUG above) is stopped first.
+    // Whatever the previous test left running is stopped first.
     await stopTree(first)
     expect(existsSync(join(dataDir, "pg.lock"))).toBe(false)
     const second = await npmStart(dataDir)
@@ -164,10 +163,7 @@ describe("npm start on the embedded database", { timeout: 120_000 }, () => {
     expect(existsSync(join(dataDir, "pg.lock"))).toBe(false)
   })
 
-  // BUG (packages/storage/src/Embedded.ts, lockDataDir): the lock file `<dataDir>.lock` is opened
-  // before anything creates its parent directory, so a TROUPE_DATA_DIR that does not exist yet —
-  // including the default ./.troupe/data on a fresh checkout — fails with "could not lock the
-  // embedded database". Creating dirname(path) first fixes it.
+  // The lock file `<dataDir>.lock` lives beside the database: its directory is created first.
   it("starts on a data dir that does not exist yet, as the default ./.troupe/data on a fresh checkout", async () => {
     const dataDir = join(dataRoot, "fresh", "data")
     const run = await npmStart(dataDir)
