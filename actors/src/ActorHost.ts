@@ -12,7 +12,7 @@ import { Cause, Clock, Context, Duration, Effect, Layer, Queue, RcMap, Schema, S
 import { SqlClient } from "effect/sql/SqlClient"
 import { type AnyMachineSnapshot, initialTransition, transition } from "xstate"
 import { type ActorEvent, type Binding, Bindings } from "./Binding.ts"
-import { ActorExists, ActorNotFound, ActorQuarantined, UnknownKind } from "./Errors.ts"
+import { ActorExists, ActorNotFound, ActorQuarantined, InvalidMessage, UnknownKind } from "./Errors.ts"
 import { planActions, type StepPlan, stateText } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
 import { Supervision } from "./Supervision.ts"
@@ -69,6 +69,12 @@ const acceptedEvents = (snapshot: AnyMachineSnapshot): ReadonlyArray<string> =>
     .filter((type) => !type.startsWith("xstate."))
     .sort()
 
+/** Decodes a message against one of the machine's schemas. */
+const validate = (kind: string, schema: Schema.Top, value: unknown) =>
+  Schema.decodeUnknownEffect(schema as Schema.Codec<unknown>)(value).pipe(
+    Effect.mapError((error) => new InvalidMessage({ kind, message: error.message }))
+  )
+
 const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n")[0] ?? "step failed"
 
 const statusOf = (status: string): Repo.SnapshotRow["status"] =>
@@ -82,12 +88,12 @@ export class ActorHost extends Context.Service<
       kind: string,
       actorId: string,
       input: unknown
-    ) => Effect.Effect<{ readonly state: string }, ActorExists | UnknownKind>
+    ) => Effect.Effect<{ readonly state: string }, ActorExists | UnknownKind | InvalidMessage>
     readonly send: (
       kind: string,
       actorId: string,
       event: ActorEvent
-    ) => Effect.Effect<StepOutcome, ActorNotFound | ActorQuarantined | UnknownKind>
+    ) => Effect.Effect<StepOutcome, ActorNotFound | ActorQuarantined | UnknownKind | InvalidMessage>
     /** Delivers a timer or a job's report (the runners call this). */
     readonly deliver: (delivery: Delivery, event: ActorEvent | undefined) => Effect.Effect<void>
     readonly binding: (kind: string) => Effect.Effect<Binding, UnknownKind>
@@ -220,6 +226,7 @@ export class ActorHost extends Context.Service<
         const create = (kind: string, actorId: string, input: unknown) =>
           Effect.gen(function* () {
             const binding = yield* bindingOf(kind)
+            yield* validate(kind, binding.entry.input, input)
             const [snapshot, actions] = initialTransition(binding.entry.machine, input)
             const plan = planActions(binding, actions, 1n)
             const at = yield* now
@@ -375,15 +382,26 @@ export class ActorHost extends Context.Service<
           )
 
         const send = (kind: string, actorId: string, event: ActorEvent) =>
-          Effect.flatMap(bindingOf(kind), (binding) =>
-            Effect.map(step(binding, actorId, event, undefined), (outcome) => outcome!)
-          )
+          Effect.gen(function* () {
+            const binding = yield* bindingOf(kind)
+            yield* validate(kind, binding.entry.events, event)
+            return (yield* step(binding, actorId, event, undefined))!
+          })
 
         const deliver = (delivery: Delivery, event: ActorEvent | undefined) =>
           Effect.gen(function* () {
             const row = delivery._tag === "Timer" ? delivery.timer : delivery.job
             const binding = bindings.get(row.kind)
-            if (!binding || event === undefined) {
+            const valid =
+              binding !== undefined &&
+              event !== undefined &&
+              (yield* Effect.isSuccess(validate(row.kind, binding.entry.events, event)))
+            if (!binding || event === undefined || !valid) {
+              if (binding && event !== undefined) {
+                yield* Effect.logError(
+                  `${row.kind} ${row.actor_id}: dropped a ${delivery._tag.toLowerCase()} event of the wrong shape`
+                )
+              }
               yield* settleDelivery(delivery, yield* now).pipe(
                 sql.withTransaction,
                 Effect.catchTag("StaleDelivery", () => Effect.void),

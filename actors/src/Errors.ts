@@ -18,3 +18,9 @@ export class ActorQuarantined extends Schema.TaggedError<ActorQuarantined>()("Ac
 }) {}
 
 export class UnknownKind extends Schema.TaggedError<UnknownKind>()("UnknownKind", { kind: Schema.String }) {}
+
+/** An event or input that is not of the shape the machine's schema declares. */
+export class InvalidMessage extends Schema.TaggedError<InvalidMessage>()("InvalidMessage", {
+  kind: Schema.String,
+  message: Schema.String
+}) {}

@@ -1,17 +1,30 @@
-// Every machine by name, with the version its snapshots carry. A snapshot written by a newer
-// version is refused on load; older versions are migrated by the machine's own upgrader.
+// Every machine by name, with the version its snapshots carry and the schemas of its input and
+// events. A snapshot written by a newer version is refused on load; older versions are migrated
+// by the machine's own upgrader.
+import type { Schema } from "effect"
 import type { AnyStateMachine } from "xstate"
 import { apiSessionMachine, apiSessionVersion } from "./apiSession/apiSession.machine.ts"
+import { ApiSessionInput } from "./apiSession/context.ts"
+import { ApiSessionEvent } from "./apiSession/events.ts"
 
 export interface MachineEntry {
   readonly machine: AnyStateMachine
   readonly version: number
+  /** What `create` must be given. */
+  readonly input: Schema.Top
+  /** Every event the machine may be sent (timers and job reports included). */
+  readonly events: Schema.Top
   /** Upgrades a persisted snapshot of an older version to this one. */
   readonly upgrade?: (snapshot: unknown, fromVersion: number) => unknown
 }
 
 export const machines = {
-  apiSession: { machine: apiSessionMachine, version: apiSessionVersion }
+  apiSession: {
+    machine: apiSessionMachine,
+    version: apiSessionVersion,
+    input: ApiSessionInput,
+    events: ApiSessionEvent
+  }
 } satisfies Record<string, MachineEntry>
 
 export type MachineName = keyof typeof machines

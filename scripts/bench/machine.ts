@@ -1,7 +1,9 @@
 // The benchmark's subject: a counter whose one event assigns its context and emits one item, so
 // each step writes exactly a snapshot, a journal row and an outbox item (no row handlers, jobs
 // or timers).
+
 import type { Binding } from "@troupe/actors/Binding"
+import { Schema } from "effect"
 import { assign, emit, setup } from "xstate"
 
 export const benchKind = "bench_counter"
@@ -32,7 +34,12 @@ export const benchMachine = setup({
 
 export const benchBinding: Binding = {
   kind: benchKind,
-  entry: { machine: benchMachine, version: 1 },
+  entry: {
+    machine: benchMachine,
+    version: 1,
+    input: Schema.Struct({}),
+    events: Schema.Struct({ type: Schema.Literal("bench.count") })
+  },
   resourceType: "bench_counter",
   stream: (actorId) => `bench_counter:${actorId}`,
   rows: {},

@@ -140,6 +140,18 @@ describe("steps", () => {
     expect((await snapshot(id)).seq).toBe(1n)
   })
 
+  it("refuses events and input that do not match the machine's schemas", async () => {
+    const id = await newWorker()
+    const h = await host()
+    const badEvent = await runtime.run(Effect.exit(h.send("worker", id, { type: "fetch" })))
+    expect(Exit.isFailure(badEvent) && JSON.stringify(badEvent.cause)).toContain("InvalidMessage")
+    const unknownEvent = await runtime.run(Effect.exit(h.send("worker", id, { type: "teleport" })))
+    expect(Exit.isFailure(unknownEvent) && JSON.stringify(unknownEvent.cause)).toContain("InvalidMessage")
+    const badInput = await runtime.run(Effect.exit(h.create("worker", newPublicId(), { start: "zero" })))
+    expect(Exit.isFailure(badInput) && JSON.stringify(badInput.cause)).toContain("InvalidMessage")
+    expect((await snapshot(id)).seq).toBe(1n)
+  })
+
   it("detects a seq conflict from a second writer and steps from the newer snapshot", async () => {
     const id = await newWorker()
     await send(id, { type: "count" })

@@ -1,9 +1,18 @@
 // A test subject for the runtime: counts (a row write and an emit per count), fails on demand
 // in its transactional handler, fetches through a job, and keeps a ping timer.
 import type { Binding } from "@troupe/actors/Binding"
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { assign, cancel, emit, raise, setup } from "xstate"
+
+export const WorkerInput = Schema.Struct({ start: Schema.Number })
+
+export const WorkerEventSchema = Schema.Union([
+  Schema.Struct({ type: Schema.Literals(["count", "explode", "disarm", "ping", "finish"]) }),
+  Schema.Struct({ type: Schema.Literal("fetch"), url: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("fetched"), body: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("arm"), delay: Schema.Number })
+])
 
 export type WorkerEvent =
   | { type: "count" }
@@ -80,7 +89,7 @@ export const workerControls = (): WorkerControls => ({
 
 export const workerBinding = (controls: WorkerControls): Binding => ({
   kind: "worker",
-  entry: { machine: workerMachine, version: 1 },
+  entry: { machine: workerMachine, version: 1, input: WorkerInput, events: WorkerEventSchema },
   resourceType: "worker",
   stream: (actorId) => `worker:${actorId}`,
   rows: {

@@ -1,8 +1,8 @@
-// What the API session machine remembers: the kind of session it governs.
-export interface ApiSessionInput {
-  readonly kind: "api" | "browser"
-}
+// What the API session machine starts from and remembers: the kind of session it governs.
+import { Schema } from "effect"
 
-export interface ApiSessionContext {
-  readonly kind: "api" | "browser"
-}
+export const ApiSessionInput = Schema.Struct({ kind: Schema.Literals(["api", "browser"]) })
+export type ApiSessionInput = typeof ApiSessionInput.Type
+
+export const ApiSessionContext = Schema.Struct({ kind: Schema.Literals(["api", "browser"]) })
+export type ApiSessionContext = typeof ApiSessionContext.Type
