@@ -69,7 +69,7 @@ const runLevel = (concurrency: number) =>
   Effect.gen(function* () {
     const host = yield* ActorHost
     const runtimeActors = Array.from({ length: concurrency }, () => newPublicId())
-    for (const actor of runtimeActors) yield* host.create(benchKind, actor, undefined)
+    for (const actor of runtimeActors) yield* host.create(benchKind, actor, {})
     const runtimeStep = (actor: string) =>
       Effect.flatMap(host.send(benchKind, actor, countEvent), (outcome) =>
         outcome._tag === "Accepted" ? Effect.void : Effect.die(new Error(`${actor}: event rejected`))

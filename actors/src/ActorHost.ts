@@ -1,8 +1,9 @@
 // The actor host: one mailbox per actor (events processed one at a time on this node), and the
 // step: transition, then ONE transaction writing the seq-fenced snapshot, the binding's row
-// writes, timer rows, job rows, outbox items and a journal row; after commit, publish and wake
-// the runners, then reply. A seq conflict (another writer) reloads and retries; a failing step
-// is retried from the last committed snapshot with backoff, then quarantined with a dead letter.
+// writes, timer rows, job rows, outbox items, a journal row and the bus notices (delivered on
+// commit); after commit, wake the runners, then reply. A seq conflict (another writer) reloads
+// and retries; a failing step is retried from the last committed snapshot with backoff, then
+// quarantined with a dead letter.
 
 import { EventBus } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
@@ -57,6 +58,8 @@ export const defaultHostOptions: HostOptions = {
 
 interface Live {
   readonly row: Repo.SnapshotRow
+  /** The row's snapshot resolved against the machine, once a step has needed it. */
+  resolved: AnyMachineSnapshot | undefined
   lastUsed: number
 }
 
@@ -130,11 +133,13 @@ export class ActorHost extends Context.Service<
           const cached = live.get(keyOf(kind, actorId))
           if (cached) {
             cached.lastUsed = Date.now()
-            return cached.row
+            return cached
           }
           const row = yield* Repo.findSnapshot(kind, actorId)
-          if (row) live.set(keyOf(kind, actorId), { row, lastUsed: Date.now() })
-          return row
+          if (!row) return undefined
+          const entry: Live = { row, resolved: undefined, lastUsed: Date.now() }
+          live.set(keyOf(kind, actorId), entry)
+          return entry
         })
 
         const resolve = (binding: Binding, row: Repo.SnapshotRow) => {
@@ -201,24 +206,26 @@ export class ActorHost extends Context.Service<
               }))
             )
             yield* Repo.appendJournal({ ...journal, kind: binding.kind, actorId, seq, actions: plan.actionTypes, at })
-            return { stream, sequences }
+            const notice: StepNotice = { kind: binding.kind, actorId, seq: String(seq), state: journal.toState }
+            const last = sequences[sequences.length - 1]
+            yield* bus.publishOnCommit([
+              { channel: stepChannel, payload: JSON.stringify(notice) },
+              ...(last === undefined
+                ? []
+                : [{ channel: outboxChannel, payload: JSON.stringify({ stream, sequence: String(last) }) }])
+            ])
           })
 
+        /** After commit: remember the new snapshot and wake the runners it gave work. */
         const afterCommit = (
           binding: Binding,
           actorId: string,
           row: Repo.SnapshotRow,
-          plan: StepPlan,
-          written: { readonly stream: string; readonly sequences: ReadonlyArray<bigint> }
+          resolved: AnyMachineSnapshot,
+          plan: StepPlan
         ) =>
           Effect.gen(function* () {
-            live.set(keyOf(binding.kind, actorId), { row, lastUsed: Date.now() })
-            const notice: StepNotice = { kind: binding.kind, actorId, seq: String(row.seq), state: row.state_value }
-            yield* bus.publish(stepChannel, JSON.stringify(notice))
-            const last = written.sequences[written.sequences.length - 1]
-            if (last !== undefined) {
-              yield* bus.publish(outboxChannel, JSON.stringify({ stream: written.stream, sequence: String(last) }))
-            }
+            live.set(keyOf(binding.kind, actorId), { row, resolved, lastUsed: Date.now() })
             if (plan.timers.some((timer) => timer.op === "set")) yield* Queue.offer(signals.timers, undefined)
             if (plan.jobs.length > 0) yield* Queue.offer(signals.jobs, undefined)
           })
@@ -256,12 +263,12 @@ export class ActorHost extends Context.Service<
                 now: at
               })
               if (!inserted) return yield* new ActorExists({ kind, actorId })
-              const written = yield* writeEffects(binding, actorId, plan, 1n, at, snapshot.status !== "active", {
+              yield* writeEffects(binding, actorId, plan, 1n, at, snapshot.status !== "active", {
                 event: { type: "xstate.init", input },
                 fromState: null,
                 toState: state
               })
-              yield* sql.afterCommit(afterCommit(binding, actorId, row, plan, written))
+              yield* sql.afterCommit(afterCommit(binding, actorId, row, snapshot, plan))
             }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
             return { state }
           })
@@ -269,10 +276,12 @@ export class ActorHost extends Context.Service<
         /** One attempt at a step from the last committed snapshot. */
         const attempt = (binding: Binding, actorId: string, event: ActorEvent, delivery: Delivery | undefined) =>
           Effect.gen(function* () {
-            const row = yield* load(binding.kind, actorId)
-            if (!row) return yield* new ActorNotFound({ kind: binding.kind, actorId })
+            const entry = yield* load(binding.kind, actorId)
+            if (!entry) return yield* new ActorNotFound({ kind: binding.kind, actorId })
+            const row = entry.row
             if (row.quarantined_at) return yield* new ActorQuarantined({ kind: binding.kind, actorId })
-            const state = yield* resolve(binding, row)
+            const state = entry.resolved ?? (yield* resolve(binding, row))
+            entry.resolved = state
             const [next, actions] = transition(binding.entry.machine, state, event as never)
             const at = yield* now
             if (next === state && actions.length === 0) {
@@ -309,12 +318,12 @@ export class ActorHost extends Context.Service<
                 row.seq
               )
               if (!advanced) return yield* new SeqConflict()
-              const written = yield* writeEffects(binding, actorId, plan, seq, at, next.status !== "active", {
+              yield* writeEffects(binding, actorId, plan, seq, at, next.status !== "active", {
                 event,
                 fromState: row.state_value,
                 toState: nextRow.state_value
               })
-              yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, plan, written))
+              yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, plan))
             }).pipe(sql.withTransaction)
             return { _tag: "Accepted", state: nextRow.state_value, status: nextRow.status, seq } as StepOutcome
           })

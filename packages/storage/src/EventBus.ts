@@ -3,10 +3,18 @@
 // PubSub (the embedded database delivers no notifications).
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 
 export interface EventBusService {
   /** Deliver `payload` to every current subscriber of `channel`. Call after the data is committed. */
   readonly publish: (channel: string, payload: string) => Effect.Effect<void>
+  /**
+   * Deliver the messages when the current transaction commits, and never if it rolls back.
+   * PostgreSQL holds a NOTIFY until commit; the in-process bus publishes after commit.
+   */
+  readonly publishOnCommit: (
+    messages: ReadonlyArray<{ readonly channel: string; readonly payload: string }>
+  ) => Effect.Effect<void, never, SqlClient>
   /**
    * Subscribes to `channel`. The subscription is live when the effect completes (so nothing
    * published afterwards is missed) and ends with the scope.
@@ -19,8 +27,16 @@ export class EventBus extends Context.Service<EventBus, EventBusService>()("@tro
     EventBus,
     Effect.gen(function* () {
       const hub = yield* PubSub.unbounded<{ readonly channel: string; readonly payload: string }>()
+      const publish = (channel: string, payload: string) =>
+        PubSub.publish(hub, { channel, payload }).pipe(Effect.asVoid)
       return EventBus.of({
-        publish: (channel, payload) => PubSub.publish(hub, { channel, payload }).pipe(Effect.asVoid),
+        publish,
+        publishOnCommit: (messages) =>
+          Effect.flatMap(SqlClient, (sql) =>
+            sql.afterCommit(
+              Effect.forEach(messages, (message) => publish(message.channel, message.payload), { discard: true })
+            )
+          ),
         subscribe: (channel) =>
           PubSub.subscribe(hub).pipe(
             Effect.map((subscription) =>
@@ -40,6 +56,14 @@ export class EventBus extends Context.Service<EventBus, EventBusService>()("@tro
       const pg = yield* PgClient.PgClient
       return EventBus.of({
         publish: (channel, payload) => pg.notify(channel, payload).pipe(Effect.orDie),
+        publishOnCommit: (messages) =>
+          messages.length === 0
+            ? Effect.void
+            : Effect.flatMap(SqlClient, (sql) =>
+                sql`SELECT pg_notify(m.channel, m.payload)
+                    FROM unnest(${messages.map((m) => m.channel)}::text[], ${messages.map((m) => m.payload)}::text[])
+                      AS m(channel, payload)`.pipe(Effect.asVoid, Effect.orDie)
+              ),
         subscribe: (channel) =>
           pg.listen(channel).pipe(
             Effect.orDie,
