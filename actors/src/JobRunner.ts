@@ -6,10 +6,11 @@
 
 import { EventBus } from "@troupe/storage/EventBus"
 import * as Repo from "@troupe/storage/repositories/Actors"
-import { Cause, Clock, Context, Duration, Effect, Layer, Queue } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { ActorHost } from "./ActorHost.ts"
 import { Bindings } from "./Binding.ts"
+import { runnerLoop } from "./RunnerLoop.ts"
 import { RunnerSignals } from "./Signals.ts"
 
 const batch = 16
@@ -26,7 +27,6 @@ export interface JobNotice {
   readonly name: string
   readonly outcome: "done" | "retrying"
 }
-const maxIdle = Duration.seconds(1)
 
 /** 1 s, 2 s, 4 s, ... capped at 5 minutes. */
 export const jobBackoff = (attempts: number) =>
@@ -106,20 +106,11 @@ export class JobRunner extends Context.Service<
         }
       })
 
-      const untilNext = Effect.gen(function* () {
-        const next = yield* Repo.nextJobDue.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
-        if (next === undefined) return maxIdle
-        const wait = Duration.millis(Math.max(0, next.getTime() - (yield* Clock.currentTimeMillis)))
-        return Duration.min(wait, maxIdle)
-      })
-
-      yield* Effect.forkScoped(
-        Effect.forever(
-          Effect.gen(function* () {
-            yield* runReady
-            yield* Queue.take(signals.jobs).pipe(Effect.timeoutOption(yield* untilNext))
-          }).pipe(Effect.catchCause((cause) => Effect.logError("job runner pass failed", cause)))
-        )
+      yield* runnerLoop(
+        "job runner",
+        runReady,
+        signals.jobs,
+        Repo.nextJobDue.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
       )
       return JobRunner.of({ runReady })
     })

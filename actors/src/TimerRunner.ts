@@ -7,10 +7,10 @@ import { Clock, Context, Duration, Effect, Layer, Queue } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { ActorHost } from "./ActorHost.ts"
 import type { ActorEvent } from "./Binding.ts"
+import { runnerLoop } from "./RunnerLoop.ts"
 import { RunnerSignals } from "./Signals.ts"
 
 const batch = 100
-const maxIdle = Duration.seconds(1)
 
 export class TimerRunner extends Context.Service<
   TimerRunner,
@@ -39,20 +39,11 @@ export class TimerRunner extends Context.Service<
         }
       }).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
 
-      const untilNext = Effect.gen(function* () {
-        const next = yield* Repo.nextTimerDue.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
-        if (next === undefined) return maxIdle
-        const wait = Duration.millis(Math.max(0, next.getTime() - (yield* Clock.currentTimeMillis)))
-        return Duration.min(wait, maxIdle)
-      })
-
-      yield* Effect.forkScoped(
-        Effect.forever(
-          Effect.gen(function* () {
-            yield* runDue
-            yield* Queue.take(signals.timers).pipe(Effect.timeoutOption(yield* untilNext))
-          }).pipe(Effect.catchCause((cause) => Effect.logError("timer runner pass failed", cause)))
-        )
+      yield* runnerLoop(
+        "timer runner",
+        runDue,
+        signals.timers,
+        Repo.nextTimerDue.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
       )
       return TimerRunner.of({ runDue })
     })

@@ -15,6 +15,7 @@ import { Sessions } from "@troupe/domain/Sessions"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
+import { platformCallerOf } from "../platform/Authentication.ts"
 import { sessionCookie } from "../web/Cookies.ts"
 import { ActorChannelLive } from "./ActorChannel.ts"
 import { CableChannels } from "./Channels.ts"
@@ -89,26 +90,8 @@ const CableEndpoint = HttpRouter.use((router) =>
       credential === undefined
         ? Effect.succeed(undefined)
         : sessions.authenticate(credential.token).pipe(
-            Effect.map(({ session, user }): PlatformCaller | undefined =>
-              session.kind !== credential.kind
-                ? undefined
-                : {
-                    user: {
-                      id: user.id,
-                      publicId: user.public_id,
-                      role: user.role,
-                      email: user.email ?? "",
-                      displayName: user.display_name,
-                      handle: user.handle
-                    },
-                    credential: {
-                      kind: "session",
-                      id: session.id,
-                      publicId: session.public_id,
-                      sessionKind: session.kind,
-                      expiresAt: session.expires_at
-                    }
-                  }
+            Effect.map((authenticated): PlatformCaller | undefined =>
+              authenticated.session.kind !== credential.kind ? undefined : platformCallerOf(authenticated)
             ),
             Effect.catchTag("Unauthenticated", () => Effect.succeed(undefined))
           )

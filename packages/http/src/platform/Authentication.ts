@@ -3,11 +3,30 @@
 // Without one, the browser session cookie authorizes safe, same-site reads only.
 import { errors } from "@troupe/contracts/Errors"
 import { CallerIdentity } from "@troupe/contracts/Idempotency"
-import { CurrentPlatformCaller, PlatformAuthentication } from "@troupe/contracts/platform/Caller"
-import { Sessions } from "@troupe/domain/Sessions"
+import { CurrentPlatformCaller, PlatformAuthentication, type PlatformCaller } from "@troupe/contracts/platform/Caller"
+import { type Authenticated, Sessions } from "@troupe/domain/Sessions"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { sessionCookie } from "../web/Cookies.ts"
+
+/** The platform caller an authenticated session acts as. */
+export const platformCallerOf = ({ session, user }: Authenticated): PlatformCaller => ({
+  user: {
+    id: user.id,
+    publicId: user.public_id,
+    role: user.role,
+    email: user.email ?? "",
+    displayName: user.display_name,
+    handle: user.handle
+  },
+  credential: {
+    kind: "session",
+    id: session.id,
+    publicId: session.public_id,
+    sessionKind: session.kind,
+    expiresAt: session.expires_at
+  }
+})
 
 const bearerPattern = /^Bearer +(\S+) *$/i
 
@@ -38,23 +57,7 @@ export const PlatformAuthenticationLive = Layer.effect(
         const expected = credential.via === "bearer" ? "api" : "browser"
         if (session.kind !== expected) return yield* errors.unauthorized("The credential is not valid")
         return yield* httpEffect.pipe(
-          Effect.provideService(CurrentPlatformCaller, {
-            user: {
-              id: user.id,
-              publicId: user.public_id,
-              role: user.role,
-              email: user.email!,
-              displayName: user.display_name,
-              handle: user.handle
-            },
-            credential: {
-              kind: "session",
-              id: session.id,
-              publicId: session.public_id,
-              sessionKind: session.kind,
-              expiresAt: session.expires_at
-            }
-          }),
+          Effect.provideService(CurrentPlatformCaller, platformCallerOf({ session, user })),
           Effect.provideService(CallerIdentity, { key: `user:${user.id}` })
         )
       })
