@@ -3,7 +3,7 @@
 // whatever fell due while the process was down. Several nodes may run it: a timer is consumed
 // by exactly one step (its row is deleted in that step's transaction).
 import * as Repo from "@troupe/storage/repositories/Actors"
-import { Clock, Context, Duration, Effect, Layer, Queue } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { ActorHost } from "./ActorHost.ts"
 import type { ActorEvent } from "./Binding.ts"
