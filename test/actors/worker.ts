@@ -50,7 +50,14 @@ export const workerMachine = setup({
             emit(({ context }) => ({ type: "counted", count: context.count }))
           ]
         },
-        explode: { actions: [{ type: "worker.explode" }, emit({ type: "exploded" })] },
+        explode: {
+          actions: [
+            { type: "worker.fetch", params: { url: "https://example.test/never" } },
+            raise({ type: "ping" }, { id: "boom", delay: 1000 }),
+            { type: "worker.explode" },
+            emit({ type: "exploded" })
+          ]
+        },
         fetch: {
           target: "fetching",
           actions: [{ type: "worker.fetch", params: ({ event }) => ({ url: event.url }) }]
