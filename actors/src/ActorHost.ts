@@ -12,14 +12,22 @@ import * as Outbox from "@troupe/storage/repositories/Outbox"
 import { Cause, Clock, Context, Duration, Effect, Layer, Queue, RcMap, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type AnyMachineSnapshot, initialTransition, transition } from "xstate"
-import { type ActorEvent, type Binding, Bindings } from "./Binding.ts"
+import { type ActorEvent, type Binding, Bindings, Veto } from "./Binding.ts"
 import { ActorExists, ActorNotFound, ActorQuarantined, InvalidMessage, UnknownKind } from "./Errors.ts"
 import { planActions, type StepPlan, stateText } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
 import { Supervision } from "./Supervision.ts"
 
 export type StepOutcome =
-  | { readonly _tag: "Accepted"; readonly state: string; readonly status: string; readonly seq: bigint }
+  | {
+      readonly _tag: "Accepted"
+      readonly state: string
+      readonly status: string
+      readonly seq: bigint
+      /** What the step's row handlers answered, by action name. */
+      readonly replies: Readonly<Record<string, unknown>>
+    }
+  | { readonly _tag: "Vetoed"; readonly state: string; readonly reason: string }
   | { readonly _tag: "Rejected"; readonly state: string; readonly accepts: ReadonlyArray<string> }
 
 /** Bus channels: a committed step of any actor, and new items on a stream. */
@@ -91,7 +99,7 @@ export class ActorHost extends Context.Service<
       kind: string,
       actorId: string,
       input: unknown
-    ) => Effect.Effect<{ readonly state: string }, ActorExists | UnknownKind | InvalidMessage>
+    ) => Effect.Effect<{ readonly state: string }, ActorExists | UnknownKind | InvalidMessage | Veto>
     readonly send: (
       kind: string,
       actorId: string,
@@ -167,7 +175,13 @@ export class ActorHost extends Context.Service<
         ) =>
           Effect.gen(function* () {
             const step = { kind: binding.kind, actorId, seq, now: at }
-            for (const row of plan.rows) yield* Effect.orDie(binding.rows[row.name]!(row.params, step))
+            const replies: Record<string, unknown> = {}
+            for (const row of plan.rows) {
+              const reply = yield* binding.rows[row.name]!(row.params, step).pipe(
+                Effect.catch((error) => (error instanceof Veto ? Effect.fail(error) : Effect.die(error)))
+              )
+              if (reply !== undefined) replies[row.name] = reply
+            }
             for (const timer of plan.timers) {
               if (timer.op === "cancel") yield* Repo.deleteTimer(binding.kind, actorId, timer.timerId)
               else {
@@ -214,6 +228,7 @@ export class ActorHost extends Context.Service<
                 ? []
                 : [{ channel: outboxChannel, payload: JSON.stringify({ stream, sequence: String(last) }) }])
             ])
+            return replies
           })
 
         /** After commit: remember the new snapshot and wake the runners it gave work. */
@@ -302,7 +317,7 @@ export class ActorHost extends Context.Service<
               snapshot: binding.entry.machine.getPersistedSnapshot(next),
               updated_at: at
             }
-            yield* Effect.gen(function* () {
+            const replies = yield* Effect.gen(function* () {
               if (delivery) yield* settleDelivery(delivery, at)
               const advanced = yield* Repo.advanceSnapshot(
                 {
@@ -318,14 +333,15 @@ export class ActorHost extends Context.Service<
                 row.seq
               )
               if (!advanced) return yield* new SeqConflict()
-              yield* writeEffects(binding, actorId, plan, seq, at, next.status !== "active", {
+              const replies = yield* writeEffects(binding, actorId, plan, seq, at, next.status !== "active", {
                 event,
                 fromState: row.state_value,
                 toState: nextRow.state_value
               })
               yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, plan))
+              return replies
             }).pipe(sql.withTransaction)
-            return { _tag: "Accepted", state: nextRow.state_value, status: nextRow.status, seq } as StepOutcome
+            return { _tag: "Accepted", state: nextRow.state_value, status: nextRow.status, seq, replies } as StepOutcome
           })
 
         /** Consumes the delivered timer row or finishes the reported job, or fails if already done. */
@@ -369,6 +385,14 @@ export class ActorHost extends Context.Service<
                       const error = failure.value
                       if (error._tag === "SeqConflict" && ++conflicts < 20) continue
                       if (error._tag === "StaleDelivery") return undefined
+                      if (error._tag === "Veto") {
+                        const current = yield* Effect.orDie(load(binding.kind, actorId))
+                        return {
+                          _tag: "Vetoed",
+                          state: current?.row.state_value ?? "",
+                          reason: error.reason
+                        } as StepOutcome
+                      }
                       if (error._tag === "ActorNotFound") return yield* Effect.fail(error)
                       if (error._tag === "ActorQuarantined") return yield* Effect.fail(error)
                     }

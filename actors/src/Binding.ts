@@ -1,7 +1,7 @@
 // A binding ties a machine to the shell: which named effect requests are row writes in the
 // step's transaction, which are after-commit jobs, and where its narrated items go.
 import type { MachineEntry } from "@troupe/machines/registry"
-import { Context, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 
 export interface ActorEvent {
@@ -25,8 +25,18 @@ export interface JobInfo {
   readonly attempt: number
 }
 
-/** Row writes run inside the step's transaction: a failure rolls the whole step back. */
-export type RowHandler = (params: any, step: StepInfo) => Effect.Effect<void, unknown, SqlClient>
+/**
+ * A row handler's refusal: a precondition only the database can judge does not hold, so the step
+ * must not happen. The step is rolled back and answered `Vetoed`; it is not a failure.
+ */
+export class Veto extends Schema.TaggedError<Veto>()("Veto", { reason: Schema.String }) {}
+
+/**
+ * Row writes run inside the step's transaction: a failure rolls the whole step back. What a
+ * handler answers (when not undefined) is handed to the caller of `send` under the action's
+ * name, never journaled: the way to show a minted secret once.
+ */
+export type RowHandler = (params: any, step: StepInfo) => Effect.Effect<unknown, unknown, SqlClient>
 
 /** After-commit work; answers the event to report back to the actor, if any. Failures retry. */
 export type JobHandler = (params: any, job: JobInfo) => Effect.Effect<ActorEvent | undefined, unknown>

@@ -135,7 +135,7 @@ describe("steps", () => {
     expect(outcome).toEqual({
       _tag: "Rejected",
       state: "idle",
-      accepts: ["arm", "count", "disarm", "explode", "fetch", "finish", "ping"]
+      accepts: ["arm", "count", "disarm", "explode", "fetch", "finish", "guarded", "mint", "ping"]
     })
     expect((await snapshot(id)).seq).toBe(1n)
   })
@@ -150,6 +150,33 @@ describe("steps", () => {
     const badInput = await runtime.run(Effect.exit(h.create("worker", newPublicId(), { start: "zero" })))
     expect(Exit.isFailure(badInput) && JSON.stringify(badInput.cause)).toContain("InvalidMessage")
     expect((await snapshot(id)).seq).toBe(1n)
+  })
+
+  it("hands a row handler's reply to the caller, and never journals it", async () => {
+    const id = await newWorker()
+    const outcome = await send(id, { type: "mint" })
+    expect(outcome).toMatchObject({
+      _tag: "Accepted",
+      seq: 2n,
+      replies: { "worker.mint": { secret: "secret-of-step-2" } }
+    })
+    const journal = await runtime.run(Repo.readJournal("worker", id, 0n, 10))
+    expect(JSON.stringify(journal.map((entry) => entry.event))).not.toContain("secret-of-step")
+    expect(JSON.stringify(journal.map((entry) => entry.actions))).not.toContain("secret-of-step")
+  })
+
+  it("a row handler's veto rolls the step back and answers Vetoed, without counting a failure", async () => {
+    const id = await newWorker()
+    const before = await runtime.run(Effect.flatMap(Supervision, (s) => s.get("worker")))
+    expect(await send(id, { type: "guarded" })).toEqual({
+      _tag: "Vetoed",
+      state: "idle",
+      reason: "the database says no"
+    })
+    const row = await snapshot(id)
+    expect([row.seq, row.state_value, row.quarantined_at]).toEqual([1n, "idle", null])
+    const after = await runtime.run(Effect.flatMap(Supervision, (s) => s.get("worker")))
+    expect(after.failures).toBe(before.failures)
   })
 
   it("detects a seq conflict from a second writer and steps from the newer snapshot", async () => {

@@ -1,6 +1,6 @@
 // A test subject for the runtime: counts (a row write and an emit per count), fails on demand
 // in its transactional handler, fetches through a job, and keeps a ping timer.
-import type { Binding } from "@troupe/actors/Binding"
+import { type Binding, Veto } from "@troupe/actors/Binding"
 import { Deferred, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { assign, cancel, emit, raise, setup } from "xstate"
@@ -8,7 +8,7 @@ import { assign, cancel, emit, raise, setup } from "xstate"
 export const WorkerInput = Schema.Struct({ start: Schema.Number })
 
 export const WorkerEventSchema = Schema.Union([
-  Schema.Struct({ type: Schema.Literals(["count", "explode", "disarm", "ping", "finish"]) }),
+  Schema.Struct({ type: Schema.Literals(["count", "explode", "disarm", "ping", "finish", "mint", "guarded"]) }),
   Schema.Struct({ type: Schema.Literal("fetch"), url: Schema.String }),
   Schema.Struct({ type: Schema.Literal("fetched"), body: Schema.String }),
   Schema.Struct({ type: Schema.Literal("arm"), delay: Schema.Number })
@@ -23,6 +23,8 @@ export type WorkerEvent =
   | { type: "disarm" }
   | { type: "ping" }
   | { type: "finish" }
+  | { type: "mint" }
+  | { type: "guarded" }
 
 export const workerMachine = setup({
   types: {
@@ -33,7 +35,9 @@ export const workerMachine = setup({
   actions: {
     "worker.record": () => {},
     "worker.explode": () => {},
-    "worker.fetch": (_, _params: { url: string }) => {}
+    "worker.fetch": (_, _params: { url: string }) => {},
+    "worker.mint": () => {},
+    "worker.guard": () => {}
   }
 }).createMachine({
   id: "worker",
@@ -65,7 +69,9 @@ export const workerMachine = setup({
         arm: { actions: raise({ type: "ping" }, { id: "ping", delay: ({ event }) => event.delay }) },
         disarm: { actions: cancel("ping") },
         ping: { actions: [assign({ pings: ({ context }) => context.pings + 1 }), emit({ type: "pinged" })] },
-        finish: "finished"
+        finish: "finished",
+        mint: { actions: { type: "worker.mint" } },
+        guarded: { target: "stuck", actions: { type: "worker.guard" } }
       }
     },
     fetching: {
@@ -105,6 +111,8 @@ export const workerBinding = (controls: WorkerControls): Binding => ({
         SqlClient,
         (sql) => sql`INSERT INTO worker_records (actor_id, seq) VALUES (${step.actorId}, ${step.seq})`
       ),
+    "worker.mint": (_params, step) => Effect.succeed({ secret: `secret-of-step-${step.seq}` }),
+    "worker.guard": () => Effect.fail(new Veto({ reason: "the database says no" })),
     "worker.explode": () =>
       Effect.flatMap(SqlClient, (sql) => sql`INSERT INTO worker_records (actor_id, seq) VALUES (NULL, -1)`)
   },
