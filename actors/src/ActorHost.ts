@@ -12,7 +12,7 @@ import * as Outbox from "@troupe/storage/repositories/Outbox"
 import { Cause, Clock, Context, Duration, Effect, Layer, Queue, RcMap, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type AnyMachineSnapshot, initialTransition, transition } from "xstate"
-import { type ActorEvent, type Binding, Bindings, Veto } from "./Binding.ts"
+import { type ActorEvent, ActorSpawner, type Binding, Bindings, Veto } from "./Binding.ts"
 import { ActorExists, ActorNotFound, ActorQuarantined, InvalidMessage, UnknownKind } from "./Errors.ts"
 import { planActions, type StepPlan, stateText } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
@@ -178,6 +178,7 @@ export class ActorHost extends Context.Service<
             const replies: Record<string, unknown> = {}
             for (const row of plan.rows) {
               const reply = yield* binding.rows[row.name]!(row.params, step).pipe(
+                Effect.provideService(ActorSpawner, spawner),
                 Effect.catch((error) => (error instanceof Veto ? Effect.fail(error) : Effect.die(error)))
               )
               if (reply !== undefined) replies[row.name] = reply
@@ -245,7 +246,16 @@ export class ActorHost extends Context.Service<
             if (plan.jobs.length > 0) yield* Queue.offer(signals.jobs, undefined)
           })
 
-        const create = (kind: string, actorId: string, input: unknown) =>
+        const spawner = ActorSpawner.of({
+          create: (kind, actorId, input) =>
+            Effect.orDie(Effect.asVoid(Effect.provideService(create(kind, actorId, input), SqlClient, sql)))
+        })
+
+        const create = (
+          kind: string,
+          actorId: string,
+          input: unknown
+        ): Effect.Effect<{ readonly state: string }, ActorExists | UnknownKind | InvalidMessage | Veto, SqlClient> =>
           Effect.gen(function* () {
             const binding = yield* bindingOf(kind)
             yield* validate(kind, binding.entry.input, input)

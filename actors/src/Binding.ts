@@ -36,7 +36,17 @@ export class Veto extends Schema.TaggedError<Veto>()("Veto", { reason: Schema.St
  * handler answers (when not undefined) is handed to the caller of `send` under the action's
  * name, never journaled: the way to show a minted secret once.
  */
-export type RowHandler = (params: any, step: StepInfo) => Effect.Effect<unknown, unknown, SqlClient>
+export type RowHandler = (params: any, step: StepInfo) => Effect.Effect<unknown, unknown, SqlClient | ActorSpawner>
+
+/**
+ * What a row handler may do to other actors within its step: start them, joining the step's
+ * transaction. (Sending to another actor from inside a step would hold a transaction while
+ * waiting for that actor's mailbox; that is what jobs are for.)
+ */
+export class ActorSpawner extends Context.Service<
+  ActorSpawner,
+  { readonly create: (kind: string, actorId: string, input: unknown) => Effect.Effect<void> }
+>()("@troupe/actors/ActorSpawner") {}
 
 /** After-commit work; answers the event to report back to the actor, if any. Failures retry. */
 export type JobHandler = (params: any, job: JobInfo) => Effect.Effect<ActorEvent | undefined, unknown>

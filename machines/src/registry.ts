@@ -6,6 +6,15 @@ import type { AnyStateMachine } from "xstate"
 import { apiSessionMachine, apiSessionVersion } from "./apiSession/apiSession.machine.ts"
 import { ApiSessionInput } from "./apiSession/context.ts"
 import { ApiSessionEvent } from "./apiSession/events.ts"
+import { DeviceAuthorizationInput } from "./deviceAuthorization/context.ts"
+import {
+  deviceAuthorizationMachine,
+  deviceAuthorizationVersion
+} from "./deviceAuthorization/deviceAuthorization.machine.ts"
+import { DeviceAuthorizationEvent } from "./deviceAuthorization/events.ts"
+import { ExecutorAddressInput } from "./executorAddress/context.ts"
+import { ExecutorAddressEvent } from "./executorAddress/events.ts"
+import { executorAddressMachine, executorAddressVersion } from "./executorAddress/executorAddress.machine.ts"
 
 export interface MachineEntry {
   readonly machine: AnyStateMachine
@@ -24,6 +33,18 @@ export const machines = {
     version: apiSessionVersion,
     input: ApiSessionInput,
     events: ApiSessionEvent
+  },
+  deviceAuthorization: {
+    machine: deviceAuthorizationMachine,
+    version: deviceAuthorizationVersion,
+    input: DeviceAuthorizationInput,
+    events: DeviceAuthorizationEvent
+  },
+  executorAddress: {
+    machine: executorAddressMachine,
+    version: executorAddressVersion,
+    input: ExecutorAddressInput,
+    events: ExecutorAddressEvent
   }
 } satisfies Record<string, MachineEntry>
 

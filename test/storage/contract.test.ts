@@ -34,7 +34,7 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         const applied = yield* sql<{ name: string }>`SELECT name FROM effect_sql_migrations ORDER BY migration_id`
         assert.deepStrictEqual(
           applied.map((row) => row.name),
-          ["foundation", "actors"]
+          ["foundation", "actors", "connections"]
         )
         assert.deepStrictEqual(yield* migrate, [])
       })

@@ -23,6 +23,10 @@ export interface UserRow {
   readonly password_digest: string | null
   readonly display_name: string
   readonly handle: string
+  readonly agent_identifier: string | null
+  readonly steward_id: bigint | null
+  readonly shutdown_generation: number
+  readonly steward_generation: number | null
   readonly created_at: Date
   readonly updated_at: Date
 }
@@ -106,4 +110,10 @@ export const listHumans = Effect.fnUntraced(function* (accountId: bigint) {
 export const setUserStatus = Effect.fnUntraced(function* (id: bigint, status: UserStatus, now: Date) {
   const sql = yield* SqlClient
   yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${id}`
+})
+
+export const findUserByPublicId = Effect.fnUntraced(function* (publicId: string) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<UserRow>`SELECT * FROM users WHERE public_id = ${publicId}`
+  return rows[0]
 })

@@ -1,0 +1,159 @@
+// The connection a winning device poll makes (spec "Device connection rules"), run inside the
+// device authorization's consuming step: agents are keyed by (account, agent_identifier) and
+// reconnected, restored or created; machines are keyed by (account, manager, registration
+// identifier), kind-blind, and re-paired in place or created; every reconnect advances the
+// address epoch and ends the superseded lineage, so the previous device's credentials stop.
+// Any refusal (another steward, registration drift, an ineligible assignment agent) vetoes the
+// step: nothing is written and no credential exists.
+import { ActorSpawner, Veto } from "@troupe/actors/Binding"
+import { newPublicId } from "@troupe/storage/Ids"
+import * as Accounts from "@troupe/storage/repositories/Accounts"
+import * as Agents from "@troupe/storage/repositories/Agents"
+import * as Credentials from "@troupe/storage/repositories/Credentials"
+import type { DeviceAuthorizationRow } from "@troupe/storage/repositories/DeviceAuthorizations"
+import * as Executors from "@troupe/storage/repositories/Executors"
+import { Effect } from "effect"
+import { type IssuedLineage, issueLineage } from "./Credentials.ts"
+import type { DeviceRequest } from "./DeviceRequest.ts"
+import { handleBase, handleCandidate } from "./Handles.ts"
+import { now } from "./Now.ts"
+
+export interface ConnectionIssued {
+  readonly agent: (IssuedLineage & { readonly agentPublicId: string; readonly executorPublicId: string }) | undefined
+  readonly runner: (IssuedLineage & { readonly executorPublicId: string }) | undefined
+  /** Addresses whose epoch this connection advanced: their actors narrate it afterwards. */
+  readonly repaired: ReadonlyArray<{ readonly executorPublicId: string; readonly epoch: number }>
+}
+
+const veto = (reason: string) => Effect.fail(new Veto({ reason }))
+
+const allocateAgentHandle = Effect.fnUntraced(function* (accountId: bigint, displayName: string) {
+  const base = handleBase(displayName)
+  const taken = yield* Accounts.handlesLike(accountId, base)
+  let n = 1
+  while (taken.has(handleCandidate(base, n))) n++
+  return handleCandidate(base, n)
+})
+
+/** The agent of branch A: reconnected when active, restored when removed, created when absent. */
+const connectAgent = Effect.fnUntraced(function* (
+  account: Accounts.AccountRow,
+  steward: Accounts.UserRow,
+  request: { readonly agentIdentifier: string; readonly agentDisplayName: string },
+  at: Date
+) {
+  const existing = yield* Agents.findAgentByIdentifier(account.id, request.agentIdentifier)
+  if (existing && existing.steward_id !== steward.id) return yield* veto("the agent is stewarded by another human")
+  if (existing) {
+    return yield* Agents.reconnectAgent(existing.id, request.agentDisplayName, steward.shutdown_generation, at)
+  }
+  return yield* Agents.insertAgent({
+    publicId: newPublicId(),
+    accountId: account.id,
+    agentIdentifier: request.agentIdentifier,
+    displayName: request.agentDisplayName,
+    handle: yield* allocateAgentHandle(account.id, request.agentDisplayName),
+    stewardId: steward.id,
+    stewardGeneration: steward.shutdown_generation,
+    now: at
+  })
+})
+
+export const consumeConnection = (device: DeviceAuthorizationRow) =>
+  Effect.gen(function* () {
+    const spawner = yield* ActorSpawner
+    const at = yield* now
+    const request = device.request as unknown as DeviceRequest
+    const account = yield* Accounts.currentAccount
+    const steward = device.approved_by === null ? undefined : yield* Accounts.findUserById(device.approved_by)
+    if (!account || !steward || steward.kind !== "human" || steward.status !== "active") {
+      return yield* veto("the approving human is no longer active")
+    }
+    const repaired: Array<{ executorPublicId: string; epoch: number }> = []
+    const newAddress = (executor: Executors.ExecutorRow) =>
+      spawner.create("executorAddress", executor.public_id, { kind: executor.kind, epoch: executor.credential_epoch })
+
+    let agentIssued: ConnectionIssued["agent"]
+    let agent: Accounts.UserRow | undefined
+    if (request.branch === "agent" || request.branch === "combined") {
+      agent = yield* connectAgent(account, steward, request, at)
+      const live = yield* Executors.findLiveAgentApplication(agent.id)
+      let application: Executors.ExecutorRow
+      if (live) {
+        application = yield* Executors.advanceEpoch(live.id, request.executorDisplayName, at)
+        repaired.push({ executorPublicId: application.public_id, epoch: application.credential_epoch })
+      } else {
+        application = yield* Executors.insertExecutor({
+          publicId: newPublicId(),
+          accountId: account.id,
+          kind: "agent_application",
+          displayName: request.executorDisplayName,
+          managerId: steward.id,
+          registrationIdentifier: null,
+          agentId: agent.id,
+          assignmentScope: "agent_private",
+          now: at
+        })
+        yield* newAddress(application)
+      }
+      yield* Credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
+      const issued = yield* issueLineage({
+        holder: "agent",
+        clientId: device.client_id,
+        user: agent,
+        executor: application
+      })
+      agentIssued = { ...issued, agentPublicId: agent.public_id, executorPublicId: application.public_id }
+    }
+
+    let runnerIssued: ConnectionIssued["runner"]
+    if (request.branch === "machine" || request.branch === "combined") {
+      const kind = request.executorKind
+      let boundAgent = agent
+      if (request.branch === "machine" && request.assignmentAgentPublicId !== undefined) {
+        const candidate = yield* Agents.findAgentByPublicId(request.assignmentAgentPublicId)
+        if (
+          !candidate ||
+          candidate.account_id !== account.id ||
+          candidate.status !== "active" ||
+          candidate.steward_id !== steward.id
+        ) {
+          return yield* veto("the assignment agent is not an active paired agent of this steward")
+        }
+        boundAgent = candidate
+      }
+      const scope = boundAgent ? "agent_private" : device.assignment_scope
+      if (scope === null) return yield* veto("no assignment scope was chosen")
+      const live = yield* Executors.findLiveRegistration(account.id, steward.id, request.registrationIdentifier)
+      let runner: Executors.ExecutorRow
+      if (live) {
+        const drifted =
+          live.kind !== kind || live.assignment_scope !== scope || (live.agent_id ?? null) !== (boundAgent?.id ?? null)
+        if (drifted) return yield* veto("registration drift: the live address differs in kind, scope or agent")
+        runner = yield* Executors.advanceEpoch(live.id, request.runnerDisplayName, at)
+        repaired.push({ executorPublicId: runner.public_id, epoch: runner.credential_epoch })
+        yield* Credentials.revokeHolderLineages("runner", { executorId: runner.id }, at)
+      } else {
+        runner = yield* Executors.insertExecutor({
+          publicId: newPublicId(),
+          accountId: account.id,
+          kind,
+          displayName: request.runnerDisplayName,
+          managerId: steward.id,
+          registrationIdentifier: request.registrationIdentifier,
+          agentId: boundAgent?.id ?? null,
+          assignmentScope: scope,
+          now: at
+        })
+        yield* newAddress(runner)
+      }
+      const issued = yield* issueLineage({
+        holder: "runner",
+        clientId: device.client_id,
+        user: undefined,
+        executor: runner
+      })
+      runnerIssued = { ...issued, executorPublicId: runner.public_id }
+    }
+    return { agent: agentIssued, runner: runnerIssued, repaired } satisfies ConnectionIssued
+  })

@@ -1,0 +1,275 @@
+// Access and refresh credentials. A lineage (human, agent or runner) holds a refresh token and
+// the access tokens it renews; only the newest refresh token works, and presenting a superseded
+// one ends the lineage. Access tokens live 1209600 s and are never extended. Authority is
+// re-judged on every use: revoked, expired or fenced (an address epoch moved on, an agent or its
+// steward no longer active) all answer Unauthenticated without saying which.
+import { newPublicId } from "@troupe/storage/Ids"
+import type { UserRow } from "@troupe/storage/repositories/Accounts"
+import * as Accounts from "@troupe/storage/repositories/Accounts"
+import * as Repo from "@troupe/storage/repositories/Credentials"
+import * as Executors from "@troupe/storage/repositories/Executors"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { Unauthenticated } from "./Errors.ts"
+import { now } from "./Now.ts"
+import { accessTokenFormat, mintToken, parseToken, refreshTokenFormat, secretMatches } from "./OpaqueTokens.ts"
+
+export const accessTokenLifeSeconds = 1_209_600
+
+export type Plane = Repo.Plane
+
+export class InvalidGrant extends Schema.TaggedError<InvalidGrant>()("InvalidGrant", {}) {}
+
+/** What a lineage issues: the access credentials it renews and its refresh token. */
+export interface IssuedLineage {
+  readonly lineagePublicId: string
+  readonly refreshToken: string
+  readonly accessToken: string
+  /** The agent application's transport credential, in an agent lineage. */
+  readonly executorAccessToken: string | undefined
+  readonly plane: Plane
+  readonly expiresIn: number
+}
+
+export interface LineageSpec {
+  readonly holder: Repo.Holder
+  readonly clientId: string
+  /** The human (platform plane) or agent (member plane) the lineage speaks for. */
+  readonly user: UserRow | undefined
+  /** The address whose epoch fences it: the runner's, or the agent's application address. */
+  readonly executor: Executors.ExecutorRow | undefined
+}
+
+/** An authenticated access credential and who it speaks for. */
+export interface AccessGrant {
+  readonly credential: Repo.CredentialRow
+  readonly plane: Plane
+  readonly user: UserRow | undefined
+  readonly executor: Executors.ExecutorRow | undefined
+}
+
+const planeOf = (holder: Repo.Holder): Plane =>
+  holder === "human" ? "platform" : holder === "agent" ? "member" : "executor_transport"
+
+const insertToken = Effect.fnUntraced(function* (
+  kind: "access" | "refresh",
+  plane: Plane | null,
+  lineage: Repo.LineageRow | null,
+  owner: { readonly userId: bigint | null; readonly executorId: bigint | null; readonly epoch: number | null },
+  at: Date,
+  name: string | null = null
+) {
+  const minted = mintToken(kind === "access" ? accessTokenFormat : refreshTokenFormat)
+  yield* Repo.insertCredential({
+    publicId: newPublicId(),
+    kind,
+    plane,
+    lineageId: lineage?.id ?? null,
+    userId: owner.userId,
+    executorId: owner.executorId,
+    epoch: owner.epoch,
+    name,
+    lookup: minted.lookup,
+    salt: minted.salt,
+    digest: minted.digest,
+    issuedAt: at,
+    expiresAt: kind === "access" ? new Date(at.getTime() + accessTokenLifeSeconds * 1000) : null
+  })
+  return minted.token
+})
+
+/** Mints a lineage's credentials: runs inside the caller's transaction. */
+const mintLineageCredentials = Effect.fnUntraced(function* (lineage: Repo.LineageRow, spec: LineageSpec, at: Date) {
+  const plane = planeOf(spec.holder)
+  const epoch = spec.executor?.credential_epoch ?? null
+  const userId = spec.user?.id ?? null
+  const executorId = spec.executor?.id ?? null
+  const accessToken = yield* insertToken(
+    "access",
+    plane,
+    lineage,
+    { userId: plane === "executor_transport" ? null : userId, executorId, epoch },
+    at
+  )
+  const executorAccessToken =
+    spec.holder === "agent" && spec.executor
+      ? yield* insertToken("access", "executor_transport", lineage, { userId: null, executorId, epoch }, at)
+      : undefined
+  const refreshToken = yield* insertToken("refresh", null, lineage, { userId, executorId, epoch }, at)
+  return {
+    lineagePublicId: lineage.public_id,
+    refreshToken,
+    accessToken,
+    executorAccessToken,
+    plane,
+    expiresIn: accessTokenLifeSeconds
+  } satisfies IssuedLineage
+})
+
+/** Starts a lineage and mints its first credentials (inside the caller's transaction). */
+export const issueLineage = Effect.fnUntraced(function* (spec: LineageSpec) {
+  const at = yield* now
+  const lineage = yield* Repo.insertLineage({
+    publicId: newPublicId(),
+    holder: spec.holder,
+    clientId: spec.clientId,
+    userId: spec.user?.id ?? null,
+    executorId: spec.executor?.id ?? null,
+    now: at
+  })
+  return yield* mintLineageCredentials(lineage, spec, at)
+})
+
+const live = (credential: Repo.CredentialRow, at: Date) =>
+  credential.revoked_at === null &&
+  credential.superseded_at === null &&
+  (credential.expires_at === null || at.getTime() < credential.expires_at.getTime())
+
+/** An agent speaks only while it and its steward are active under the same shutdown generation. */
+const agentHasAuthority = Effect.fnUntraced(function* (agent: UserRow) {
+  if (agent.status !== "active") return false
+  const steward = agent.steward_id === null ? undefined : yield* Accounts.findUserById(agent.steward_id)
+  return (
+    steward !== undefined &&
+    steward.kind === "human" &&
+    steward.status === "active" &&
+    agent.steward_generation === steward.shutdown_generation
+  )
+})
+
+export class Credentials extends Context.Service<
+  Credentials,
+  {
+    readonly authenticate: (token: string) => Effect.Effect<AccessGrant, Unauthenticated>
+    /** Rotates the lineage of a refresh token; a superseded token ends its lineage. */
+    readonly refresh: (
+      refreshToken: string,
+      clientId: string
+    ) => Effect.Effect<IssuedLineage & { readonly holder: Repo.Holder }, InvalidGrant>
+    /** RFC 7009: a refresh token ends its lineage, an access token ends itself; unknown is fine. */
+    readonly revoke: (token: string) => Effect.Effect<void>
+    /** A personal access token for a human, on the platform or member plane. */
+    readonly personalToken: (user: UserRow, plane: "platform" | "member", name: string) => Effect.Effect<string>
+  }
+>()("@troupe/domain/Credentials") {
+  static readonly layer = Layer.effect(
+    Credentials,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      /** Runs with the database; its failures are defects, the domain's own errors stay typed. */
+      const db = <A, E extends { readonly _tag: string }>(
+        effect: Effect.Effect<A, E, SqlClient>
+      ): Effect.Effect<A, Exclude<E, SqlError>> =>
+        effect.pipe(
+          Effect.catch((error) =>
+            error._tag === "SqlError" ? Effect.die(error) : Effect.fail(error as Exclude<E, SqlError>)
+          ),
+          Effect.provideService(SqlClient, sql)
+        )
+
+      const findPresented = (token: string, kind: "access" | "refresh") =>
+        Effect.gen(function* () {
+          const parsed = parseToken(kind === "access" ? accessTokenFormat : refreshTokenFormat, token)
+          if (!parsed) return undefined
+          const credential = yield* Repo.findCredentialByLookup(parsed.lookup)
+          if (!credential || credential.kind !== kind) return undefined
+          return secretMatches(parsed.secret, credential.salt, credential.digest) ? credential : undefined
+        })
+
+      const authenticate = (token: string) =>
+        db(
+          Effect.gen(function* () {
+            const credential = yield* findPresented(token, "access")
+            const at = yield* now
+            if (!credential || !live(credential, at) || credential.plane === null) return yield* new Unauthenticated()
+            if (credential.lineage_id !== null) {
+              const lineage = yield* Repo.findLineage(credential.lineage_id)
+              if (!lineage || lineage.revoked_at !== null) return yield* new Unauthenticated()
+            }
+            const executor =
+              credential.executor_id === null ? undefined : yield* Executors.findExecutorById(credential.executor_id)
+            if (executor && (executor.status !== "active" || executor.credential_epoch !== credential.epoch)) {
+              return yield* new Unauthenticated()
+            }
+            const user = credential.user_id === null ? undefined : yield* Accounts.findUserById(credential.user_id)
+            if (user) {
+              const speaks =
+                user.kind === "agent"
+                  ? yield* agentHasAuthority(user)
+                  : user.kind === "human" && user.status === "active"
+              if (!speaks) return yield* new Unauthenticated()
+            }
+            if (credential.plane === "executor_transport" && executor?.agent_id != null) {
+              const agent = yield* Accounts.findUserById(executor.agent_id)
+              if (executor.kind === "agent_application" && (!agent || !(yield* agentHasAuthority(agent)))) {
+                return yield* new Unauthenticated()
+              }
+            }
+            if (!user && !executor) return yield* new Unauthenticated()
+            return { credential, plane: credential.plane, user, executor } satisfies AccessGrant
+          })
+        )
+
+      const refresh = (refreshToken: string, clientId: string) =>
+        db(
+          Effect.gen(function* () {
+            const at = yield* now
+            const credential = yield* findPresented(refreshToken, "refresh")
+            if (!credential || credential.lineage_id === null) return yield* new InvalidGrant()
+            const lineage = yield* Repo.findLineage(credential.lineage_id)
+            if (!lineage || lineage.revoked_at !== null || lineage.client_id !== clientId)
+              return yield* new InvalidGrant()
+            if (credential.revoked_at !== null || credential.superseded_at !== null) {
+              yield* Repo.revokeLineage(lineage.id, at)
+              return yield* new InvalidGrant()
+            }
+            const user = lineage.user_id === null ? undefined : yield* Accounts.findUserById(lineage.user_id)
+            const executor =
+              lineage.executor_id === null ? undefined : yield* Executors.findExecutorById(lineage.executor_id)
+            if (executor && (executor.status !== "active" || executor.credential_epoch !== credential.epoch)) {
+              return yield* new InvalidGrant()
+            }
+            if (user && !(user.kind === "agent" ? yield* agentHasAuthority(user) : user.status === "active")) {
+              return yield* new InvalidGrant()
+            }
+            yield* Repo.supersedeLineageCredentials(lineage.id, at)
+            const issued = yield* mintLineageCredentials(
+              lineage,
+              { holder: lineage.holder, clientId, user, executor },
+              at
+            )
+            return { ...issued, holder: lineage.holder }
+          }).pipe(sql.withTransaction)
+        )
+
+      const revoke = (token: string) =>
+        db(
+          Effect.gen(function* () {
+            const at = yield* now
+            const refresh = yield* findPresented(token, "refresh")
+            if (refresh?.lineage_id != null) return yield* Repo.revokeLineage(refresh.lineage_id, at)
+            const access = yield* findPresented(token, "access")
+            if (access) yield* Repo.revokeCredential(access.id, at)
+          })
+        )
+
+      const personalToken = (user: UserRow, plane: "platform" | "member", name: string) =>
+        db(
+          Effect.gen(function* () {
+            const at = yield* now
+            return yield* insertToken(
+              "access",
+              plane,
+              null,
+              { userId: user.id, executorId: null, epoch: null },
+              at,
+              name
+            )
+          })
+        )
+
+      return Credentials.of({ authenticate, refresh, revoke, personalToken })
+    })
+  )
+}
