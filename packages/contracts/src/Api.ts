@@ -1,6 +1,8 @@
 // The JSON API of Troupe as one HttpApi: every JSON route, the source of /openapi.json and of
 // the typed client. Groups are added here as later planes arrive.
 import { HttpApi, OpenApi } from "effect/http-api"
+import { ExecutorGroup } from "./executor/Executor.ts"
+import { MemberProfileGroup } from "./member/Profile.ts"
 import { AdminGroup } from "./platform/Admin.ts"
 import { ProfileGroup } from "./platform/Profile.ts"
 import { SessionGroup } from "./platform/Session.ts"
@@ -9,6 +11,8 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(SessionGroup)
   .add(ProfileGroup)
   .add(AdminGroup)
+  .add(MemberProfileGroup)
+  .add(ExecutorGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Troupe API",

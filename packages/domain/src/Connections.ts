@@ -19,6 +19,8 @@ import { handleBase, handleCandidate } from "./Handles.ts"
 import { now } from "./Now.ts"
 
 export interface ConnectionIssued {
+  /** The approving human's platform lineage, for the application client. */
+  readonly human: (IssuedLineage & { readonly user: Accounts.UserRow }) | undefined
   readonly agent: (IssuedLineage & { readonly agentPublicId: string; readonly executorPublicId: string }) | undefined
   readonly runner: (IssuedLineage & { readonly executorPublicId: string }) | undefined
   /** Addresses whose epoch this connection advanced: their actors narrate it afterwards. */
@@ -155,5 +157,17 @@ export const consumeConnection = (device: DeviceAuthorizationRow) =>
       })
       runnerIssued = { ...issued, executorPublicId: runner.public_id }
     }
-    return { agent: agentIssued, runner: runnerIssued, repaired } satisfies ConnectionIssued
+    const human =
+      device.client_id === "svc-application"
+        ? {
+            ...(yield* issueLineage({
+              holder: "human",
+              clientId: device.client_id,
+              user: steward,
+              executor: undefined
+            })),
+            user: steward
+          }
+        : undefined
+    return { human, agent: agentIssued, runner: runnerIssued, repaired } satisfies ConnectionIssued
   })

@@ -6,6 +6,11 @@ import { HttpApiBuilder, HttpApiSwagger } from "effect/http-api"
 import { CableRoute } from "./cable/Cable.ts"
 import { IdempotentLive } from "./conventions/Idempotency.ts"
 import { RequestConventions } from "./conventions/RequestConventions.ts"
+import { ExecutorAuthenticationLive } from "./executor/Authentication.ts"
+import { ExecutorHandlers } from "./executor/Executor.ts"
+import { MemberAuthenticationLive } from "./member/Authentication.ts"
+import { MemberProfileHandlers } from "./member/Profile.ts"
+import { OAuthRoutes } from "./oauth/Routes.ts"
 import { AdminHandlers } from "./platform/Admin.ts"
 import { PlatformAuthenticationLive } from "./platform/Authentication.ts"
 import { ProfileHandlers } from "./platform/Profile.ts"
@@ -13,12 +18,22 @@ import { SessionDoorLive, SessionHandlers } from "./platform/Session.ts"
 import { WebRoutes } from "./web/Routes.ts"
 
 /** Middleware implementations every API group may use. */
-export const ApiMiddleware = Layer.mergeAll(PlatformAuthenticationLive, SessionDoorLive, IdempotentLive)
+export const ApiMiddleware = Layer.mergeAll(
+  PlatformAuthenticationLive,
+  MemberAuthenticationLive,
+  ExecutorAuthenticationLive,
+  SessionDoorLive,
+  IdempotentLive
+)
 
 export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide(Layer.mergeAll(SessionHandlers, ProfileHandlers, AdminHandlers).pipe(Layer.provide(ApiMiddleware)))
+  Layer.provide(
+    Layer.mergeAll(SessionHandlers, ProfileHandlers, AdminHandlers, MemberProfileHandlers, ExecutorHandlers).pipe(
+      Layer.provide(ApiMiddleware)
+    )
+  )
 )
 
 export const DocsRoute = HttpApiSwagger.layer(TroupeApi, { path: "/docs" })
 
-export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, WebRoutes, CableRoute, RequestConventions)
+export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, WebRoutes, OAuthRoutes, CableRoute, RequestConventions)

@@ -3,8 +3,12 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { apiSessionBinding } from "@troupe/actors/bindings/apiSession"
+import { executorAddressBinding } from "@troupe/actors/bindings/executorAddress"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { Accounts } from "@troupe/domain/Accounts"
+import { deviceAuthorizationBinding } from "@troupe/domain/bindings/deviceAuthorization"
+import { Credentials } from "@troupe/domain/Credentials"
+import { DeviceFlow } from "@troupe/domain/DeviceFlow"
 import { Idempotency } from "@troupe/domain/Idempotency"
 import { RateLimiter } from "@troupe/domain/RateLimiter"
 import { Sessions } from "@troupe/domain/Sessions"
@@ -26,16 +30,22 @@ export const migratedDatabase = (config: ServerConfig["database"]) =>
   Layer.effectDiscard(Effect.orDie(migrate)).pipe(Layer.provideMerge(Database.layer(config)))
 
 /** Every machine's binding: the kinds of actor this server hosts. */
-export const bindings = [apiSessionBinding]
+export const bindings = [apiSessionBinding, deviceAuthorizationBinding, executorAddressBinding]
 
 /** The actor runtime (host, supervisors, timer and job runners) over the migrated database. */
 export const actorLayer = (config: ServerConfig) =>
   runtimeLayer(bindings).pipe(Layer.provideMerge(migratedDatabase(config.database)))
 
 export const domainLayer = (config: ServerConfig) =>
-  Layer.mergeAll(Accounts.layer, Sessions.layer, RateLimiter.layer, Idempotency.layer, CsrfKey.layer).pipe(
-    Layer.provideMerge(actorLayer(config))
-  )
+  Layer.mergeAll(
+    Accounts.layer,
+    Sessions.layer,
+    RateLimiter.layer,
+    Idempotency.layer,
+    CsrfKey.layer,
+    Credentials.layer,
+    DeviceFlow.layer
+  ).pipe(Layer.provideMerge(actorLayer(config)))
 
 const trustedProxies = (config: ServerConfig) =>
   config.trustedProxies.length === 0
@@ -54,7 +64,8 @@ export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer
     Layer.provide(
       Layer.succeed(WebConfig, {
         setupSecret: config.setupSecret,
-        secureCookies: config.publicBaseUrl.protocol === "https:"
+        secureCookies: config.publicBaseUrl.protocol === "https:",
+        publicBaseUrl: config.publicBaseUrl
       })
     ),
     Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBodySize)),

@@ -17,13 +17,21 @@ export interface PlatformCaller {
     readonly displayName: string
     readonly handle: string
   }
-  readonly credential: {
-    readonly kind: "session"
-    readonly id: bigint
-    readonly publicId: string
-    readonly sessionKind: "api" | "browser"
-    readonly expiresAt: Date
-  }
+  readonly credential:
+    | {
+        readonly kind: "session"
+        readonly id: bigint
+        readonly publicId: string
+        readonly sessionKind: "api" | "browser"
+        readonly expiresAt: Date
+      }
+    | {
+        /** A platform access token: the application client's human lineage, or a personal token. */
+        readonly kind: "access_token"
+        readonly id: bigint
+        readonly publicId: string
+        readonly expiresAt: Date | null
+      }
 }
 
 export class CurrentPlatformCaller extends Context.Service<CurrentPlatformCaller, PlatformCaller>()(

@@ -11,9 +11,9 @@ export const PlatformProfile = Schema.Struct({
   display_name: Schema.String,
   handle: Schema.String,
   credential: Schema.Struct({
-    kind: Schema.Literals(["api_session", "browser_session"]),
+    kind: Schema.Literals(["api_session", "browser_session", "access_token"]),
     public_id: Schema.String,
-    expires_at: Schema.String
+    expires_at: Schema.NullOr(Schema.String)
   })
 })
 

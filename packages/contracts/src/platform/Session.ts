@@ -40,7 +40,8 @@ export class SessionGroup extends HttpApiGroup.make("session")
       .middleware(SessionDoor)
       .annotate(OpenApi.Description, "Sign in with email and password; the bearer token is shown once."),
     HttpApiEndpoint.get("show", "/api/v1/session", {
-      success: Schema.Struct({ session: Session })
+      success: Schema.Struct({ session: Session }),
+      error: [Unauthorized, NotFound]
     })
       .middleware(PlatformAuthentication)
       .annotate(OpenApi.Description, "The session that authenticated this request (bearer or browser cookie)."),

@@ -1,9 +1,13 @@
 // Platform-plane authentication (spec "Platform plane"). A present Authorization header is
-// authoritative: it must carry a live API session bearer, with no fallback to the cookie.
-// Without one, the browser session cookie authorizes safe, same-site reads only.
+// authoritative: it must carry a live API session bearer or a platform access token (the
+// application client's human lineage, or a personal token), with no fallback to the cookie.
+// Without one, the browser session cookie authorizes safe, same-site reads only. Member and
+// transport credentials are refused.
 import { errors } from "@troupe/contracts/Errors"
 import { CallerIdentity } from "@troupe/contracts/Idempotency"
 import { CurrentPlatformCaller, PlatformAuthentication, type PlatformCaller } from "@troupe/contracts/platform/Caller"
+import { Credentials } from "@troupe/domain/Credentials"
+import { accessTokenFormat } from "@troupe/domain/OpaqueTokens"
 import { type Authenticated, Sessions } from "@troupe/domain/Sessions"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
@@ -42,23 +46,50 @@ const presented = (request: HttpServerRequest.HttpServerRequest) => {
   return { token, via: "cookie" as const }
 }
 
+const invalid = () => errors.unauthorized("The credential is not valid")
+
 export const PlatformAuthenticationLive = Layer.effect(
   PlatformAuthentication,
   Effect.gen(function* () {
     const sessions = yield* Sessions
+    const credentials = yield* Credentials
+    const callerOf = (credential: NonNullable<ReturnType<typeof presented>>) =>
+      Effect.gen(function* () {
+        if (credential.via === "bearer" && credential.token.startsWith(accessTokenFormat.prefix)) {
+          const grant = yield* credentials.authenticate(credential.token).pipe(Effect.mapError(invalid))
+          const user = grant.user
+          if (grant.plane !== "platform" || !user || user.kind !== "human") return yield* invalid()
+          return {
+            user: {
+              id: user.id,
+              publicId: user.public_id,
+              role: user.role,
+              email: user.email ?? "",
+              displayName: user.display_name,
+              handle: user.handle
+            },
+            credential: {
+              kind: "access_token",
+              id: grant.credential.id,
+              publicId: grant.credential.public_id,
+              expiresAt: grant.credential.expires_at
+            }
+          } satisfies PlatformCaller
+        }
+        const authenticated = yield* sessions.authenticate(credential.token).pipe(Effect.mapError(invalid))
+        const expected = credential.via === "bearer" ? "api" : "browser"
+        if (authenticated.session.kind !== expected) return yield* invalid()
+        return platformCallerOf(authenticated)
+      })
     return (httpEffect) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         const credential = presented(request)
         if (!credential) return yield* errors.unauthorized()
-        const { session, user } = yield* sessions
-          .authenticate(credential.token)
-          .pipe(Effect.mapError(() => errors.unauthorized("The credential is not valid")))
-        const expected = credential.via === "bearer" ? "api" : "browser"
-        if (session.kind !== expected) return yield* errors.unauthorized("The credential is not valid")
+        const caller = yield* callerOf(credential)
         return yield* httpEffect.pipe(
-          Effect.provideService(CurrentPlatformCaller, platformCallerOf({ session, user })),
-          Effect.provideService(CallerIdentity, { key: `user:${user.id}` })
+          Effect.provideService(CurrentPlatformCaller, caller),
+          Effect.provideService(CallerIdentity, { key: `user:${caller.user.id}` })
         )
       })
   })

@@ -15,9 +15,14 @@ export const ProfileHandlers = HttpApiBuilder.group(TroupeApi, "profile", (handl
         display_name: user.displayName,
         handle: user.handle,
         credential: {
-          kind: credential.sessionKind === "api" ? ("api_session" as const) : ("browser_session" as const),
+          kind:
+            credential.kind === "access_token"
+              ? ("access_token" as const)
+              : credential.sessionKind === "api"
+                ? ("api_session" as const)
+                : ("browser_session" as const),
           public_id: credential.publicId,
-          expires_at: credential.expiresAt.toISOString()
+          expires_at: credential.expiresAt?.toISOString() ?? null
         }
       }
     }))

@@ -63,18 +63,24 @@ export const SessionHandlers = HttpApiBuilder.group(
         )
       )
       .handle("show", () =>
-        Effect.map(CurrentPlatformCaller, (caller) => ({
-          session: {
-            public_id: caller.credential.publicId,
-            kind: caller.credential.sessionKind,
-            expires_at: caller.credential.expiresAt.toISOString()
+        Effect.gen(function* () {
+          const { credential } = yield* CurrentPlatformCaller
+          // An access token is no session: the spec answers 404 here.
+          if (credential.kind !== "session") return yield* errors.notFound()
+          return {
+            session: {
+              public_id: credential.publicId,
+              kind: credential.sessionKind,
+              expires_at: credential.expiresAt.toISOString()
+            }
           }
-        }))
+        })
       )
       .handle("revoke", () =>
         Effect.gen(function* () {
-          const caller = yield* CurrentPlatformCaller
-          yield* sessions.revoke(caller.credential.publicId)
+          const { credential } = yield* CurrentPlatformCaller
+          if (credential.kind !== "session") return yield* errors.notFound()
+          yield* sessions.revoke(credential.publicId)
           return { revoked: true as const }
         })
       )

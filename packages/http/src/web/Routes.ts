@@ -1,5 +1,6 @@
 // The HTML pages: first boot, sign-in and sign-out, home, the state visualizer.
 import { Layer } from "effect"
+import { DeviceApprovalPage, DeviceApprovalSubmit } from "./DeviceApproval.ts"
 import { HomePage } from "./Home.ts"
 import { InspectorRoutes } from "./Inspector.ts"
 import { LoginPage, LoginSubmit, LogoutSubmit } from "./Login.ts"
@@ -12,5 +13,7 @@ export const WebRoutes = Layer.mergeAll(
   LoginPage,
   LoginSubmit,
   LogoutSubmit,
-  InspectorRoutes
+  InspectorRoutes,
+  DeviceApprovalPage,
+  DeviceApprovalSubmit
 )

@@ -1,4 +1,4 @@
-// What the HTML pages need from the deployment: the setup secret and whether cookies are Secure.
+// What pages and OAuth need from the deployment: the setup secret, Secure cookies, the public URL.
 import { Context, type Redacted } from "effect"
 
 export class WebConfig extends Context.Service<
@@ -7,5 +7,7 @@ export class WebConfig extends Context.Service<
     readonly setupSecret: Redacted.Redacted<string> | undefined
     /** True when the public base URL is https: cookies get the Secure attribute. */
     readonly secureCookies: boolean
+    /** The address clients use; absolute links (verification URIs, metadata) are built from it. */
+    readonly publicBaseUrl: URL
   }
 >()("@troupe/http/web/WebConfig") {}

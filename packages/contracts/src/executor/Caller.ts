@@ -1,0 +1,25 @@
+// The executor-transport caller: the delivery address a transport credential speaks for.
+import { Context } from "effect"
+import { HttpApiMiddleware } from "effect/http-api"
+import { Unauthorized } from "../Errors.ts"
+
+export interface ExecutorCaller {
+  readonly executor: {
+    readonly id: bigint
+    readonly publicId: string
+    readonly kind: "agent_application" | "runner" | "tool_provider"
+    readonly status: "active" | "revoked"
+    readonly displayName: string
+    readonly credentialEpoch: number
+  }
+}
+
+export class CurrentExecutorCaller extends Context.Service<CurrentExecutorCaller, ExecutorCaller>()(
+  "@troupe/contracts/executor/CurrentExecutorCaller"
+) {}
+
+/** Executor plane: a transport credential; member and platform credentials are refused. */
+export class ExecutorAuthentication extends HttpApiMiddleware.Service<
+  ExecutorAuthentication,
+  { provides: CurrentExecutorCaller }
+>()("@troupe/contracts/executor/ExecutorAuthentication", { error: Unauthorized }) {}

@@ -1,0 +1,300 @@
+// The device flow (RFC 8628 as the spec shapes it): a client starts a device authorization, a
+// human approves or denies it in the browser by its user code, the client polls until the
+// winning poll consumes it (credentials issued once), or cancels. The device authorization is
+// an actor; this service turns codes into its events and its outcomes into poll answers.
+import { randomBytes } from "node:crypto"
+import { ActorHost } from "@troupe/actors/ActorHost"
+import { deviceLifeMillis } from "@troupe/machines/deviceAuthorization/effects"
+import { newPublicId } from "@troupe/storage/Ids"
+import * as Accounts from "@troupe/storage/repositories/Accounts"
+import * as AgentsRepo from "@troupe/storage/repositories/Agents"
+import * as Devices from "@troupe/storage/repositories/DeviceAuthorizations"
+import * as Executors from "@troupe/storage/repositories/Executors"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { ConnectionIssued } from "./Connections.ts"
+import { type DeviceRequest, newUserCode, normalizeUserCode } from "./DeviceRequest.ts"
+import { NotInitialized } from "./Errors.ts"
+import { now } from "./Now.ts"
+import { deviceCodeFormat, mintToken, parseToken, secretMatches } from "./OpaqueTokens.ts"
+
+export const pollIntervalSeconds = 5
+/** Polls this much early still count as on time (clients' timers jitter). */
+export const pollJitterMillis = 1000
+
+export type PollAnswer =
+  | { readonly _tag: "Pending" }
+  | { readonly _tag: "SlowDown"; readonly interval: number }
+  | { readonly _tag: "Denied" }
+  | { readonly _tag: "Expired" }
+  | { readonly _tag: "InvalidGrant" }
+  | { readonly _tag: "Issued"; readonly issued: ConnectionIssued; readonly branch: DeviceRequest["branch"] }
+
+export type AssignmentScope = Executors.AssignmentScope
+
+/** What the approval page shows before the human decides. */
+export interface PendingConnection {
+  readonly device: Devices.DeviceAuthorizationRow
+  readonly request: DeviceRequest
+  /** For a fresh standalone machine the human chooses user_private or account_wide. */
+  readonly chooseScope: boolean
+}
+
+export class UnknownUserCode extends Schema.TaggedError<UnknownUserCode>()("UnknownUserCode", {}) {}
+
+/** The human may not authorize this connection (another human stewards the agent, ...). */
+export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("ApprovalRefused", {
+  reason: Schema.String
+}) {}
+
+export class DeviceFlow extends Context.Service<
+  DeviceFlow,
+  {
+    readonly start: (
+      request: DeviceRequest
+    ) => Effect.Effect<
+      { readonly deviceCode: string; readonly userCode: string; readonly expiresIn: number; readonly interval: number },
+      NotInitialized
+    >
+    readonly poll: (deviceCode: string, clientId: string) => Effect.Effect<PollAnswer>
+    /** Which side won: canceled (stop and forget) or consumed (keep polling, adopt credentials). */
+    readonly cancel: (deviceCode: string, clientId: string) => Effect.Effect<"canceled" | "consumed">
+    readonly pending: (
+      userCode: string,
+      human: Accounts.UserRow
+    ) => Effect.Effect<PendingConnection, UnknownUserCode | ApprovalRefused>
+    readonly approve: (
+      userCode: string,
+      human: Accounts.UserRow,
+      assignmentScope: AssignmentScope | undefined
+    ) => Effect.Effect<void, UnknownUserCode | ApprovalRefused>
+    readonly deny: (userCode: string, human: Accounts.UserRow) => Effect.Effect<void, UnknownUserCode>
+  }
+>()("@troupe/domain/DeviceFlow") {
+  static readonly layer = Layer.effect(
+    DeviceFlow,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const host = yield* ActorHost
+      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) => effect.pipe(Effect.provideService(SqlClient, sql))
+
+      const start = (request: DeviceRequest) =>
+        db(
+          Effect.gen(function* () {
+            if (!(yield* Accounts.currentAccount)) return yield* new NotInitialized()
+            const at = yield* now
+            const code = mintToken(deviceCodeFormat)
+            for (;;) {
+              const userCode = newUserCode((n) => randomBytes(n))
+              const publicId = newPublicId()
+              const inserted = yield* Effect.gen(function* () {
+                const row = yield* Devices.insertDeviceAuthorization({
+                  publicId,
+                  clientId: request.clientId,
+                  branch: request.branch,
+                  request,
+                  deviceLookup: code.lookup,
+                  deviceSalt: code.salt,
+                  deviceDigest: code.digest,
+                  userCode,
+                  now: at,
+                  expiresAt: new Date(at.getTime() + deviceLifeMillis)
+                })
+                if (row)
+                  yield* host
+                    .create("deviceAuthorization", publicId, { branch: request.branch, clientId: request.clientId })
+                    .pipe(Effect.orDie)
+                return row
+              }).pipe(sql.withTransaction)
+              if (inserted) {
+                return {
+                  deviceCode: code.token,
+                  userCode,
+                  expiresIn: deviceLifeMillis / 1000,
+                  interval: pollIntervalSeconds
+                }
+              }
+            }
+          }).pipe(Effect.catchTag("SqlError", Effect.die))
+        )
+
+      const findDevice = (deviceCode: string, clientId: string) =>
+        Effect.gen(function* () {
+          const parsed = parseToken(deviceCodeFormat, deviceCode)
+          if (!parsed) return undefined
+          const device = yield* Devices.findByDeviceLookup(parsed.lookup)
+          if (!device || device.client_id !== clientId) return undefined
+          return secretMatches(parsed.secret, device.device_salt, device.device_digest) ? device : undefined
+        })
+
+      const answerFor = (state: Devices.DeviceState): PollAnswer =>
+        state === "consumed"
+          ? { _tag: "InvalidGrant" }
+          : state === "expired"
+            ? { _tag: "Expired" }
+            : state === "pending" || state === "approved"
+              ? { _tag: "Pending" }
+              : { _tag: "Denied" }
+
+      const poll = (deviceCode: string, clientId: string) =>
+        db(
+          Effect.gen(function* () {
+            const device = yield* findDevice(deviceCode, clientId)
+            if (!device) return { _tag: "InvalidGrant" } as PollAnswer
+            const at = yield* now
+            if (device.state === "pending" || device.state === "approved") {
+              if (at.getTime() >= device.expires_at.getTime()) return { _tag: "Expired" } as PollAnswer
+            }
+            if (device.state === "approved") {
+              const outcome = yield* host.send("deviceAuthorization", device.public_id, { type: "device.consume" })
+              if (outcome._tag === "Accepted") {
+                const issued = outcome.replies["device.consume"] as ConnectionIssued
+                for (const address of issued.repaired) {
+                  yield* host
+                    .send("executorAddress", address.executorPublicId, {
+                      type: "executor.repaired",
+                      epoch: address.epoch
+                    })
+                    .pipe(Effect.ignore)
+                }
+                return { _tag: "Issued", issued, branch: device.branch } as PollAnswer
+              }
+              if (outcome._tag === "Vetoed") {
+                yield* host.send("deviceAuthorization", device.public_id, {
+                  type: "device.invalidate",
+                  reason: outcome.reason
+                })
+                return { _tag: "Denied" } as PollAnswer
+              }
+              const current = yield* Devices.findByPublicId(device.public_id)
+              return answerFor(current?.state ?? "consumed")
+            }
+            if (device.state !== "pending") return answerFor(device.state)
+            if (!(yield* Devices.acceptPoll(device.id, at, pollJitterMillis))) {
+              return { _tag: "SlowDown", interval: Math.min(device.interval_seconds + 5, 60) } as PollAnswer
+            }
+            return { _tag: "Pending" } as PollAnswer
+          }).pipe(Effect.orDie)
+        )
+
+      const cancel = (deviceCode: string, clientId: string) =>
+        db(
+          Effect.gen(function* () {
+            const device = yield* findDevice(deviceCode, clientId)
+            if (!device) return "canceled" as const
+            yield* host.send("deviceAuthorization", device.public_id, { type: "device.cancel" })
+            const current = yield* Devices.findByPublicId(device.public_id)
+            return current?.state === "consumed" ? ("consumed" as const) : ("canceled" as const)
+          }).pipe(Effect.orDie)
+        )
+
+      /** Who may approve: the existing steward of the agent, and of an assignment agent. */
+      const judge = (device: Devices.DeviceAuthorizationRow, human: Accounts.UserRow) =>
+        Effect.gen(function* () {
+          const request = device.request as unknown as DeviceRequest
+          const account = yield* Accounts.currentAccount
+          if (!account) return yield* new ApprovalRefused({ reason: "The installation is not set up" })
+          if (request.branch === "agent" || request.branch === "combined") {
+            const agent = yield* AgentsRepo.findAgentByIdentifier(account.id, request.agentIdentifier)
+            if (agent && agent.steward_id !== human.id) {
+              return yield* new ApprovalRefused({
+                reason: "Another person stewards this agent; only they can connect it"
+              })
+            }
+          }
+          if (request.branch === "machine" && request.assignmentAgentPublicId !== undefined) {
+            const agent = yield* AgentsRepo.findAgentByPublicId(request.assignmentAgentPublicId)
+            if (
+              !agent ||
+              agent.account_id !== account.id ||
+              agent.status !== "active" ||
+              agent.steward_id !== human.id
+            ) {
+              return yield* new ApprovalRefused({ reason: "The runner's agent is not an active agent you steward" })
+            }
+          }
+          const fresh =
+            request.branch === "machine" &&
+            request.assignmentAgentPublicId === undefined &&
+            !(yield* Executors.findLiveRegistration(account.id, human.id, request.registrationIdentifier))
+          return { device, request, chooseScope: fresh } satisfies PendingConnection
+        })
+
+      const pendingByCode = (userCode: string) =>
+        Effect.gen(function* () {
+          const code = normalizeUserCode(userCode)
+          const device = code === undefined ? undefined : yield* Devices.findLiveByUserCode(code)
+          const at = yield* now
+          if (device?.state !== "pending" || at.getTime() >= device.expires_at.getTime()) {
+            return yield* new UnknownUserCode()
+          }
+          return device
+        })
+
+      const pending = (userCode: string, human: Accounts.UserRow) =>
+        db(Effect.flatMap(pendingByCode(userCode), (device) => judge(device, human))).pipe(
+          Effect.catchTag("SqlError", Effect.die)
+        )
+
+      const approve = (userCode: string, human: Accounts.UserRow, assignmentScope: AssignmentScope | undefined) =>
+        db(
+          Effect.gen(function* () {
+            const judged = yield* judge(yield* pendingByCode(userCode), human)
+            const request = judged.request
+            let scope: AssignmentScope
+            if (judged.chooseScope) {
+              if (assignmentScope !== "user_private" && assignmentScope !== "account_wide") {
+                return yield* new ApprovalRefused({ reason: "Choose who may use this machine" })
+              }
+              scope = assignmentScope
+            } else if (request.branch === "machine") {
+              const account = (yield* Accounts.currentAccount)!
+              const live = yield* Executors.findLiveRegistration(account.id, human.id, request.registrationIdentifier)
+              scope =
+                request.assignmentAgentPublicId !== undefined
+                  ? "agent_private"
+                  : (live?.assignment_scope ?? "user_private")
+            } else {
+              scope = "agent_private"
+            }
+            const outcome = yield* host.send("deviceAuthorization", judged.device.public_id, {
+              type: "device.approve",
+              approverPublicId: human.public_id,
+              assignmentScope: scope
+            })
+            if (outcome._tag !== "Accepted") return yield* new UnknownUserCode()
+          }).pipe(
+            Effect.catchTags({
+              SqlError: Effect.die,
+              ActorNotFound: Effect.die,
+              ActorQuarantined: Effect.die,
+              UnknownKind: Effect.die,
+              InvalidMessage: Effect.die
+            })
+          )
+        )
+
+      const deny = (userCode: string, human: Accounts.UserRow) =>
+        db(
+          Effect.gen(function* () {
+            const device = yield* pendingByCode(userCode)
+            const outcome = yield* host.send("deviceAuthorization", device.public_id, {
+              type: "device.deny",
+              approverPublicId: human.public_id
+            })
+            if (outcome._tag !== "Accepted") return yield* new UnknownUserCode()
+          }).pipe(
+            Effect.catchTags({
+              SqlError: Effect.die,
+              ActorNotFound: Effect.die,
+              ActorQuarantined: Effect.die,
+              UnknownKind: Effect.die,
+              InvalidMessage: Effect.die
+            })
+          )
+        )
+
+      return DeviceFlow.of({ start, poll, cancel, pending, approve, deny })
+    })
+  )
+}

@@ -1,0 +1,39 @@
+// Executor-transport authentication: a transport credential of an active address at its current
+// epoch. Member and platform credentials are refused with 401 unauthorized.
+import { errors } from "@troupe/contracts/Errors"
+import { CurrentExecutorCaller, ExecutorAuthentication } from "@troupe/contracts/executor/Caller"
+import { Credentials } from "@troupe/domain/Credentials"
+import { Effect, Layer } from "effect"
+import { HttpServerRequest } from "effect/http"
+import { bearerToken } from "../member/Authentication.ts"
+
+export const ExecutorAuthenticationLive = Layer.effect(
+  ExecutorAuthentication,
+  Effect.gen(function* () {
+    const credentials = yield* Credentials
+    return (httpEffect) =>
+      Effect.gen(function* () {
+        const token = bearerToken(yield* HttpServerRequest.HttpServerRequest)
+        if (!token) return yield* errors.unauthorized()
+        const grant = yield* credentials
+          .authenticate(token)
+          .pipe(Effect.mapError(() => errors.unauthorized("The credential is not valid")))
+        const executor = grant.executor
+        if (grant.plane !== "executor_transport" || !executor) {
+          return yield* errors.unauthorized("The credential is not valid")
+        }
+        return yield* httpEffect.pipe(
+          Effect.provideService(CurrentExecutorCaller, {
+            executor: {
+              id: executor.id,
+              publicId: executor.public_id,
+              kind: executor.kind,
+              status: executor.status,
+              displayName: executor.display_name,
+              credentialEpoch: executor.credential_epoch
+            }
+          })
+        )
+      })
+  })
+)

@@ -1,0 +1,45 @@
+// Member-plane authentication (spec "Member and transport credentials"): a member access token
+// of an agent with authority, or a human's member personal token. Platform and transport
+// credentials, sessions and cookies are refused; revoked, expired or fenced is 401 unauthorized.
+import { errors } from "@troupe/contracts/Errors"
+import { CallerIdentity } from "@troupe/contracts/Idempotency"
+import { CurrentMemberCaller, MemberAuthentication } from "@troupe/contracts/member/Caller"
+import { Credentials } from "@troupe/domain/Credentials"
+import { Effect, Layer } from "effect"
+import { HttpServerRequest } from "effect/http"
+
+export const bearerToken = (request: HttpServerRequest.HttpServerRequest) =>
+  /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? "")?.[1]
+
+export const MemberAuthenticationLive = Layer.effect(
+  MemberAuthentication,
+  Effect.gen(function* () {
+    const credentials = yield* Credentials
+    return (httpEffect) =>
+      Effect.gen(function* () {
+        const token = bearerToken(yield* HttpServerRequest.HttpServerRequest)
+        if (!token) return yield* errors.unauthorized()
+        const grant = yield* credentials
+          .authenticate(token)
+          .pipe(Effect.mapError(() => errors.unauthorized("The credential is not valid")))
+        const user = grant.user
+        if (grant.plane !== "member" || !user || (user.kind !== "agent" && user.kind !== "human")) {
+          return yield* errors.unauthorized("The credential is not valid")
+        }
+        return yield* httpEffect.pipe(
+          Effect.provideService(CurrentMemberCaller, {
+            user: {
+              id: user.id,
+              publicId: user.public_id,
+              kind: user.kind,
+              role: user.role,
+              handle: user.handle,
+              displayName: user.display_name
+            },
+            credential: { publicId: grant.credential.public_id, expiresAt: grant.credential.expires_at }
+          }),
+          Effect.provideService(CallerIdentity, { key: `user:${user.id}` })
+        )
+      })
+  })
+)

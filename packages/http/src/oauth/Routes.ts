@@ -1,0 +1,14 @@
+// The OAuth endpoints.
+import { Layer } from "effect"
+import { CancellationRoute, DeviceAuthorizationRoute } from "./Device.ts"
+import { MetadataRoute } from "./Metadata.ts"
+import { RevokeRoute } from "./Revoke.ts"
+import { TokenRoute } from "./Token.ts"
+
+export const OAuthRoutes = Layer.mergeAll(
+  DeviceAuthorizationRoute,
+  CancellationRoute,
+  TokenRoute,
+  RevokeRoute,
+  MetadataRoute
+)
