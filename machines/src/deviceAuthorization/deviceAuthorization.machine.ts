@@ -12,6 +12,13 @@ import type { DeviceAuthorizationEvent } from "./events.ts"
 
 const record = (state: string) => ({ type: effects.recordState, params: { state } })
 
+/** While not yet ended: the client may cancel, a poll may find drift, and the clock runs out. */
+const ending = {
+  "device.cancel": { target: "canceled", actions: record("canceled") },
+  "device.invalidate": { target: "invalidated", actions: ["rememberReason" as const, record("invalidated")] },
+  "device.expire": { target: "expired", actions: record("expired") }
+}
+
 export const deviceAuthorizationMachine = setup({
   types: {
     context: {} as DeviceAuthorizationContext,
@@ -27,7 +34,8 @@ export const deviceAuthorizationMachine = setup({
         assignmentScope?: DeviceAuthorizationContext["assignmentScope"]
       }
     ) => {},
-    [effects.consume]: () => {}
+    [effects.consume]: () => {},
+    rememberReason: assign(({ event }) => (event.type === "device.invalidate" ? { reason: event.reason } : {}))
   }
 }).createMachine({
   id: "deviceAuthorization",
@@ -44,6 +52,7 @@ export const deviceAuthorizationMachine = setup({
     pending: {
       meta: { waitsOn: "a human approving in the browser" },
       on: {
+        ...ending,
         "device.approve": {
           target: "approved",
           actions: [
@@ -75,21 +84,16 @@ export const deviceAuthorizationMachine = setup({
     },
     approved: {
       meta: { waitsOn: "the client's next poll" },
-      on: { "device.consume": { target: "consumed", actions: [{ type: effects.consume }, record("consumed")] } }
+      on: {
+        ...ending,
+        "device.consume": { target: "consumed", actions: [{ type: effects.consume }, record("consumed")] }
+      }
     },
     consumed: { type: "final" },
     denied: { type: "final" },
     canceled: { type: "final" },
     invalidated: { type: "final" },
     expired: { type: "final" }
-  },
-  on: {
-    "device.cancel": { target: ".canceled", actions: record("canceled") },
-    "device.invalidate": {
-      target: ".invalidated",
-      actions: [assign({ reason: ({ event }) => event.reason }), record("invalidated")]
-    },
-    "device.expire": { target: ".expired", actions: record("expired") }
   }
 })
 

@@ -211,27 +211,28 @@ export class Credentials extends Context.Service<
           })
         )
 
+      /** Rotation writes commit even when refused: a reused token's lineage must stay ended. */
       const refresh = (refreshToken: string, clientId: string) =>
         db(
           Effect.gen(function* () {
             const at = yield* now
             const credential = yield* findPresented(refreshToken, "refresh")
-            if (!credential || credential.lineage_id === null) return yield* new InvalidGrant()
+            if (!credential || credential.lineage_id === null) return undefined
             const lineage = yield* Repo.findLineage(credential.lineage_id)
-            if (!lineage || lineage.revoked_at !== null || lineage.client_id !== clientId)
-              return yield* new InvalidGrant()
-            if (credential.revoked_at !== null || credential.superseded_at !== null) {
+            if (!lineage || lineage.revoked_at !== null || lineage.client_id !== clientId) return undefined
+            // Claiming the presented token first makes two concurrent rotations one winner and one reuse.
+            if (!(yield* Repo.supersedeCredential(credential.id, at))) {
               yield* Repo.revokeLineage(lineage.id, at)
-              return yield* new InvalidGrant()
+              return undefined
             }
             const user = lineage.user_id === null ? undefined : yield* Accounts.findUserById(lineage.user_id)
             const executor =
               lineage.executor_id === null ? undefined : yield* Executors.findExecutorById(lineage.executor_id)
             if (executor && (executor.status !== "active" || executor.credential_epoch !== credential.epoch)) {
-              return yield* new InvalidGrant()
+              return undefined
             }
             if (user && !(user.kind === "agent" ? yield* agentHasAuthority(user) : user.status === "active")) {
-              return yield* new InvalidGrant()
+              return undefined
             }
             yield* Repo.supersedeLineageCredentials(lineage.id, at)
             const issued = yield* mintLineageCredentials(
@@ -241,6 +242,8 @@ export class Credentials extends Context.Service<
             )
             return { ...issued, holder: lineage.holder }
           }).pipe(sql.withTransaction)
+        ).pipe(
+          Effect.flatMap((issued) => (issued === undefined ? Effect.fail(new InvalidGrant()) : Effect.succeed(issued)))
         )
 
       const revoke = (token: string) =>

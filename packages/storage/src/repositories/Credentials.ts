@@ -128,3 +128,12 @@ export const revokeCredential = Effect.fnUntraced(function* (id: bigint, now: Da
   const sql = yield* SqlClient
   yield* sql`UPDATE credentials SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`
 })
+
+/** Supersedes one credential if it is still current; answers false when another rotation won. */
+export const supersedeCredential = Effect.fnUntraced(function* (id: bigint, now: Date) {
+  const sql = yield* SqlClient
+  const rows = yield* sql`
+    UPDATE credentials SET superseded_at = ${now}
+    WHERE id = ${id} AND superseded_at IS NULL AND revoked_at IS NULL RETURNING id`
+  return rows.length > 0
+})
