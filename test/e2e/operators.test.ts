@@ -1,7 +1,9 @@
 // The operator commands of the `troupe` CLI against a running server's admin API.
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
+import { Redacted } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
+import { postgresReachable } from "../support/database.ts"
 import { bearer, request } from "../support/http.ts"
 import { apiToken, createOwner } from "../support/people.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
@@ -51,3 +53,24 @@ it("fails clearly without a token or for an unknown kind", async () => {
   expect("code" in unknown && unknown.code).toBe(1)
   expect(`${(unknown as { stderr: string }).stderr}`).toContain("404")
 })
+
+// The CLI opens the database itself: on the embedded one the running server holds its lock.
+it.runIf(await postgresReachable())(
+  "troupe token create mints a platform personal token that works for administration",
+  async () => {
+    const { database } = server
+    if (database.config._tag !== "postgres") throw new Error("expected PostgreSQL")
+    const env = { ...process.env, DATABASE_URL: Redacted.value(database.config.url) }
+    const minted = await run(troupe, ["token", "create", "--user", "owner@example.com", "--plane", "platform"], { env })
+    const pat = minted.stdout.trim()
+    expect(pat).toMatch(/^sk-svc-api-v1-/)
+    const supervisors = await request(server.baseUrl, "GET", "/api/v1/admin/supervisors", { headers: bearer(pat) })
+    expect(supervisors.status).toBe(200)
+    const session = await request(server.baseUrl, "GET", "/api/v1/session", { headers: bearer(pat) })
+    expect(session.status).toBe(404)
+    const unknown = await run(troupe, ["token", "create", "--user", "nobody@example.com"], { env }).catch(
+      (error: { code: number; stderr: string }) => error
+    )
+    expect("code" in unknown && unknown.code).toBe(1)
+  }
+)

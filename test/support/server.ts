@@ -50,6 +50,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   await runtime.runPromise(Effect.void)
   return {
     baseUrl: `http://127.0.0.1:${port}`,
+    database,
     clock: movable,
     /** Runs an effect against the server's services (domain, database). */
     run: <A, E>(effect: Effect.Effect<A, E, any>): Promise<A> =>

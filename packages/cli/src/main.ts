@@ -1,6 +1,8 @@
 // The `troupe` command: serve, migrate, and the operator commands for people.
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Accounts } from "@troupe/domain/Accounts"
+import { Credentials } from "@troupe/domain/Credentials"
+import { findHumanByEmail } from "@troupe/storage/repositories/Accounts"
 import { loadServerConfig } from "@troupe/server/Config"
 import { domainLayer, migratedDatabase, serverLayer } from "@troupe/server/Server"
 import { Cause, Console, Effect, Exit, Layer, Option } from "effect"
@@ -102,6 +104,35 @@ const userCreate = Command.make(
     }).pipe(explain)
 ).pipe(Command.withDescription("Create a human user with role admin or member"))
 
+const tokenCreate = Command.make(
+  "create",
+  {
+    user: Flag.String("user").pipe(Flag.withDescription("The human's email")),
+    plane: Flag.Literals("plane", ["platform", "member"]).pipe(Flag.withDefault("platform")),
+    name: Flag.String("name").pipe(Flag.withDescription("What the token is for"), Flag.withDefault("cli"))
+  },
+  ({ user, plane, name }) =>
+    Effect.gen(function* () {
+      const config = yield* loadServerConfig
+      const token = yield* Effect.gen(function* () {
+        const human = yield* findHumanByEmail(user).pipe(Effect.orDie)
+        if (!human || human.status !== "active") return yield* Effect.fail(new Error(`No active person with email ${user}`))
+        const credentials = yield* Credentials
+        return yield* credentials.personalToken(human, plane, name)
+      }).pipe(Effect.provide(domainLayer(config)))
+      yield* Console.log(token)
+    })
+).pipe(
+  Command.withDescription(
+    "Mint a personal access token for a human (platform or member plane); printed once, only its digest is kept"
+  )
+)
+
+const token = Command.make("token").pipe(
+  Command.withSubcommands([tokenCreate]),
+  Command.withDescription("Personal access tokens")
+)
+
 const owner = Command.make("owner").pipe(
   Command.withSubcommands([ownerCreate]),
   Command.withDescription("The installation's owner")
@@ -110,7 +141,7 @@ const user = Command.make("user").pipe(Command.withSubcommands([userCreate]), Co
 
 Command.make("troupe").pipe(
   Command.withDescription("Troupe: a supervised actor runtime and OAuth authorization server for agent programs"),
-  Command.withSubcommands([serve, migrate, owner, user, supervisors, actors]),
+  Command.withSubcommands([serve, migrate, owner, user, token, supervisors, actors]),
   Command.run({ version: "0.1.0" }),
   // An expected failure (bad input, refused request) is one line on stderr and exit code 1.
   Effect.catchIf(
