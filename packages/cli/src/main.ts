@@ -2,9 +2,9 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Accounts } from "@troupe/domain/Accounts"
 import { Credentials } from "@troupe/domain/Credentials"
-import { findHumanByEmail } from "@troupe/storage/repositories/Accounts"
 import { loadServerConfig } from "@troupe/server/Config"
 import { domainLayer, migratedDatabase, serverLayer } from "@troupe/server/Server"
+import { findHumanByEmail } from "@troupe/storage/repositories/Accounts"
 import { Cause, Console, Effect, Exit, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"
@@ -116,7 +116,8 @@ const tokenCreate = Command.make(
       const config = yield* loadServerConfig
       const token = yield* Effect.gen(function* () {
         const human = yield* findHumanByEmail(user).pipe(Effect.orDie)
-        if (!human || human.status !== "active") return yield* Effect.fail(new Error(`No active person with email ${user}`))
+        if (!human || human.status !== "active")
+          return yield* Effect.fail(new Error(`No active person with email ${user}`))
         const credentials = yield* Credentials
         return yield* credentials.personalToken(human, plane, name)
       }).pipe(Effect.provide(domainLayer(config)))

@@ -2,6 +2,7 @@
 // the typed client. Groups are added here as later planes arrive.
 import { HttpApi, OpenApi } from "effect/http-api"
 import { ExecutorGroup } from "./executor/Executor.ts"
+import { ExecutorsGroup } from "./member/Executors.ts"
 import { MemberProfileGroup } from "./member/Profile.ts"
 import { AdminGroup } from "./platform/Admin.ts"
 import { ProfileGroup } from "./platform/Profile.ts"
@@ -13,6 +14,7 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(AdminGroup)
   .add(MemberProfileGroup)
   .add(ExecutorGroup)
+  .add(ExecutorsGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Troupe API",

@@ -9,6 +9,7 @@ import { RequestConventions } from "./conventions/RequestConventions.ts"
 import { ExecutorAuthenticationLive } from "./executor/Authentication.ts"
 import { ExecutorHandlers } from "./executor/Executor.ts"
 import { MemberAuthenticationLive } from "./member/Authentication.ts"
+import { ExecutorsHandlers } from "./member/Executors.ts"
 import { MemberProfileHandlers } from "./member/Profile.ts"
 import { OAuthRoutes } from "./oauth/Routes.ts"
 import { AdminHandlers } from "./platform/Admin.ts"
@@ -28,9 +29,14 @@ export const ApiMiddleware = Layer.mergeAll(
 
 export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide(
-    Layer.mergeAll(SessionHandlers, ProfileHandlers, AdminHandlers, MemberProfileHandlers, ExecutorHandlers).pipe(
-      Layer.provide(ApiMiddleware)
-    )
+    Layer.mergeAll(
+      SessionHandlers,
+      ProfileHandlers,
+      AdminHandlers,
+      MemberProfileHandlers,
+      ExecutorHandlers,
+      ExecutorsHandlers
+    ).pipe(Layer.provide(ApiMiddleware))
   )
 )
 

@@ -102,3 +102,60 @@ export const revokeExecutor = Effect.fnUntraced(function* (publicId: string, now
     UPDATE executors SET status = 'revoked', revoked_at = ${now}, updated_at = ${now}
     WHERE public_id = ${publicId} AND status = 'active'`
 })
+
+export const replaceAnnouncement = Effect.fnUntraced(function* (
+  id: bigint,
+  announcement: ExecutorRow["announcement"],
+  now: Date
+) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<ExecutorRow>`
+    UPDATE executors SET announcement = ${JSON.stringify(announcement)}::jsonb, updated_at = ${now}
+    WHERE id = ${id} RETURNING *`
+  return rows[0]!
+})
+
+/**
+ * Active machines (runners, tool providers) a member may discover: account-wide ones, the
+ * user-private ones of `managerId`, and the agent-private ones of the given agents.
+ */
+export const listDiscoverable = Effect.fnUntraced(function* (filter: {
+  readonly accountId: bigint
+  readonly managerId: bigint
+  readonly agentIds: ReadonlyArray<bigint>
+  readonly kind: "runner" | "tool_provider" | undefined
+  readonly publicId: string | undefined
+}) {
+  const sql = yield* SqlClient
+  return yield* sql<ExecutorRow & { readonly agent_public_id: string | null }>`
+    SELECT e.*, a.public_id AS agent_public_id
+    FROM executors e LEFT JOIN users a ON a.id = e.agent_id
+    WHERE e.account_id = ${filter.accountId} AND e.status = 'active' AND e.kind IN ('runner', 'tool_provider')
+      AND ${filter.kind === undefined ? sql`true` : sql`e.kind = ${filter.kind}`}
+      AND ${filter.publicId === undefined ? sql`true` : sql`e.public_id = ${filter.publicId}`}
+      AND (e.assignment_scope = 'account_wide'
+           OR (e.assignment_scope = 'user_private' AND e.manager_id = ${filter.managerId})
+           OR (e.assignment_scope = 'agent_private' AND e.agent_id = ANY(${[...filter.agentIds]}::bigint[])))
+    ORDER BY e.display_name, e.public_id`
+})
+
+/** The agents a human stewards. */
+export const stewardedAgentIds = Effect.fnUntraced(function* (stewardId: bigint) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<{ id: bigint }>`SELECT id FROM users WHERE kind = 'agent' AND steward_id = ${stewardId}`
+  return rows.map((row) => row.id)
+})
+
+/** Presence marks: an inbox subscription opened or closed, or the executor was heard from. */
+export const markPresence = Effect.fnUntraced(function* (
+  id: bigint,
+  mark: "connected" | "seen" | "disconnected",
+  now: Date
+) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE executors SET
+      last_seen_at = ${now},
+      connected_at = ${mark === "connected" ? sql`${now}` : mark === "disconnected" ? sql`NULL` : sql`connected_at`}
+    WHERE id = ${id}`
+})

@@ -1,0 +1,154 @@
+// The executor plane's own address (GET /agent_api/v1/executor, PUT announcement) and member-plane
+// discovery (GET /agent_api/v1/executors[/{public_id}]) with assignment scopes and presence.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bearer, request } from "../../support/http.ts"
+import { createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import { startTestServer, type TestServer } from "../../support/server.ts"
+import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../oauth/support-device.ts"
+
+let server: TestServer
+const tools: Record<string, any> = {}
+
+const connect = async (
+  browser: Awaited<ReturnType<typeof signedInBrowser>>,
+  fields: Record<string, string>,
+  scope?: "user_private" | "account_wide"
+) => {
+  const started = await startDevice(server, fields)
+  await decide(browser, started.user_code, "approve", scope)
+  return (await poll(server, started.device_code)).body
+}
+
+const get = (path: string, token: string) => request(server.baseUrl, "GET", path, { headers: bearer(token) })
+const announce = (token: string, body: unknown) =>
+  request(server.baseUrl, "PUT", "/agent_api/v1/executor/announcement", { headers: bearer(token), body })
+
+const tool = (name: string, profile: Record<string, unknown> = {}) => ({
+  name,
+  effect_profile: {
+    kind: "read_only",
+    destructive: false,
+    effect_scope: "closed",
+    idempotency: "intrinsic",
+    reconciliation: "none",
+    ...profile
+  },
+  description: `The ${name} tool`,
+  input_schema: { type: "object" }
+})
+
+beforeAll(async () => {
+  server = await startTestServer()
+  await createOwner(server)
+  await createHuman(server, {
+    email: "member@example.com",
+    password: "member password",
+    displayName: "Mo",
+    role: "member"
+  })
+  const owner = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+  const member = await signedInBrowser(server, "member@example.com", "member password")
+  tools.ownerAgent = await connect(owner, agentFields("discovery-agent"))
+  tools.otherAgent = await connect(owner, agentFields("other-agent"))
+  tools.privateRunner = await connect(owner, machineFields("owner-private"), "user_private")
+  tools.sharedRunner = await connect(owner, machineFields("owner-shared"), "account_wide")
+  tools.memberRunner = await connect(member, machineFields("member-private"), "user_private")
+  const otherAgentId = (await get("/agent_api/v1/profile", tools.otherAgent.access_token)).body.member.public_id
+  tools.boundRunner = await connect(owner, machineFields("bound-runner", { assignment_agent_public_id: otherAgentId }))
+})
+afterAll(() => server?.close())
+
+describe("announcement", () => {
+  it("a new address serves nothing; the announcement replaces tools, environment and documents whole", async () => {
+    const token = tools.sharedRunner.access_token
+    expect((await get("/agent_api/v1/executor", token)).body.executor).toMatchObject({
+      served_tools: [],
+      environment: null,
+      served_documents: []
+    })
+    const announced = await announce(token, {
+      tools: [tool("search"), tool("write_file", { kind: "write", destructive: true, idempotency: "none" })],
+      environment: { os: "linux", cwd: "/srv" },
+      documents: [{ name: "README", description: "How to use me" }]
+    })
+    expect(announced.status).toBe(200)
+    expect(announced.body.executor.served_tools.map((t: { name: string }) => t.name)).toEqual(["search", "write_file"])
+    expect(announced.body.measured_at).toEqual(expect.any(String))
+    expect((await get("/agent_api/v1/executor", token)).body.executor.environment).toEqual({ os: "linux", cwd: "/srv" })
+    const cleared = await announce(token, { tools: [] })
+    expect(cleared.body.executor).toMatchObject({ served_tools: [], environment: null, served_documents: [] })
+  })
+
+  it("validates with field paths", async () => {
+    const token = tools.privateRunner.access_token
+    const missing = await announce(token, {})
+    expect([missing.status, missing.body.error.code]).toEqual([400, "parameter_missing"])
+    const badKind = await announce(token, { tools: [tool("a"), tool("b", { kind: "dangerous" })] })
+    expect([badKind.status, badKind.body.error.code]).toEqual([422, "validation_failed"])
+    expect(badKind.body.error.message).toContain("tools[1].effect_profile.kind")
+    const duplicate = await announce(token, { tools: [tool("a"), tool("a")] })
+    expect(duplicate.body.error.message).toContain("tools[1].name")
+    const noProfile = await announce(token, { tools: [{ name: "x" }] })
+    expect(noProfile.body.error.message).toContain("tools[0].effect_profile")
+    const huge = await announce(token, { tools: [], environment: { blob: "x".repeat(70_000) } })
+    expect([huge.status, huge.body.error.code]).toEqual([413, "content_too_large"])
+  })
+
+  it("takes a transport credential only", async () => {
+    expect((await announce(tools.ownerAgent.access_token, { tools: [] })).status).toBe(401)
+    expect((await announce(tools.ownerAgent.executor_access_token, { tools: [] })).status).toBe(200)
+  })
+})
+
+describe("discovery", () => {
+  const names = async (token: string, query = "") =>
+    ((await get(`/agent_api/v1/executors${query}`, token)).body.executors as Array<{ display_name: string }>)
+      .map((e) => e.display_name)
+      .sort()
+
+  it("an agent sees account-wide machines, its steward's private ones and those bound to it", async () => {
+    expect(await names(tools.ownerAgent.access_token)).toEqual(["Runner owner-private", "Runner owner-shared"])
+    expect(await names(tools.otherAgent.access_token)).toEqual([
+      "Runner bound-runner",
+      "Runner owner-private",
+      "Runner owner-shared"
+    ])
+  })
+
+  it("rows carry scope, agent binding, served tools and presence", async () => {
+    const { executors } = (await get("/agent_api/v1/executors", tools.otherAgent.access_token)).body
+    const bound = executors.find((e: { display_name: string }) => e.display_name === "Runner bound-runner")
+    const otherAgentId = (await get("/agent_api/v1/profile", tools.otherAgent.access_token)).body.member.public_id
+    expect(bound).toMatchObject({
+      kind: "runner",
+      assignment_scope: "agent_private",
+      assignment_agent_public_id: otherAgentId,
+      presence: "not_yet_seen",
+      last_seen_at: null
+    })
+    const shared = executors.find((e: { display_name: string }) => e.display_name === "Runner owner-shared")
+    expect(shared).toMatchObject({ assignment_scope: "account_wide", assignment_agent_public_id: null })
+  })
+
+  it("filters by kind (runner or tool_provider, else 400); one address by id, 404 when not visible", async () => {
+    expect(await names(tools.ownerAgent.access_token, "?kind=tool_provider")).toEqual([])
+    expect((await get("/agent_api/v1/executors?kind=agent_application", tools.ownerAgent.access_token)).status).toBe(
+      400
+    )
+    const shared = (await get("/agent_api/v1/executor", tools.sharedRunner.access_token)).body.executor
+    const one = await get(`/agent_api/v1/executors/${shared.public_id}`, tools.ownerAgent.access_token)
+    expect(one.body.executor.public_id).toBe(shared.public_id)
+    const memberRunner = (await get("/agent_api/v1/executor", tools.memberRunner.access_token)).body.executor
+    const hidden = await get(`/agent_api/v1/executors/${memberRunner.public_id}`, tools.ownerAgent.access_token)
+    const absent = await get(
+      "/agent_api/v1/executors/01900000-0000-7000-8000-000000000000",
+      tools.ownerAgent.access_token
+    )
+    expect([hidden.status, hidden.body]).toEqual([absent.status, absent.body])
+    expect(absent.status).toBe(404)
+  })
+
+  it("takes a member credential; a transport credential is refused", async () => {
+    expect((await get("/agent_api/v1/executors", tools.sharedRunner.access_token)).status).toBe(401)
+  })
+})
