@@ -116,8 +116,7 @@ const tokenCreate = Command.make(
       const config = yield* loadServerConfig
       const token = yield* Effect.gen(function* () {
         const human = yield* findHumanByEmail(user).pipe(Effect.orDie)
-        if (!human || human.status !== "active")
-          return yield* Effect.fail(new Error(`No active person with email ${user}`))
+        if (human?.status !== "active") return yield* Effect.fail(new Error(`No active person with email ${user}`))
         const credentials = yield* Credentials
         return yield* credentials.personalToken(human, plane, name)
       }).pipe(Effect.provide(domainLayer(config)))

@@ -47,7 +47,8 @@ export const actorChannel: CableChannel<SqlClient | StepFeed> = {
   name: "ActorChannel",
   subscribe: (params, connection) =>
     Effect.gen(function* () {
-      const role = connection.caller.user.role
+      if (connection.identity._tag !== "Human") return yield* rejected
+      const role = connection.identity.caller.user.role
       if (role !== "owner" && role !== "admin") return yield* rejected
       const { kind } = params
       const after = parseAfter(params.after)

@@ -2,15 +2,16 @@
 // support (HttpServerRequest.upgrade over the ws server NodeHttpServer embeds), speaking the
 // Action Cable JSON protocol so the stock `@rails/actioncable` client works unchanged.
 //
-// Authentication happens at the upgrade: `Authorization: Bearer <API session token>` (when the
-// header is present it is authoritative, as on /api/v1), else the browser session cookie from
-// a same-origin page. An unauthenticated WebSocket handshake is still upgraded, then hears
+// Authentication happens at the upgrade: `Authorization: Bearer <API session token>` or an
+// executor's transport credential (when the header is present it is authoritative, as on
+// /api/v1), else the browser session cookie from a same-origin page. An unauthenticated WebSocket handshake is still upgraded, then hears
 // `disconnect {reason: "unauthorized", reconnect: false}` and is closed, as Rails does: the
 // stock client turns that into "stop, do not reconnect" (it stops its connection monitor and
 // tells every subscription `disconnected({willAttemptReconnect: false})`), whereas a refused
 // handshake (HTTP 401) looks to it like a network failure it keeps retrying with backoff,
 // forever. A plain GET without an upgrade answers the 401 envelope (or 426 when signed in).
-import type { PlatformCaller } from "@troupe/contracts/platform/Caller"
+import { Credentials } from "@troupe/domain/Credentials"
+import { accessTokenFormat } from "@troupe/domain/OpaqueTokens"
 import { Sessions } from "@troupe/domain/Sessions"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -18,8 +19,9 @@ import { envelope } from "../conventions/ErrorEnvelope.ts"
 import { platformCallerOf } from "../platform/Authentication.ts"
 import { sessionCookie } from "../web/Cookies.ts"
 import { ActorChannelLive } from "./ActorChannel.ts"
-import { CableChannels } from "./Channels.ts"
+import { CableChannels, type CableIdentity } from "./Channels.ts"
 import { type ConnectionTiming, defaultTiming, serveConnection } from "./Connection.ts"
+import { ExecutorInboxChannelLive } from "./ExecutorInboxChannel.ts"
 import { negotiateProtocol, offeredProtocols } from "./Protocol.ts"
 import { StepFeed } from "./StepFeed.ts"
 
@@ -82,32 +84,49 @@ const settleProtocol = (request: HttpServerRequest.HttpServerRequest) => {
 const CableEndpoint = HttpRouter.use((router) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions
+    const credentials = yield* Credentials
     const channels = yield* CableChannels
     const feed = yield* StepFeed
     const timing = yield* CableTiming
 
-    const authenticate = (credential: Credential | undefined): Effect.Effect<PlatformCaller | undefined> =>
-      credential === undefined
-        ? Effect.succeed(undefined)
-        : sessions.authenticate(credential.token).pipe(
-            Effect.map((authenticated): PlatformCaller | undefined =>
-              authenticated.session.kind !== credential.kind ? undefined : platformCallerOf(authenticated)
-            ),
-            Effect.catchTag("Unauthenticated", () => Effect.succeed(undefined))
-          )
+    const authenticate = (credential: Credential | undefined): Effect.Effect<CableIdentity | undefined> => {
+      if (credential === undefined) return Effect.succeed(undefined)
+      if (credential.kind === "api" && credential.token.startsWith(accessTokenFormat.prefix)) {
+        return credentials.authenticate(credential.token).pipe(
+          Effect.map((grant): CableIdentity | undefined =>
+            grant.plane === "executor_transport" && grant.executor
+              ? {
+                  _tag: "Executor",
+                  executor: { id: grant.executor.id, publicId: grant.executor.public_id, kind: grant.executor.kind },
+                  credentialPublicId: grant.credential.public_id
+                }
+              : undefined
+          ),
+          Effect.catchTag("Unauthenticated", () => Effect.succeed(undefined))
+        )
+      }
+      return sessions.authenticate(credential.token).pipe(
+        Effect.map((authenticated): CableIdentity | undefined =>
+          authenticated.session.kind !== credential.kind
+            ? undefined
+            : { _tag: "Human", caller: platformCallerOf(authenticated) }
+        ),
+        Effect.catchTag("Unauthenticated", () => Effect.succeed(undefined))
+      )
+    }
 
     yield* router.add("GET", cablePath, (request) =>
       Effect.gen(function* () {
         const credential = presented(request)
-        const caller = yield* authenticate(credential)
+        const identity = yield* authenticate(credential)
         if (!isWebSocketUpgrade(request)) {
-          return caller === undefined
+          return identity === undefined
             ? envelope(401, "unauthorized", "Authentication is required")
             : envelope(426, "upgrade_required", "Connect with a WebSocket", { upgrade: "websocket" })
         }
         settleProtocol(request)
         const socket = yield* request.upgrade
-        yield* serveConnection(socket, caller, {
+        yield* serveConnection(socket, identity, {
           timing,
           channels,
           feed,
@@ -120,7 +139,7 @@ const CableEndpoint = HttpRouter.use((router) =>
 )
 
 /** Every channel the cable serves. A new channel adds its registration layer here. */
-export const CableChannelsLive = Layer.mergeAll(ActorChannelLive)
+export const CableChannelsLive = Layer.mergeAll(ActorChannelLive, ExecutorInboxChannelLive)
 
 /** The cable route with its channels, for Routes.ts to merge. */
 export const CableRoute = Layer.mergeAll(CableEndpoint, CableChannelsLive).pipe(

@@ -10,10 +10,33 @@ export class SubscriptionRejected extends Data.TaggedError("SubscriptionRejected
 
 export const rejected = Effect.fail(new SubscriptionRejected())
 
+/**
+ * Who a socket authenticated as: a human (API session bearer or browser cookie), or an
+ * executor (its transport credential). Fixed for the socket's life: a change disconnects.
+ */
+export type CableIdentity =
+  | { readonly _tag: "Human"; readonly caller: PlatformCaller }
+  | {
+      readonly _tag: "Executor"
+      readonly executor: { readonly id: bigint; readonly publicId: string; readonly kind: string }
+      readonly credentialPublicId: string
+    }
+
+/** The actor whose steps may change the identity's authority (its session, its address). */
+export const authorityActor = (identity: CableIdentity) =>
+  identity._tag === "Human"
+    ? { kind: "apiSession", id: identity.caller.credential.publicId }
+    : { kind: "executorAddress", id: identity.executor.publicId }
+
+/** Same identity, same authority: otherwise subscriptions must be authorized again. */
+export const sameAuthority = (a: CableIdentity, b: CableIdentity) =>
+  a._tag === "Human" && b._tag === "Human"
+    ? a.caller.user.id === b.caller.user.id && a.caller.user.role === b.caller.user.role
+    : a._tag === "Executor" && b._tag === "Executor" && a.credentialPublicId === b.credentialPublicId
+
 /** One open socket, as channels see it. */
 export interface CableConnection {
-  /** Who the socket authenticated as (fixed for the socket's life: a change of role disconnects). */
-  readonly caller: PlatformCaller
+  readonly identity: CableIdentity
   /** Sends `disconnect {reason, reconnect}` and closes the socket. */
   readonly disconnect: (reason: DisconnectReason, reconnect: boolean) => Effect.Effect<void>
 }

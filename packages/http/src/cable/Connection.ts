@@ -1,10 +1,17 @@
 // One cable socket, from welcome to close: pings, the periodic and bus-triggered recheck of the
 // credential, and the client's subscribe / unsubscribe / message commands. Channels come from
 // the registry; this module knows only the wire protocol.
-import type { PlatformCaller } from "@troupe/contracts/platform/Caller"
 import { Cause, Clock, Deferred, Duration, Effect, Exit, Scope, Stream } from "effect"
 import * as Socket from "effect/socket/Socket"
-import { asSubscription, type CableChannels, type CableConnection, type ChannelSubscription } from "./Channels.ts"
+import {
+  asSubscription,
+  authorityActor,
+  type CableChannels,
+  type CableConnection,
+  type CableIdentity,
+  type ChannelSubscription,
+  sameAuthority
+} from "./Channels.ts"
 import * as Protocol from "./Protocol.ts"
 import type { StepFeed } from "./StepFeed.ts"
 
@@ -20,7 +27,7 @@ export interface ConnectionContext {
   readonly channels: CableChannels["Service"]
   readonly feed: StepFeed["Service"]
   /** Who the socket's credential authenticates as now; undefined once it no longer does. */
-  readonly reauthenticate: Effect.Effect<PlatformCaller | undefined>
+  readonly reauthenticate: Effect.Effect<CableIdentity | undefined>
 }
 
 type Ending = { readonly _tag: "Disconnect"; readonly reason: Protocol.DisconnectReason; readonly reconnect: boolean }
@@ -32,12 +39,12 @@ interface Subscribed {
 }
 
 /**
- * Serves an upgraded socket. Without a caller the socket only hears
+ * Serves an upgraded socket. Without an identity the socket only hears
  * `disconnect {reason: "unauthorized", reconnect: false}` and is closed.
  */
 export const serveConnection = (
   socket: Socket.Socket,
-  caller: PlatformCaller | undefined,
+  identity: CableIdentity | undefined,
   context: ConnectionContext
 ) =>
   Effect.scoped(
@@ -51,7 +58,7 @@ export const serveConnection = (
           Effect.andThen(writer.write(new Socket.CloseEvent(1000, ending.reason)).pipe(Effect.ignore))
         )
 
-      if (caller === undefined) {
+      if (identity === undefined) {
         return yield* close({ _tag: "Disconnect", reason: "unauthorized", reconnect: false })
       }
 
@@ -59,17 +66,18 @@ export const serveConnection = (
       const outcome = yield* Deferred.make<Outcome>()
       const finish = (value: Outcome) => Deferred.succeed(outcome, value).pipe(Effect.asVoid)
       const connection: CableConnection = {
-        caller,
+        identity,
         disconnect: (reason, reconnect) => finish({ _tag: "Disconnect", reason, reconnect })
       }
 
-      // Authority: rechecked on a timer, and at once when the bus reports a step of this
-      // socket's own session actor (revocation, expiry) or the feed had to resync.
+      // Authority: rechecked on a timer, and at once when the bus reports a step of the actor
+      // that holds it (the socket's session, or the executor's address) or the feed resyncs.
+      const authority = authorityActor(identity)
       const recheck = Effect.gen(function* () {
         const current = yield* context.reauthenticate
         if (current === undefined) {
           yield* finish({ _tag: "Disconnect", reason: "unauthorized", reconnect: false })
-        } else if (current.user.id !== caller.user.id || current.user.role !== caller.user.role) {
+        } else if (!sameAuthority(current, identity)) {
           // Subscriptions were authorized under the old role: reconnecting re-authorizes them.
           yield* finish({ _tag: "Disconnect", reason: "unauthorized", reconnect: true })
         }
@@ -89,8 +97,7 @@ export const serveConnection = (
         Stream.filter(
           ownSteps,
           (item) =>
-            item._tag === "Resync" ||
-            (item.notice.kind === "apiSession" && item.notice.actorId === caller.credential.publicId)
+            item._tag === "Resync" || (item.notice.kind === authority.kind && item.notice.actorId === authority.id)
         ),
         () => recheck
       ).pipe(Effect.forkScoped)

@@ -1,0 +1,193 @@
+// The device authorization machine, one test per row of the spec's table ("Device authorization")
+// and of the SUPPLEMENT's lifecycle (pending → approved → consumed; denied; canceled; invalidated;
+// expired after 900 s). Pure: initialTransition/transition, no actor, no I/O.
+import { deviceAuthorizationMachine } from "@troupe/machines/deviceAuthorization/deviceAuthorization.machine"
+import { deviceAuthorizationEffects, deviceLifeMillis } from "@troupe/machines/deviceAuthorization/effects"
+import type { DeviceAuthorizationEvent } from "@troupe/machines/deviceAuthorization/events"
+import { describe, expect, it } from "vitest"
+import { initialTransition, transition } from "xstate"
+
+type Snapshot = ReturnType<typeof initialTransition<typeof deviceAuthorizationMachine>>[0]
+
+const approver = "0190d5a4-7b1c-7c3e-8f00-00000000a001"
+const started = () =>
+  initialTransition(deviceAuthorizationMachine, { branch: "machine", clientId: "svc-first-party-connector" })
+const pending = () => started()[0]
+const step = (snapshot: Snapshot, event: DeviceAuthorizationEvent) =>
+  transition(deviceAuthorizationMachine, snapshot, event)
+const approve: DeviceAuthorizationEvent = {
+  type: "device.approve",
+  approverPublicId: approver,
+  assignmentScope: "account_wide"
+}
+const approved = () => step(pending(), approve)[0]
+const typesAndParams = (actions: ReadonlyArray<{ type: string; params?: unknown }>) =>
+  actions.map((action) => [action.type, action.params])
+
+const everyEvent: ReadonlyArray<DeviceAuthorizationEvent> = [
+  approve,
+  { type: "device.deny", approverPublicId: approver },
+  { type: "device.cancel" },
+  { type: "device.consume" },
+  { type: "device.invalidate", reason: "kind differs" },
+  { type: "device.expire" }
+]
+
+describe("deviceAuthorization machine", () => {
+  it("starts pending with nothing decided", () => {
+    const [snapshot] = started()
+    expect(snapshot.value).toBe("pending")
+    expect(snapshot.status).toBe("active")
+    expect(snapshot.context).toEqual({
+      branch: "machine",
+      clientId: "svc-first-party-connector",
+      approverPublicId: null,
+      assignmentScope: null,
+      reason: null
+    })
+  })
+
+  it("Device authorization: pending → approved when the human approves", () => {
+    const [snapshot, actions] = step(pending(), approve)
+    expect(snapshot.value).toBe("approved")
+    expect(snapshot.status).toBe("active")
+    expect(snapshot.context.approverPublicId).toBe(approver)
+    expect(snapshot.context.assignmentScope).toBe("account_wide")
+    expect(typesAndParams(actions)).toEqual([
+      [
+        deviceAuthorizationEffects.recordState,
+        { state: "approved", approverPublicId: approver, assignmentScope: "account_wide" }
+      ]
+    ])
+  })
+
+  it("Device authorization: approved keeps its frozen consequence against a second approval", () => {
+    const first = approved()
+    const [after, actions] = step(first, {
+      type: "device.approve",
+      approverPublicId: "0190d5a4-7b1c-7c3e-8f00-00000000b002",
+      assignmentScope: "user_private"
+    })
+    expect(after.value).toBe("approved")
+    expect(after.context).toEqual(first.context)
+    expect(actions).toEqual([])
+  })
+
+  it("Device authorization: pending → denied when the human denies", () => {
+    const [snapshot, actions] = step(pending(), { type: "device.deny", approverPublicId: approver })
+    expect(snapshot.value).toBe("denied")
+    expect(snapshot.status).toBe("done")
+    expect(snapshot.context.approverPublicId).toBe(approver)
+    expect(snapshot.context.assignmentScope).toBeNull()
+    expect(typesAndParams(actions)).toEqual([
+      [deviceAuthorizationEffects.recordState, { state: "denied", approverPublicId: approver }]
+    ])
+  })
+
+  it("Device authorization: approved → consumed on the winning poll", () => {
+    const [snapshot, actions] = step(approved(), { type: "device.consume" })
+    expect(snapshot.value).toBe("consumed")
+    expect(snapshot.status).toBe("done")
+    expect(snapshot.context.assignmentScope).toBe("account_wide")
+    expect(typesAndParams(actions)).toEqual([
+      [deviceAuthorizationEffects.consume, undefined],
+      [deviceAuthorizationEffects.recordState, { state: "consumed" }]
+    ])
+  })
+
+  it("Device authorization: a poll before approval consumes nothing (pending stays pending)", () => {
+    const before = pending()
+    const [after, actions] = step(before, { type: "device.consume" })
+    expect(after.value).toBe("pending")
+    expect(actions).toEqual([])
+  })
+
+  it("Device authorization: pending → canceled by the cancellation call", () => {
+    const [snapshot, actions] = step(pending(), { type: "device.cancel" })
+    expect(snapshot.value).toBe("canceled")
+    expect(snapshot.status).toBe("done")
+    expect(typesAndParams(actions)).toEqual([[deviceAuthorizationEffects.recordState, { state: "canceled" }]])
+  })
+
+  it("Device authorization: approved → canceled by the cancellation call", () => {
+    const [snapshot, actions] = step(approved(), { type: "device.cancel" })
+    expect(snapshot.value).toBe("canceled")
+    expect(snapshot.status).toBe("done")
+    expect(typesAndParams(actions)).toEqual([[deviceAuthorizationEffects.recordState, { state: "canceled" }]])
+  })
+
+  it("Device authorization: pending → invalidated when a poll finds the registration drifted", () => {
+    const [snapshot, actions] = step(pending(), { type: "device.invalidate", reason: "kind differs" })
+    expect(snapshot.value).toBe("invalidated")
+    expect(snapshot.status).toBe("done")
+    expect(snapshot.context.reason).toBe("kind differs")
+    expect(typesAndParams(actions)).toEqual([[deviceAuthorizationEffects.recordState, { state: "invalidated" }]])
+  })
+
+  it("Device authorization: approved → invalidated (reason kept)", () => {
+    const [snapshot, actions] = step(approved(), { type: "device.invalidate", reason: "scope differs" })
+    expect(snapshot.value).toBe("invalidated")
+    expect(snapshot.status).toBe("done")
+    expect(snapshot.context).toMatchObject({
+      reason: "scope differs",
+      approverPublicId: approver,
+      assignmentScope: "account_wide"
+    })
+    expect(typesAndParams(actions)).toEqual([[deviceAuthorizationEffects.recordState, { state: "invalidated" }]])
+  })
+
+  it("Device authorization: any non-terminal → expired after 900 seconds", () => {
+    const [initial, scheduled] = started()
+    expect(deviceLifeMillis).toBe(900 * 1000)
+    expect(typesAndParams(scheduled)).toEqual([
+      ["xstate.raise", { event: { type: "device.expire" }, id: "expiry", delay: 900_000 }]
+    ])
+    for (const from of [initial, approved()]) {
+      const [snapshot, actions] = step(from, { type: "device.expire" })
+      expect(snapshot.value).toBe("expired")
+      expect(snapshot.status).toBe("done")
+      expect(typesAndParams(actions)).toEqual([[deviceAuthorizationEffects.recordState, { state: "expired" }]])
+    }
+  })
+
+  const terminals: ReadonlyArray<[string, () => Snapshot]> = [
+    ["consumed", () => step(approved(), { type: "device.consume" })[0]],
+    ["denied", () => step(pending(), { type: "device.deny", approverPublicId: approver })[0]],
+    ["canceled", () => step(pending(), { type: "device.cancel" })[0]],
+    ["invalidated", () => step(approved(), { type: "device.invalidate", reason: "agent binding differs" })[0]],
+    ["expired", () => step(pending(), { type: "device.expire" })[0]]
+  ]
+  for (const [name, reach] of terminals) {
+    it(`a ${name} device authorization accepts nothing further`, () => {
+      const terminal = reach()
+      expect(terminal.value).toBe(name)
+      expect(terminal.status).toBe("done")
+      for (const event of everyEvent) {
+        const [after, actions] = step(terminal, event)
+        expect(after).toBe(terminal)
+        expect(actions).toEqual([])
+      }
+    })
+  }
+
+  it("a cancel after the winning consume stays consumed (consume won)", () => {
+    const consumed = step(approved(), { type: "device.consume" })[0]
+    const [after, actions] = step(consumed, { type: "device.cancel" })
+    expect(after.value).toBe("consumed")
+    expect(actions).toEqual([])
+  })
+
+  it("persists and restores", () => {
+    const before = approved()
+    const persisted = deviceAuthorizationMachine.getPersistedSnapshot(before)
+    const restored = deviceAuthorizationMachine.resolveState(JSON.parse(JSON.stringify(persisted)))
+    expect(restored.value).toBe("approved")
+    expect(restored.context).toEqual(before.context)
+    const [consumed, actions] = step(restored, { type: "device.consume" })
+    expect(consumed.value).toBe("consumed")
+    expect(actions.map((action) => action.type)).toEqual([
+      deviceAuthorizationEffects.consume,
+      deviceAuthorizationEffects.recordState
+    ])
+  })
+})
