@@ -1,6 +1,7 @@
 // The storage contract: the same suite against PostgreSQL (LISTEN/NOTIFY bus) and the embedded
 // database (in-process bus). Migrations, ids, transactions, the repositories and the event bus
 // must behave the same on both.
+import { readdirSync } from "node:fs"
 import { assert, layer } from "@effect/vitest"
 import { migratedDatabase } from "@troupe/server/Server"
 import type { DatabaseConfig } from "@troupe/storage/Database"
@@ -26,6 +27,10 @@ const databaseLayer = (fresh: () => Promise<TestDatabase>) =>
 
 const at = (iso: string) => new Date(iso)
 
+const migrationFiles = readdirSync(new URL("../../packages/storage/migrations/", import.meta.url))
+  .filter((file) => file.endsWith(".sql"))
+  .sort()
+
 const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
   layer(databaseLayer(fresh), { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
     it.effect("migrations are applied once; a second run applies nothing", () =>
@@ -34,7 +39,7 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         const applied = yield* sql<{ name: string }>`SELECT name FROM effect_sql_migrations ORDER BY migration_id`
         assert.deepStrictEqual(
           applied.map((row) => row.name),
-          ["foundation", "actors", "connections"]
+          migrationFiles.map((file) => file.slice(5, -4))
         )
         assert.deepStrictEqual(yield* migrate, [])
       })

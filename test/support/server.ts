@@ -14,6 +14,8 @@ export interface TestServerOptions {
   readonly extraRoutes?: Layer.Layer<never, never, any>
   readonly database?: TestDatabase
   readonly trustedProxies?: ReadonlyArray<string>
+  readonly redirectUris?: ReadonlyArray<string>
+  readonly allowHttpRedirects?: boolean
   /** Shorter cable ping and recheck intervals, so tests need not wait 30 s. */
   readonly cableTiming?: Partial<ConnectionTiming>
 }
@@ -40,7 +42,9 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     dataDir: "",
     setupSecret: options.setupSecret === undefined ? undefined : Redacted.make(options.setupSecret),
     trustedProxies: options.trustedProxies ?? [],
-    logLevel: process.env.LOG_LEVEL === undefined ? "Warn" : (process.env.LOG_LEVEL as "Info")
+    logLevel: process.env.LOG_LEVEL === undefined ? "Warn" : (process.env.LOG_LEVEL as "Info"),
+    redirectUris: options.redirectUris,
+    allowHttpRedirects: options.allowHttpRedirects ?? false
   }
   const layer = serverLayer(config, options.extraRoutes).pipe(
     Layer.provide(Layer.succeed(CableTiming, { ...defaultTiming, ...options.cableTiming })),

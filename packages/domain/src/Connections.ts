@@ -61,13 +61,29 @@ const connectAgent = Effect.fnUntraced(function* (
   })
 })
 
-export const consumeConnection = (device: DeviceAuthorizationRow) =>
+/** What a human approved: a device authorization, or an application's authorization code. */
+export interface ConnectionGrant {
+  readonly clientId: string
+  /** The registration; absent for the application's login mode (the human lineage alone). */
+  readonly request: DeviceRequest | undefined
+  readonly approvedBy: bigint | null
+  readonly assignmentScope: Executors.AssignmentScope | null
+}
+
+export const deviceGrant = (device: DeviceAuthorizationRow): ConnectionGrant => ({
+  clientId: device.client_id,
+  request: device.request as unknown as DeviceRequest,
+  approvedBy: device.approved_by,
+  assignmentScope: device.assignment_scope
+})
+
+export const consumeConnection = (grant: ConnectionGrant) =>
   Effect.gen(function* () {
     const spawner = yield* ActorSpawner
     const at = yield* now
-    const request = device.request as unknown as DeviceRequest
+    const request = grant.request
     const account = yield* Accounts.currentAccount
-    const steward = device.approved_by === null ? undefined : yield* Accounts.findUserById(device.approved_by)
+    const steward = grant.approvedBy === null ? undefined : yield* Accounts.findUserById(grant.approvedBy)
     if (!account || !steward || steward.kind !== "human" || steward.status !== "active") {
       return yield* veto("the approving human is no longer active")
     }
@@ -77,7 +93,7 @@ export const consumeConnection = (device: DeviceAuthorizationRow) =>
 
     let agentIssued: ConnectionIssued["agent"]
     let agent: Accounts.UserRow | undefined
-    if (request.branch === "agent" || request.branch === "combined") {
+    if (request?.branch === "agent" || request?.branch === "combined") {
       agent = yield* connectAgent(account, steward, request, at)
       const live = yield* Executors.findLiveAgentApplication(agent.id)
       let application: Executors.ExecutorRow
@@ -101,7 +117,7 @@ export const consumeConnection = (device: DeviceAuthorizationRow) =>
       yield* Credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
       const issued = yield* issueLineage({
         holder: "agent",
-        clientId: device.client_id,
+        clientId: grant.clientId,
         user: agent,
         executor: application
       })
@@ -109,7 +125,7 @@ export const consumeConnection = (device: DeviceAuthorizationRow) =>
     }
 
     let runnerIssued: ConnectionIssued["runner"]
-    if (request.branch === "machine" || request.branch === "combined") {
+    if (request?.branch === "machine" || request?.branch === "combined") {
       const kind = request.executorKind
       let boundAgent = agent
       if (request.branch === "machine" && request.assignmentAgentPublicId !== undefined) {
@@ -124,7 +140,7 @@ export const consumeConnection = (device: DeviceAuthorizationRow) =>
         }
         boundAgent = candidate
       }
-      const scope = boundAgent ? "agent_private" : device.assignment_scope
+      const scope = boundAgent ? "agent_private" : grant.assignmentScope
       if (scope === null) return yield* veto("no assignment scope was chosen")
       const live = yield* Executors.findLiveRegistration(account.id, steward.id, request.registrationIdentifier)
       let runner: Executors.ExecutorRow
@@ -151,18 +167,18 @@ export const consumeConnection = (device: DeviceAuthorizationRow) =>
       }
       const issued = yield* issueLineage({
         holder: "runner",
-        clientId: device.client_id,
+        clientId: grant.clientId,
         user: undefined,
         executor: runner
       })
       runnerIssued = { ...issued, executorPublicId: runner.public_id }
     }
     const human =
-      device.client_id === "svc-application"
+      grant.clientId === "svc-application"
         ? {
             ...(yield* issueLineage({
               holder: "human",
-              clientId: device.client_id,
+              clientId: grant.clientId,
               user: steward,
               executor: undefined
             })),

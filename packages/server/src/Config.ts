@@ -12,6 +12,9 @@ export interface ServerConfig {
   readonly setupSecret: Redacted.Redacted<string> | undefined
   readonly trustedProxies: ReadonlyArray<string>
   readonly logLevel: LogLevel.LogLevel
+  /** Exact allowed application callbacks (SERVICE_OAUTH_REDIRECT_URIS), or the default policy. */
+  readonly redirectUris: ReadonlyArray<string> | undefined
+  readonly allowHttpRedirects: boolean
 }
 
 export const loadServerConfig = Effect.gen(function* () {
@@ -26,6 +29,20 @@ export const loadServerConfig = Effect.gen(function* () {
   const setupSecret = yield* Config.Redacted("SERVICE_SETUP_SECRET").pipe(Config.option)
   const trustedProxies = yield* Config.String("TROUPE_TRUSTED_PROXIES").pipe(Config.withDefault(""))
   const logLevel = yield* Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info"))
+  const redirectUris = yield* Config.String("SERVICE_OAUTH_REDIRECT_URIS").pipe(Config.option)
+  const allowHttpRedirects = yield* Config.Boolean("SERVICE_OAUTH_ALLOW_HTTP").pipe(Config.withDefault(false))
+  const parsedRedirects = yield* Option.match(redirectUris, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (text) =>
+      Effect.try({
+        try: () => {
+          const list: unknown = JSON.parse(text)
+          if (!Array.isArray(list) || !list.every((item) => typeof item === "string")) throw new Error("not a list")
+          return list as ReadonlyArray<string>
+        },
+        catch: () => new Error("SERVICE_OAUTH_REDIRECT_URIS must be a JSON array of callback URLs")
+      })
+  })
   const database: DatabaseConfig = Option.match(databaseUrl, {
     onNone: () => ({ _tag: "embedded", dataDir: resolve(dataDir, "pg") }),
     onSome: (url) => ({ _tag: "postgres", url, maxConnections: poolSize })
@@ -41,6 +58,8 @@ export const loadServerConfig = Effect.gen(function* () {
       .split(",")
       .map((entry) => entry.trim())
       .filter((entry) => entry !== ""),
-    logLevel
+    logLevel,
+    redirectUris: parsedRedirects,
+    allowHttpRedirects
   } satisfies ServerConfig
 })

@@ -6,6 +6,7 @@ import { apiSessionBinding } from "@troupe/actors/bindings/apiSession"
 import { executorAddressBinding } from "@troupe/actors/bindings/executorAddress"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { Accounts } from "@troupe/domain/Accounts"
+import { ApplicationLogin } from "@troupe/domain/ApplicationLogin"
 import { deviceAuthorizationBinding } from "@troupe/domain/bindings/deviceAuthorization"
 import { Credentials } from "@troupe/domain/Credentials"
 import { DeviceFlow } from "@troupe/domain/DeviceFlow"
@@ -44,7 +45,8 @@ export const domainLayer = (config: ServerConfig) =>
     Idempotency.layer,
     CsrfKey.layer,
     Credentials.layer,
-    DeviceFlow.layer
+    DeviceFlow.layer,
+    ApplicationLogin.layer
   ).pipe(Layer.provideMerge(actorLayer(config)))
 
 const trustedProxies = (config: ServerConfig) =>
@@ -65,7 +67,8 @@ export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer
       Layer.succeed(WebConfig, {
         setupSecret: config.setupSecret,
         secureCookies: config.publicBaseUrl.protocol === "https:",
-        publicBaseUrl: config.publicBaseUrl
+        publicBaseUrl: config.publicBaseUrl,
+        redirectPolicy: { allowed: config.redirectUris, allowHttp: config.allowHttpRedirects }
       })
     ),
     Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBodySize)),

@@ -6,7 +6,7 @@ import { machines } from "@troupe/machines/registry"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Devices from "@troupe/storage/repositories/DeviceAuthorizations"
 import { Effect } from "effect"
-import { consumeConnection } from "../Connections.ts"
+import { consumeConnection, deviceGrant } from "../Connections.ts"
 
 interface RecordState {
   readonly state: Devices.DeviceState
@@ -38,7 +38,7 @@ export const deviceAuthorizationBinding: Binding = {
       Effect.gen(function* () {
         const device = yield* Devices.findByPublicId(step.actorId)
         if (!device) return yield* Effect.die(new Error(`no device authorization row for ${step.actorId}`))
-        return yield* consumeConnection(device)
+        return yield* consumeConnection(deviceGrant(device))
       })
   },
   jobs: {}

@@ -1,5 +1,7 @@
 // POST /oauth/token: the device grant (polling) and refresh. Token responses follow the spec's
 // "Token response" (application client) and SUPPLEMENT's connector shape (never a scope member).
+import { ApplicationLogin } from "@troupe/domain/ApplicationLogin"
+import type { ConnectionIssued } from "@troupe/domain/Connections"
 import type { IssuedLineage } from "@troupe/domain/Credentials"
 import { Credentials } from "@troupe/domain/Credentials"
 import { DeviceFlow } from "@troupe/domain/DeviceFlow"
@@ -26,6 +28,22 @@ const runnerBundle = (issued: IssuedLineage) => ({
   expires_in: issued.expiresIn,
   refresh_token: issued.refreshToken
 })
+
+/** The application client's token response, or the connector's device token result. */
+const tokenResponse = (clientId: string, issued: ConnectionIssued) => {
+  const { human, agent, runner } = issued
+  if (clientId === applicationClientId && human) {
+    return oauthJson({
+      ...bundle(human),
+      scope: "application",
+      user: { public_id: human.user.public_id, display_name: human.user.display_name, role: human.user.role },
+      ...(agent ? { agent: bundle(agent) } : {}),
+      ...(runner ? { runner: runnerBundle(runner) } : {})
+    })
+  }
+  if (agent) return oauthJson({ ...bundle(agent), ...(runner ? { runner: runnerBundle(runner) } : {}) })
+  return oauthJson(bundle(runner!))
+}
 
 export const TokenRoute = HttpRouter.add(
   "POST",
@@ -57,22 +75,23 @@ export const TokenRoute = HttpRouter.add(
             return oauthError("expired_token", "The device code expired; start again")
           case "InvalidGrant":
             return oauthError("invalid_grant", "Unknown or already used device code")
-          case "Issued": {
-            const { human, agent, runner } = answer.issued
-            if (clientId === applicationClientId && human) {
-              return oauthJson({
-                ...bundle(human),
-                scope: "application",
-                user: { public_id: human.user.public_id, display_name: human.user.display_name, role: human.user.role },
-                ...(agent ? { agent: bundle(agent) } : {}),
-                ...(runner ? { runner: runnerBundle(runner) } : {})
-              })
-            }
-            if (agent) return oauthJson({ ...bundle(agent), ...(runner ? { runner: runnerBundle(runner) } : {}) })
-            return oauthJson(bundle(runner!))
-          }
+          case "Issued":
+            return tokenResponse(clientId, answer.issued)
         }
         break
+      }
+      case "authorization_code": {
+        if (clientId !== applicationClientId)
+          return oauthError("unauthorized_client", "Only svc-application uses codes")
+        const { code, redirect_uri: redirectUri, code_verifier: codeVerifier } = params
+        if (!code || !redirectUri || !codeVerifier) {
+          return oauthError("invalid_request", "code, redirect_uri and code_verifier are required")
+        }
+        const login = yield* ApplicationLogin
+        return yield* login.exchange({ code, clientId, redirectUri, codeVerifier }).pipe(
+          Effect.map((issued) => tokenResponse(clientId, issued)),
+          Effect.catchTag("InvalidCode", (invalid) => Effect.succeed(oauthError("invalid_grant", invalid.reason)))
+        )
       }
       case "refresh_token": {
         if (!params.refresh_token) return oauthError("invalid_request", "refresh_token is required")
@@ -89,6 +108,6 @@ export const TokenRoute = HttpRouter.add(
       case undefined:
         return oauthError("invalid_request", "grant_type is required")
     }
-    return oauthError("unsupported_grant_type", "Use the device_code or refresh_token grant")
+    return oauthError("unsupported_grant_type", "Use the authorization_code, device_code or refresh_token grant")
   })
 )

@@ -1,5 +1,6 @@
 // The HTML pages: first boot, sign-in and sign-out, home, the state visualizer.
 import { Layer } from "effect"
+import { AuthorizePage, AuthorizeSubmit } from "./Authorize.ts"
 import { DeviceApprovalPage, DeviceApprovalSubmit } from "./DeviceApproval.ts"
 import { HomePage } from "./Home.ts"
 import { InspectorRoutes } from "./Inspector.ts"
@@ -15,5 +16,7 @@ export const WebRoutes = Layer.mergeAll(
   LogoutSubmit,
   InspectorRoutes,
   DeviceApprovalPage,
-  DeviceApprovalSubmit
+  DeviceApprovalSubmit,
+  AuthorizePage,
+  AuthorizeSubmit
 )

@@ -5,7 +5,7 @@ import { Accounts } from "@troupe/domain/Accounts"
 import { RateLimiter } from "@troupe/domain/RateLimiter"
 import { Sessions } from "@troupe/domain/Sessions"
 import { Effect, Redacted } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { clientAddress } from "../conventions/ClientAddress.ts"
 import { csrfField, csrfValid, grantCsrf } from "./Csrf.ts"
 import { readForm } from "./Form.ts"
@@ -68,8 +68,14 @@ export const SetupPage = HttpRouter.add(
   "/setup",
   Effect.gen(function* () {
     const accounts = yield* Accounts
-    if (yield* accounts.isInitialized) return redirect("/login")
-    return yield* setupForm({})
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const returnTo = new URL(request.url, "http://troupe.invalid").searchParams.get("return_to") ?? undefined
+    if (yield* accounts.isInitialized) {
+      return redirect(
+        returnTo === undefined ? "/login" : `/login?return_to=${encodeURIComponent(safeReturnTo(returnTo))}`
+      )
+    }
+    return yield* setupForm({ return_to: safeReturnTo(returnTo) })
   })
 )
 

@@ -1,4 +1,5 @@
 // What pages and OAuth need from the deployment: the setup secret, Secure cookies, the public URL.
+import type { RedirectPolicy } from "@troupe/domain/RedirectPolicy"
 import { Context, type Redacted } from "effect"
 
 export class WebConfig extends Context.Service<
@@ -9,5 +10,7 @@ export class WebConfig extends Context.Service<
     readonly secureCookies: boolean
     /** The address clients use; absolute links (verification URIs, metadata) are built from it. */
     readonly publicBaseUrl: URL
+    /** Where the application client may be sent back to. */
+    readonly redirectPolicy: RedirectPolicy
   }
 >()("@troupe/http/web/WebConfig") {}

@@ -1,0 +1,205 @@
+// The application client's login (spec "Application login"): GET /oauth/authorize validates a
+// PKCE S256 request, a signed-in human approves it, and a five-minute, single-use code bound to
+// the client, callback, challenge and consequence is exchanged at the token endpoint for the
+// human lineage (login mode) or the human lineage plus the application's agent and optional
+// runner (connect mode, the default).
+import { createHash, timingSafeEqual } from "node:crypto"
+import { ActorHost } from "@troupe/actors/ActorHost"
+import { ActorSpawner } from "@troupe/actors/Binding"
+import * as Accounts from "@troupe/storage/repositories/Accounts"
+import * as AgentsRepo from "@troupe/storage/repositories/Agents"
+import * as Codes from "@troupe/storage/repositories/AuthorizationCodes"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type ConnectionIssued, consumeConnection } from "./Connections.ts"
+import { applicationClientId, type DeviceRequest, parseDeviceAuthorizationRequest } from "./DeviceRequest.ts"
+import { now } from "./Now.ts"
+import { mintToken, parseToken, secretMatches, type TokenFormat } from "./OpaqueTokens.ts"
+import { type RedirectPolicy, redirectAllowed } from "./RedirectPolicy.ts"
+
+export const codeLifeMillis = 5 * 60 * 1000
+const codeFormat: TokenFormat = { prefix: "ac-svc-v1-", separator: "" }
+
+/** A validated authorize request: what the consent page shows and the code will carry. */
+export interface AuthorizeRequest {
+  readonly redirectUri: string
+  readonly state: string
+  readonly codeChallenge: string
+  readonly mode: "connect" | "login"
+  readonly registration: DeviceRequest | undefined
+}
+
+export type AuthorizeValidation =
+  /** Nothing can be sent back to the client (unknown client or callback): show an error page. */
+  | { readonly _tag: "Unredirectable"; readonly description: string }
+  /** Tell the client at its validated callback. */
+  | {
+      readonly _tag: "RedirectError"
+      readonly redirectUri: string
+      readonly state: string | undefined
+      readonly error: string
+      readonly description: string
+    }
+  | { readonly _tag: "Valid"; readonly request: AuthorizeRequest }
+
+export class CodeRefused extends Schema.TaggedError<CodeRefused>()("CodeRefused", { reason: Schema.String }) {}
+export class InvalidCode extends Schema.TaggedError<InvalidCode>()("InvalidCode", { reason: Schema.String }) {}
+
+const registrationFields = [
+  "agent_identifier",
+  "agent_display_name",
+  "executor_display_name",
+  "registration_identifier",
+  "runner_display_name",
+  "executor_kind"
+]
+
+export const validateAuthorize = (query: URLSearchParams, policy: RedirectPolicy): AuthorizeValidation => {
+  if (query.get("client_id") !== applicationClientId) {
+    return { _tag: "Unredirectable", description: "Unknown client_id" }
+  }
+  const redirectUri = query.get("redirect_uri") ?? ""
+  if (!redirectAllowed(policy, redirectUri)) {
+    return { _tag: "Unredirectable", description: "The redirect_uri is not an allowed callback" }
+  }
+  const state = query.get("state") ?? undefined
+  const refuse = (error: string, description: string): AuthorizeValidation => ({
+    _tag: "RedirectError",
+    redirectUri,
+    state,
+    error,
+    description
+  })
+  if (query.get("response_type") !== "code") return refuse("unsupported_response_type", "response_type must be code")
+  if (!state) return refuse("invalid_request", "state is required")
+  const challenge = query.get("code_challenge") ?? ""
+  if (query.get("code_challenge_method") !== "S256" || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) {
+    return refuse("invalid_request", "PKCE with code_challenge_method S256 is required")
+  }
+  const scope = query.get("scope")
+  if (scope !== null && scope !== "" && scope !== "application")
+    return refuse("invalid_scope", "scope may only be application")
+  const mode = query.get("connection_mode") ?? "connect"
+  if (mode !== "connect" && mode !== "login") return refuse("invalid_request", "connection_mode is connect or login")
+  const fields = new URLSearchParams({ client_id: applicationClientId })
+  for (const name of registrationFields) {
+    const value = query.get(name)
+    if (value !== null && value !== "") fields.set(name, value)
+  }
+  if (mode === "login" && !fields.has("agent_identifier") && !fields.has("registration_identifier")) {
+    return { _tag: "Valid", request: { redirectUri, state, codeChallenge: challenge, mode, registration: undefined } }
+  }
+  const parsed = parseDeviceAuthorizationRequest("application/x-www-form-urlencoded", fields.toString())
+  if (parsed._tag === "Invalid") return refuse("invalid_request", parsed.description)
+  return {
+    _tag: "Valid",
+    request: { redirectUri, state, codeChallenge: challenge, mode, registration: parsed.request }
+  }
+}
+
+const s256 = (verifier: string) => createHash("sha256").update(verifier).digest("base64url")
+
+export class ApplicationLogin extends Context.Service<
+  ApplicationLogin,
+  {
+    /** The human approves: answers the code for the callback. */
+    readonly issueCode: (request: AuthorizeRequest, human: Accounts.UserRow) => Effect.Effect<string, CodeRefused>
+    readonly exchange: (input: {
+      readonly code: string
+      readonly clientId: string
+      readonly redirectUri: string
+      readonly codeVerifier: string
+    }) => Effect.Effect<ConnectionIssued, InvalidCode>
+  }
+>()("@troupe/domain/ApplicationLogin") {
+  static readonly layer = Layer.effect(
+    ApplicationLogin,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const host = yield* ActorHost
+      const spawner = ActorSpawner.of({
+        create: (kind, actorId, input) => Effect.orDie(Effect.asVoid(host.create(kind, actorId, input)))
+      })
+
+      const issueCode = (request: AuthorizeRequest, human: Accounts.UserRow) =>
+        Effect.gen(function* () {
+          const account = yield* Accounts.currentAccount
+          const registration = request.registration
+          if (account && (registration?.branch === "agent" || registration?.branch === "combined")) {
+            const agent = yield* AgentsRepo.findAgentByIdentifier(account.id, registration.agentIdentifier)
+            if (agent && agent.steward_id !== human.id) {
+              return yield* new CodeRefused({ reason: "Another person stewards this application's agent" })
+            }
+            if (request.mode === "login" && (!agent || agent.status !== "active")) {
+              return yield* new CodeRefused({ reason: "This application is not connected to you yet" })
+            }
+          }
+          const at = yield* now
+          const minted = mintToken(codeFormat)
+          yield* Codes.insertCode({
+            lookup: minted.lookup,
+            salt: minted.salt,
+            digest: minted.digest,
+            clientId: applicationClientId,
+            redirectUri: request.redirectUri,
+            codeChallenge: request.codeChallenge,
+            consequence: { mode: request.mode, registration: request.registration ?? null },
+            approvedBy: human.id,
+            now: at,
+            expiresAt: new Date(at.getTime() + codeLifeMillis)
+          })
+          return minted.token
+        }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+
+      const exchange = (input: {
+        readonly code: string
+        readonly clientId: string
+        readonly redirectUri: string
+        readonly codeVerifier: string
+      }) =>
+        Effect.gen(function* () {
+          const parsed = parseToken(codeFormat, input.code)
+          if (!parsed) return yield* new InvalidCode({ reason: "Unknown code" })
+          const at = yield* now
+          // The code is spent by this attempt whatever follows: single use.
+          const row = yield* Effect.gen(function* () {
+            const found = yield* Codes.findCode(parsed.lookup)
+            if (!found || !secretMatches(parsed.secret, found.salt, found.digest)) return undefined
+            return (yield* Codes.useCode(found.id, at)) ? found : undefined
+          }).pipe(sql.withTransaction)
+          if (!row) return yield* new InvalidCode({ reason: "Unknown or already used code" })
+          if (at.getTime() >= row.expires_at.getTime()) return yield* new InvalidCode({ reason: "The code expired" })
+          if (row.client_id !== input.clientId || row.redirect_uri !== input.redirectUri) {
+            return yield* new InvalidCode({ reason: "The code was issued to another client or callback" })
+          }
+          const expected = Buffer.from(row.code_challenge)
+          const actual = Buffer.from(s256(input.codeVerifier))
+          if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) {
+            return yield* new InvalidCode({ reason: "The code verifier does not match" })
+          }
+          const consequence = row.consequence as { mode: "connect" | "login"; registration: DeviceRequest | null }
+          const issued = yield* consumeConnection({
+            clientId: row.client_id,
+            request: consequence.mode === "login" ? undefined : (consequence.registration ?? undefined),
+            approvedBy: row.approved_by,
+            assignmentScope: "user_private"
+          }).pipe(
+            sql.withTransaction,
+            Effect.catchTag("Veto", (veto) => Effect.fail(new InvalidCode({ reason: veto.reason })))
+          )
+          for (const address of issued.repaired) {
+            yield* host
+              .send("executorAddress", address.executorPublicId, { type: "executor.repaired", epoch: address.epoch })
+              .pipe(Effect.ignore)
+          }
+          return issued
+        }).pipe(
+          Effect.catchTag("SqlError", Effect.die),
+          Effect.provideService(SqlClient, sql),
+          Effect.provideService(ActorSpawner, spawner)
+        )
+
+      return ApplicationLogin.of({ issueCode, exchange })
+    })
+  )
+}

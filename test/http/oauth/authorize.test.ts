@@ -1,0 +1,240 @@
+// The application client (svc-application): /oauth/authorize with PKCE S256 and state, exact
+// callback matching under the default local/private policy or an explicit list, connect and
+// login modes, first-boot resume, and five-minute single-use codes bound to client, callback
+// and challenge ("Authorization code: issued → used").
+import { createHash, randomBytes } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Browser, bearer, csrfTokenIn, request } from "../../support/http.ts"
+import { createOwner, ownerCredentials } from "../../support/people.ts"
+import { startTestServer, type TestServer } from "../../support/server.ts"
+import { form, signedInBrowser } from "./support-device.ts"
+
+const callback = "http://127.0.0.1:7777/auth/callback"
+let server: TestServer
+
+beforeAll(async () => {
+  server = await startTestServer()
+  await createOwner(server)
+})
+afterAll(() => server?.close())
+
+const pkce = () => {
+  const verifier = randomBytes(32).toString("base64url")
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") }
+}
+
+const authorizeUrl = (params: Record<string, string | undefined>) => {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries({
+    client_id: "svc-application",
+    response_type: "code",
+    redirect_uri: callback,
+    state: "state-123",
+    code_challenge_method: "S256",
+    ...params
+  })) {
+    if (value !== undefined) query.set(name, value)
+  }
+  return `/oauth/authorize?${query}`
+}
+
+const agent = { agent_identifier: "app-agent", agent_display_name: "App Agent", executor_display_name: "App" }
+
+/** Opens the consent page and approves: the callback URL the browser is sent to. */
+const approve = async (browser: Browser, url: string, decision: "approve" | "deny" = "approve") => {
+  const consent = await browser.get(url)
+  expect(consent.status).toBe(200)
+  const action = /action="([^"]+)"/.exec(consent.text)![1]!.replace(/&amp;/g, "&")
+  const answered = await browser.post(action, { decision, csrf_token: csrfTokenIn(consent.text) })
+  expect(answered.status).toBe(303)
+  return new URL(answered.headers.get("location")!)
+}
+
+const exchange = (code: string, verifier: string, redirectUri = callback) =>
+  form(server, "/oauth/token", {
+    grant_type: "authorization_code",
+    client_id: "svc-application",
+    code,
+    redirect_uri: redirectUri,
+    code_verifier: verifier
+  })
+
+describe("authorize request", () => {
+  it("an unknown client or a callback outside the policy gets an error page, never a redirect", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const { challenge } = pkce()
+    for (const params of [
+      { client_id: "svc-first-party-connector", code_challenge: challenge },
+      { redirect_uri: "https://evil.example/auth/callback", code_challenge: challenge },
+      { redirect_uri: "http://127.0.0.1:7777/other", code_challenge: challenge },
+      { redirect_uri: "http://8.8.8.8/auth/callback", code_challenge: challenge }
+    ]) {
+      const page = await browser.get(authorizeUrl(params))
+      expect(page.status).toBe(400)
+      expect(page.headers.get("location")).toBeNull()
+    }
+  })
+
+  it("accepts loopback, localhost, private IPv4 and IPv6 unique-local callbacks at /auth/callback", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const { challenge } = pkce()
+    for (const redirectUri of [
+      "http://localhost:3000/auth/callback",
+      "https://192.168.1.20/auth/callback",
+      "http://10.1.2.3:8080/auth/callback",
+      "http://[fd00::1]:9000/auth/callback"
+    ]) {
+      expect(
+        (await browser.get(authorizeUrl({ redirect_uri: redirectUri, code_challenge: challenge, ...agent }))).status
+      ).toBe(200)
+    }
+  })
+
+  it("a missing PKCE challenge or state goes back to the callback as invalid_request", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const noPkce = await browser.get(authorizeUrl({ code_challenge_method: undefined }))
+    const location = new URL(noPkce.headers.get("location")!)
+    expect(`${location.origin}${location.pathname}`).toBe(callback)
+    expect(location.searchParams.get("error")).toBe("invalid_request")
+    expect(location.searchParams.get("state")).toBe("state-123")
+    const plain = await browser.get(authorizeUrl({ code_challenge_method: "plain", code_challenge: pkce().challenge }))
+    expect(new URL(plain.headers.get("location")!).searchParams.get("error")).toBe("invalid_request")
+  })
+
+  it("needs a human browser session: it sends the browser to sign in and back", async () => {
+    const browser = new Browser(server.baseUrl)
+    const url = authorizeUrl({ code_challenge: pkce().challenge, ...agent })
+    const first = await browser.get(url)
+    expect(first.status).toBe(303)
+    expect(first.headers.get("location")).toBe(`/login?return_to=${encodeURIComponent(url)}`)
+  })
+})
+
+describe("codes", () => {
+  it("connect mode: the code exchanges once for the human lineage and the application's agent", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const { verifier, challenge } = pkce()
+    const landed = await approve(browser, authorizeUrl({ code_challenge: challenge, ...agent }))
+    expect(landed.searchParams.get("state")).toBe("state-123")
+    const code = landed.searchParams.get("code")!
+    const issued = await exchange(code, verifier)
+    expect(issued.status).toBe(200)
+    expect(issued.body).toMatchObject({
+      token_type: "Bearer",
+      plane: "platform",
+      expires_in: 1209600,
+      scope: "application",
+      user: { display_name: "Olive Owner", role: "owner" },
+      agent: { plane: "member", token_type: "Bearer" }
+    })
+    const platform = await request(server.baseUrl, "GET", "/api/v1/profile", {
+      headers: bearer(issued.body.access_token)
+    })
+    expect(platform.body.profile).toMatchObject({ role: "owner", credential: { kind: "access_token" } })
+    const member = await request(server.baseUrl, "GET", "/agent_api/v1/profile", {
+      headers: bearer(issued.body.agent.access_token)
+    })
+    expect(member.body.member).toMatchObject({ kind: "agent", display_name: "App Agent" })
+    expect((await exchange(code, verifier)).body.error).toBe("invalid_grant")
+  })
+
+  it("login mode returns the human lineage alone", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const { verifier, challenge } = pkce()
+    const landed = await approve(
+      browser,
+      authorizeUrl({ code_challenge: challenge, connection_mode: "login", ...agent })
+    )
+    const issued = await exchange(landed.searchParams.get("code")!, verifier)
+    expect(issued.status).toBe(200)
+    expect(issued.body.plane).toBe("platform")
+    expect(issued.body.agent).toBeUndefined()
+    expect(issued.body.runner).toBeUndefined()
+  })
+
+  it("a code is bound to its verifier and callback, lives 5 minutes, and denial goes back as access_denied", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const wrongVerifier = pkce()
+    const first = await approve(browser, authorizeUrl({ code_challenge: wrongVerifier.challenge, ...agent }))
+    expect((await exchange(first.searchParams.get("code")!, pkce().verifier)).body.error).toBe("invalid_grant")
+    const otherCallback = pkce()
+    const second = await approve(browser, authorizeUrl({ code_challenge: otherCallback.challenge, ...agent }))
+    const mismatch = await exchange(
+      second.searchParams.get("code")!,
+      otherCallback.verifier,
+      "http://127.0.0.1:7778/auth/callback"
+    )
+    expect(mismatch.body.error).toBe("invalid_grant")
+    const late = pkce()
+    const third = await approve(browser, authorizeUrl({ code_challenge: late.challenge, ...agent }))
+    server.clock.advance("301 seconds")
+    expect((await exchange(third.searchParams.get("code")!, late.verifier)).body.error).toBe("invalid_grant")
+    const denied = await approve(browser, authorizeUrl({ code_challenge: pkce().challenge, ...agent }), "deny")
+    expect(denied.searchParams.get("error")).toBe("access_denied")
+    expect(denied.searchParams.get("state")).toBe("state-123")
+  })
+})
+
+describe("deployment callbacks", () => {
+  it("SERVICE_OAUTH_REDIRECT_URIS replaces the default policy; http outside private ranges needs SERVICE_OAUTH_ALLOW_HTTP", async () => {
+    const strict = await startTestServer({
+      redirectUris: ["https://app.example/cb", "http://app.example/cb", "http://127.0.0.1:7777/auth/callback"]
+    })
+    const relaxed = await startTestServer({ redirectUris: ["http://app.example/cb"], allowHttpRedirects: true })
+    try {
+      for (const target of [strict, relaxed]) await createOwner(target)
+      const strictBrowser = await signedInBrowser(strict, ownerCredentials.email, ownerCredentials.password)
+      const relaxedBrowser = await signedInBrowser(relaxed, ownerCredentials.email, ownerCredentials.password)
+      const challenge = pkce().challenge
+      const status = (browser: Browser, redirectUri: string) =>
+        browser
+          .get(authorizeUrl({ redirect_uri: redirectUri, code_challenge: challenge, ...agent }))
+          .then((r) => r.status)
+      expect(await status(strictBrowser, "https://app.example/cb")).toBe(200)
+      expect(await status(strictBrowser, "http://127.0.0.1:7777/auth/callback")).toBe(200)
+      expect(await status(strictBrowser, "http://app.example/cb")).toBe(400)
+      expect(await status(strictBrowser, "http://localhost:3000/auth/callback")).toBe(400)
+      expect(await status(relaxedBrowser, "http://app.example/cb")).toBe(200)
+      expect(await status(relaxedBrowser, "http://app.example/cb/")).toBe(400)
+    } finally {
+      await strict.close()
+      await relaxed.close()
+    }
+  })
+})
+
+describe("first boot", () => {
+  it("a validated request waits behind /setup and resumes after the owner is created", async () => {
+    const fresh = await startTestServer()
+    try {
+      const browser = new Browser(fresh.baseUrl)
+      const { verifier, challenge } = pkce()
+      const url = authorizeUrl({ code_challenge: challenge, ...agent })
+      const toSetup = await browser.get(url)
+      expect(toSetup.headers.get("location")).toBe(`/setup?return_to=${encodeURIComponent(url)}`)
+      const setup = await browser.get(toSetup.headers.get("location")!)
+      const created = await browser.post("/setup", {
+        display_name: "First Owner",
+        email: "first@example.com",
+        password: "first owner password",
+        return_to: url,
+        csrf_token: csrfTokenIn(setup.text)
+      })
+      expect(created.headers.get("location")).toBe(url)
+      const consent = await browser.get(url)
+      const action = /action="([^"]+)"/.exec(consent.text)![1]!.replace(/&amp;/g, "&")
+      const answered = await browser.post(action, { decision: "approve", csrf_token: csrfTokenIn(consent.text) })
+      const code = new URL(answered.headers.get("location")!).searchParams.get("code")!
+      const issued = await form(fresh, "/oauth/token", {
+        grant_type: "authorization_code",
+        client_id: "svc-application",
+        code,
+        redirect_uri: callback,
+        code_verifier: verifier
+      })
+      expect(issued.body.user).toMatchObject({ display_name: "First Owner", role: "owner" })
+    } finally {
+      await fresh.close()
+    }
+  })
+})
