@@ -130,7 +130,7 @@ export class ApplicationLogin extends Context.Service<
             if (agent && agent.steward_id !== human.id) {
               return yield* new CodeRefused({ reason: "Another person stewards this application's agent" })
             }
-            if (request.mode === "login" && (!agent || agent.status !== "active")) {
+            if (request.mode === "login" && agent?.status !== "active") {
               return yield* new CodeRefused({ reason: "This application is not connected to you yet" })
             }
           }
