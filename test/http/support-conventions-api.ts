@@ -21,7 +21,7 @@ import { Effect, Layer, Schema } from "effect"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 
 /** A string the defect endpoint puts in its error message; it must never reach a client. */
-export const defectSecret = "s3cr3t-db-password-do-not-leak"
+export const defectSecret = "XYZ-do-not-leak"
 
 /** The fixed list the pagination endpoint pages through: ids 1..60. */
 export const listedIds: ReadonlyArray<number> = Array.from({ length: 60 }, (_, index) => index + 1)

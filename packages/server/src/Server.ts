@@ -13,6 +13,7 @@ import { DeviceFlow } from "@troupe/domain/DeviceFlow"
 import { Idempotency } from "@troupe/domain/Idempotency"
 import { RateLimiter } from "@troupe/domain/RateLimiter"
 import { Sessions } from "@troupe/domain/Sessions"
+import { Stewardship } from "@troupe/domain/Stewardship"
 import { Routes } from "@troupe/http/Routes"
 import { CsrfKey } from "@troupe/http/web/Csrf"
 import { WebConfig } from "@troupe/http/web/WebConfig"
@@ -46,7 +47,8 @@ export const domainLayer = (config: ServerConfig) =>
     CsrfKey.layer,
     Credentials.layer,
     DeviceFlow.layer,
-    ApplicationLogin.layer
+    ApplicationLogin.layer,
+    Stewardship.layer
   ).pipe(Layer.provideMerge(actorLayer(config)))
 
 const trustedProxies = (config: ServerConfig) =>

@@ -6,6 +6,7 @@ import { HomePage } from "./Home.ts"
 import { InspectorRoutes } from "./Inspector.ts"
 import { LoginPage, LoginSubmit, LogoutSubmit } from "./Login.ts"
 import { SetupPage, SetupSubmit } from "./Setup.ts"
+import { AgentsPage, RemoveAgent, RevokeMachine, RunnersPage } from "./Stewardship.ts"
 
 export const WebRoutes = Layer.mergeAll(
   HomePage,
@@ -18,5 +19,9 @@ export const WebRoutes = Layer.mergeAll(
   DeviceApprovalPage,
   DeviceApprovalSubmit,
   AuthorizePage,
-  AuthorizeSubmit
+  AuthorizeSubmit,
+  AgentsPage,
+  RunnersPage,
+  RemoveAgent,
+  RevokeMachine
 )

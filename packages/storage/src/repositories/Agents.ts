@@ -58,3 +58,20 @@ export const reconnectAgent = Effect.fnUntraced(function* (
     WHERE id = ${id} RETURNING *`
   return rows[0]!
 })
+
+export const listStewardedAgents = Effect.fnUntraced(function* (stewardId: bigint) {
+  const sql = yield* SqlClient
+  return yield* sql<
+    AgentRow & { readonly application_public_id: string | null; readonly application_epoch: number | null }
+  >`
+    SELECT u.*, e.public_id AS application_public_id, e.credential_epoch AS application_epoch
+    FROM users u
+    LEFT JOIN executors e ON e.agent_id = u.id AND e.kind = 'agent_application' AND e.status = 'active'
+    WHERE u.kind = 'agent' AND u.steward_id = ${stewardId}
+    ORDER BY u.display_name, u.id`
+})
+
+export const setAgentStatus = Effect.fnUntraced(function* (id: bigint, status: "active" | "removed", now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${id} AND kind = 'agent'`
+})

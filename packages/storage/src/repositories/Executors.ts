@@ -159,3 +159,12 @@ export const markPresence = Effect.fnUntraced(function* (
       connected_at = ${mark === "connected" ? sql`${now}` : mark === "disconnected" ? sql`NULL` : sql`connected_at`}
     WHERE id = ${id}`
 })
+
+/** The machines a human connected (runners and tool providers), live ones first. */
+export const listManagedMachines = Effect.fnUntraced(function* (managerId: bigint) {
+  const sql = yield* SqlClient
+  return yield* sql<ExecutorRow>`
+    SELECT * FROM executors
+    WHERE manager_id = ${managerId} AND kind IN ('runner', 'tool_provider')
+    ORDER BY status, display_name, id`
+})

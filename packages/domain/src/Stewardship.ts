@@ -1,0 +1,83 @@
+// What a human stewards: their agents and the machines they connected, and the two ends a human
+// may put to them. Removing an agent fences its member and application credentials at once
+// (the agent loses authority and its application address's epoch advances); revoking a machine
+// fences its transport synchronously (a step of its address). Restoring an agent is a new
+// connection: old credentials never come back.
+import { ActorHost } from "@troupe/actors/ActorHost"
+import type { UserRow } from "@troupe/storage/repositories/Accounts"
+import * as Agents from "@troupe/storage/repositories/Agents"
+import * as Credentials from "@troupe/storage/repositories/Credentials"
+import * as Executors from "@troupe/storage/repositories/Executors"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { now } from "./Now.ts"
+
+export type StewardedAgent = Agents.AgentRow & {
+  readonly application_public_id: string | null
+  readonly application_epoch: number | null
+}
+
+export class NotStewarded extends Schema.TaggedError<NotStewarded>()("NotStewarded", {}) {}
+
+export class Stewardship extends Context.Service<
+  Stewardship,
+  {
+    readonly agents: (human: UserRow) => Effect.Effect<ReadonlyArray<StewardedAgent>>
+    readonly machines: (human: UserRow) => Effect.Effect<ReadonlyArray<Executors.ExecutorRow>>
+    readonly removeAgent: (human: UserRow, agentPublicId: string) => Effect.Effect<void, NotStewarded>
+    readonly revokeMachine: (human: UserRow, executorPublicId: string) => Effect.Effect<void, NotStewarded>
+  }
+>()("@troupe/domain/Stewardship") {
+  static readonly layer = Layer.effect(
+    Stewardship,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const host = yield* ActorHost
+      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) => effect.pipe(Effect.provideService(SqlClient, sql))
+
+      const removeAgent = (human: UserRow, agentPublicId: string) =>
+        db(
+          Effect.gen(function* () {
+            const agent = yield* Agents.findAgentByPublicId(agentPublicId)
+            if (!agent || agent.steward_id !== human.id) return yield* new NotStewarded()
+            if (agent.status !== "active") return
+            const at = yield* now
+            const application = yield* Effect.gen(function* () {
+              yield* Agents.setAgentStatus(agent.id, "removed", at)
+              yield* Credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
+              const live = yield* Executors.findLiveAgentApplication(agent.id)
+              return live ? yield* Executors.advanceEpoch(live.id, live.display_name, at) : undefined
+            }).pipe(sql.withTransaction)
+            if (application) {
+              yield* host
+                .send("executorAddress", application.public_id, {
+                  type: "executor.agentRemoved",
+                  epoch: application.credential_epoch
+                })
+                .pipe(Effect.ignore)
+            }
+          }).pipe(Effect.catchTag("SqlError", Effect.die))
+        )
+
+      const revokeMachine = (human: UserRow, executorPublicId: string) =>
+        db(
+          Effect.gen(function* () {
+            const executor = yield* Executors.findExecutorByPublicId(executorPublicId)
+            if (!executor || executor.manager_id !== human.id || executor.kind === "agent_application") {
+              return yield* new NotStewarded()
+            }
+            if (executor.status !== "active") return
+            yield* host.send("executorAddress", executor.public_id, { type: "executor.revoke" }).pipe(Effect.orDie)
+            yield* Credentials.revokeHolderLineages("runner", { executorId: executor.id }, yield* now)
+          }).pipe(Effect.catchTag("SqlError", Effect.die))
+        )
+
+      return Stewardship.of({
+        agents: (human) => db(Agents.listStewardedAgents(human.id)).pipe(Effect.orDie),
+        machines: (human) => db(Executors.listManagedMachines(human.id)).pipe(Effect.orDie),
+        removeAgent,
+        revokeMachine
+      })
+    })
+  )
+}
