@@ -15,6 +15,9 @@ import { DeviceAuthorizationEvent } from "./deviceAuthorization/events.ts"
 import { ExecutorAddressInput } from "./executorAddress/context.ts"
 import { ExecutorAddressEvent } from "./executorAddress/events.ts"
 import { executorAddressMachine, executorAddressVersion } from "./executorAddress/executorAddress.machine.ts"
+import { WorkspaceInput } from "./workspace/context.ts"
+import { WorkspaceEvent } from "./workspace/events.ts"
+import { workspaceMachine, workspaceVersion } from "./workspace/workspace.machine.ts"
 
 export interface MachineEntry {
   readonly machine: AnyStateMachine
@@ -39,6 +42,12 @@ export const machines = {
     version: deviceAuthorizationVersion,
     input: DeviceAuthorizationInput,
     events: DeviceAuthorizationEvent
+  },
+  workspace: {
+    machine: workspaceMachine,
+    version: workspaceVersion,
+    input: WorkspaceInput,
+    events: WorkspaceEvent
   },
   executorAddress: {
     machine: executorAddressMachine,

@@ -29,7 +29,11 @@ export interface ConnectedAgent {
 }
 
 /** Connects an agent program stewarded by the signed-in human; answers its member token. */
-export const connectAgent = async (server: TestServer, steward: Browser, identifier: string): Promise<ConnectedAgent> => {
+export const connectAgent = async (
+  server: TestServer,
+  steward: Browser,
+  identifier: string
+): Promise<ConnectedAgent> => {
   const started = await formPost(server, "/oauth/device_authorization", {
     client_id: connector,
     agent_identifier: identifier,
@@ -46,6 +50,8 @@ export const connectAgent = async (server: TestServer, steward: Browser, identif
   })
   if (issued.status !== 200) throw new Error(`connecting ${identifier} failed: ${JSON.stringify(issued.body)}`)
   const token = issued.body.access_token as string
-  const profile = await request(server.baseUrl, "GET", "/agent_api/v1/profile", { headers: { authorization: `Bearer ${token}` } })
+  const profile = await request(server.baseUrl, "GET", "/agent_api/v1/profile", {
+    headers: { authorization: `Bearer ${token}` }
+  })
   return { token, publicId: profile.body.member.public_id, handle: profile.body.member.handle }
 }

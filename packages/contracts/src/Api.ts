@@ -4,6 +4,8 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { ExecutorGroup } from "./executor/Executor.ts"
 import { ExecutorsGroup } from "./member/Executors.ts"
 import { MemberProfileGroup } from "./member/Profile.ts"
+import { ProfileStoreEntriesGroup, WorkspaceStoreEntriesGroup } from "./member/StoreEntries.ts"
+import { WorkspacesGroup } from "./member/Workspaces.ts"
 import { AdminGroup } from "./platform/Admin.ts"
 import { ProfileGroup } from "./platform/Profile.ts"
 import { SessionGroup } from "./platform/Session.ts"
@@ -13,8 +15,11 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(ProfileGroup)
   .add(AdminGroup)
   .add(MemberProfileGroup)
+  .add(ProfileStoreEntriesGroup)
   .add(ExecutorGroup)
   .add(ExecutorsGroup)
+  .add(WorkspacesGroup)
+  .add(WorkspaceStoreEntriesGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Troupe API",

@@ -11,6 +11,13 @@ import { ExecutorHandlers } from "./executor/Executor.ts"
 import { MemberAuthenticationLive } from "./member/Authentication.ts"
 import { ExecutorsHandlers } from "./member/Executors.ts"
 import { MemberProfileHandlers } from "./member/Profile.ts"
+import {
+  IdempotencyKeyRequiredLive,
+  ProfileStoreEntriesHandlers,
+  StoreEntryBudgetLive,
+  WorkspaceStoreEntriesHandlers
+} from "./member/StoreEntries.ts"
+import { WorkspacesHandlers } from "./member/Workspaces.ts"
 import { OAuthRoutes } from "./oauth/Routes.ts"
 import { AdminHandlers } from "./platform/Admin.ts"
 import { PlatformAuthenticationLive } from "./platform/Authentication.ts"
@@ -24,7 +31,9 @@ export const ApiMiddleware = Layer.mergeAll(
   MemberAuthenticationLive,
   ExecutorAuthenticationLive,
   SessionDoorLive,
-  IdempotentLive
+  IdempotentLive,
+  StoreEntryBudgetLive,
+  IdempotencyKeyRequiredLive
 )
 
 export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openapi.json" }).pipe(
@@ -34,8 +43,11 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openap
       ProfileHandlers,
       AdminHandlers,
       MemberProfileHandlers,
+      ProfileStoreEntriesHandlers,
+      WorkspaceStoreEntriesHandlers,
       ExecutorHandlers,
-      ExecutorsHandlers
+      ExecutorsHandlers,
+      WorkspacesHandlers
     ).pipe(Layer.provide(ApiMiddleware))
   )
 )

@@ -8,12 +8,15 @@ import { runtimeLayer } from "@troupe/actors/Runtime"
 import { Accounts } from "@troupe/domain/Accounts"
 import { ApplicationLogin } from "@troupe/domain/ApplicationLogin"
 import { deviceAuthorizationBinding } from "@troupe/domain/bindings/deviceAuthorization"
+import { workspaceBinding } from "@troupe/domain/bindings/workspace"
 import { Credentials } from "@troupe/domain/Credentials"
 import { DeviceFlow } from "@troupe/domain/DeviceFlow"
 import { Idempotency } from "@troupe/domain/Idempotency"
 import { RateLimiter } from "@troupe/domain/RateLimiter"
 import { Sessions } from "@troupe/domain/Sessions"
 import { Stewardship } from "@troupe/domain/Stewardship"
+import { StoreEntries } from "@troupe/domain/StoreEntries"
+import { Workspaces } from "@troupe/domain/Workspaces"
 import { Routes } from "@troupe/http/Routes"
 import { CsrfKey } from "@troupe/http/web/Csrf"
 import { WebConfig } from "@troupe/http/web/WebConfig"
@@ -32,7 +35,7 @@ export const migratedDatabase = (config: ServerConfig["database"]) =>
   Layer.effectDiscard(Effect.orDie(migrate)).pipe(Layer.provideMerge(Database.layer(config)))
 
 /** Every machine's binding: the kinds of actor this server hosts. */
-export const bindings = [apiSessionBinding, deviceAuthorizationBinding, executorAddressBinding]
+export const bindings = [apiSessionBinding, deviceAuthorizationBinding, executorAddressBinding, workspaceBinding]
 
 /** The actor runtime (host, supervisors, timer and job runners) over the migrated database. */
 export const actorLayer = (config: ServerConfig) =>
@@ -48,7 +51,9 @@ export const domainLayer = (config: ServerConfig) =>
     Credentials.layer,
     DeviceFlow.layer,
     ApplicationLogin.layer,
-    Stewardship.layer
+    Stewardship.layer,
+    StoreEntries.layer,
+    Workspaces.layer
   ).pipe(Layer.provideMerge(actorLayer(config)))
 
 const trustedProxies = (config: ServerConfig) =>

@@ -1,0 +1,63 @@
+// A workspace's lifecycle (spec "States and transitions", rows "Workspace"; "Workspace": states
+// live (active, restoring), archived (archiving, archived), tombstone):
+//   active --archival command, lock_version matches--> archiving, then archived
+//   archived --restoration command, lock_version matches--> restoring, then active
+//   active|archived --DELETE--> tombstoned
+// archiving and restoring last until the settling job reports back: the place where later work
+// (stopping a workspace's conversations, for one) is carried out durably.
+import { setup } from "xstate"
+import type { WorkspaceEvent } from "./events.ts"
+
+export const workspaceEffects = {
+  /** Writes the state to the row, bumping lock_version where the command presented it. */
+  recordState: "workspace.recordState",
+  /** After commit: settles an archival or restoration, then reports workspace.settled. */
+  settle: "workspace.settle"
+} as const
+
+const record = (state: string) => ({
+  type: workspaceEffects.recordState,
+  params: ({ event }: { event: WorkspaceEvent }) => ({
+    state,
+    lockVersion: "lockVersion" in event ? event.lockVersion : undefined
+  })
+})
+
+export const workspaceMachine = setup({
+  types: { context: {} as Record<string, never>, events: {} as WorkspaceEvent },
+  actions: {
+    [workspaceEffects.recordState]: (_, _params: { state: string; lockVersion: number | undefined }) => {},
+    [workspaceEffects.settle]: (_, _params: { toward: "archived" | "active" }) => {}
+  }
+}).createMachine({
+  id: "workspace",
+  context: {},
+  initial: "active",
+  states: {
+    active: {
+      meta: { waitsOn: "its members" },
+      on: {
+        "workspace.archive": {
+          target: "archiving",
+          actions: [record("archiving"), { type: workspaceEffects.settle, params: { toward: "archived" } }]
+        },
+        "workspace.tombstone": { target: "tombstoned", actions: record("tombstoned") }
+      }
+    },
+    archiving: { on: { "workspace.settled": { target: "archived", actions: record("archived") } } },
+    archived: {
+      meta: { waitsOn: "its owner (restoration or deletion)" },
+      on: {
+        "workspace.restore": {
+          target: "restoring",
+          actions: [record("restoring"), { type: workspaceEffects.settle, params: { toward: "active" } }]
+        },
+        "workspace.tombstone": { target: "tombstoned", actions: record("tombstoned") }
+      }
+    },
+    restoring: { on: { "workspace.settled": { target: "active", actions: record("active") } } },
+    tombstoned: { type: "final" }
+  }
+})
+
+export const workspaceVersion = 1

@@ -1,0 +1,128 @@
+// Member: store entries (spec "Store entry", "Member: store entries"). Three hosts share one
+// shape: the profile (here), a workspace and a conversation. `storeEntryEndpoints` builds the
+// five endpoints for any host's collection path; each host adds its create middleware (the
+// profile keeps no receipt and only requires the key; workspace and conversation replay).
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
+import { BadRequest, Conflict, ContentTooLarge, Forbidden, NotFound, RateLimitedResponse, Unprocessable } from "../Errors.ts"
+import { type CallerIdentity, Idempotent } from "../Idempotency.ts"
+import { PageQuery, Pagination } from "../Pagination.ts"
+import { MemberAuthentication } from "./Caller.ts"
+
+/** Basic projection (lists). */
+export const StoreEntrySummary = Schema.Struct({
+  public_id: Schema.String,
+  namespace: Schema.String,
+  key: Schema.String,
+  lock_version: Schema.Number,
+  created_at: Schema.String,
+  updated_at: Schema.String
+})
+
+/** Full projection: the basic one and the value (any JSON, null included). */
+export const StoreEntry = Schema.Struct({ ...StoreEntrySummary.fields, value: Schema.Unknown })
+
+export const StoreEntryResponse = Schema.Struct({ store_entry: StoreEntry })
+
+export const StoreEntryListResponse = Schema.Struct({
+  store_entries: Schema.Array(StoreEntrySummary),
+  pagination: Pagination
+})
+
+export const CreateStoreEntryPayload = Schema.Struct({
+  store_entry: Schema.Struct({ namespace: Schema.String, key: Schema.String, value: Schema.Unknown })
+})
+
+// Left open here so the handler can say which of value and lock_version is missing or malformed.
+const updateMembers = { value: Schema.optionalKey(Schema.Unknown), lock_version: Schema.optionalKey(Schema.Unknown) }
+
+/** `{store_entry: {value, lock_version}}` is canonical; the same members at top level are accepted. */
+export const UpdateStoreEntryPayload = Schema.Struct({
+  store_entry: Schema.optionalKey(Schema.Struct(updateMembers)),
+  ...updateMembers
+})
+
+export const DeleteStoreEntryQuery = { lock_version: Schema.optional(Schema.String) }
+
+/**
+ * The store-entry request budget (6,000 per minute per caller): counted after authentication and
+ * before anything is decoded, so malformed requests count too.
+ */
+export class StoreEntryBudget extends HttpApiMiddleware.Service<StoreEntryBudget, { requires: CallerIdentity }>()(
+  "@troupe/contracts/member/StoreEntryBudget",
+  { error: RateLimitedResponse }
+) {}
+
+/**
+ * A create that keeps no receipt still requires an Idempotency-Key (1 to 255 bytes): blank or
+ * missing is 400 idempotency_key_required. A repeat runs again.
+ */
+export class IdempotencyKeyRequired extends HttpApiMiddleware.Service<IdempotencyKeyRequired>()(
+  "@troupe/contracts/member/IdempotencyKeyRequired",
+  { error: BadRequest }
+) {}
+
+/**
+ * The five endpoints of one host's store entries. `collection` is the collection path and
+ * `hostParams` the schemas of its path parameters (none for the profile). The create endpoint
+ * comes without its key middleware: the host adds `Idempotent` or `IdempotencyKeyRequired`.
+ */
+/** Every refusal a store entry route may answer (a workspace host adds standing, the fence, not active). */
+const hostErrors = [BadRequest, Forbidden, Conflict, ContentTooLarge, Unprocessable] as const
+
+export const storeEntryEndpoints = <const Path extends `/${string}`, const HostParams extends Schema.Struct.Fields>(
+  collection: Path,
+  hostParams: HostParams
+) => {
+  const entryParams = { ...hostParams, store_entry_id: Schema.String }
+  return {
+    list: HttpApiEndpoint.get("list", collection, {
+      params: hostParams,
+      query: PageQuery,
+      success: StoreEntryListResponse,
+      error: [NotFound, ...hostErrors]
+    }),
+    create: HttpApiEndpoint.post("create", collection, {
+      params: hostParams,
+      payload: CreateStoreEntryPayload,
+      success: StoreEntryResponse.pipe(HttpApiSchema.status(201)),
+      error: [NotFound, ...hostErrors]
+    }),
+    show: HttpApiEndpoint.get("show", `${collection}/:store_entry_id`, {
+      params: entryParams,
+      success: StoreEntryResponse,
+      error: [NotFound, ...hostErrors]
+    }),
+    update: HttpApiEndpoint.patch("update", `${collection}/:store_entry_id`, {
+      params: entryParams,
+      payload: UpdateStoreEntryPayload,
+      success: StoreEntryResponse,
+      error: [NotFound, ...hostErrors]
+    }),
+    remove: HttpApiEndpoint.delete("remove", `${collection}/:store_entry_id`, {
+      params: entryParams,
+      query: DeleteStoreEntryQuery,
+      error: [NotFound, ...hostErrors]
+    })
+  }
+}
+
+const profile = storeEntryEndpoints("/agent_api/v1/profile/store_entries", {})
+
+/** The acting principal's own store entries. Middleware added later wraps the earlier ones. */
+export class ProfileStoreEntriesGroup extends HttpApiGroup.make("profileStoreEntries")
+  .add(profile.list, profile.create.middleware(IdempotencyKeyRequired), profile.show, profile.update, profile.remove)
+  .middleware(StoreEntryBudget)
+  .middleware(MemberAuthentication)
+  .annotateMerge(OpenApi.annotations({ title: "Member: profile store entries" })) {}
+
+const workspace = storeEntryEndpoints("/agent_api/v1/workspaces/:workspace_id/store_entries", {
+  workspace_id: Schema.String
+})
+
+/** The workspace host: creates replay their acceptance within 24 hours (Idempotency-Replayed). */
+export class WorkspaceStoreEntriesGroup extends HttpApiGroup.make("workspaceStoreEntries")
+  .add(workspace.list, workspace.create.middleware(Idempotent), workspace.show, workspace.update, workspace.remove)
+  .middleware(StoreEntryBudget)
+  .middleware(MemberAuthentication)
+  .annotateMerge(OpenApi.annotations({ title: "Member: workspace store entries" })) {}

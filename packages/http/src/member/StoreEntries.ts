@@ -1,0 +1,239 @@
+// Handlers of store entries at the profile host, the request budget and key-required middleware,
+// and `storeEntryRequests`: the five operations for any host, taking wire input and answering
+// wire shapes, for the workspace and conversation hosts to reuse once they have found their host.
+import { TroupeApi } from "@troupe/contracts/Api"
+import { errors } from "@troupe/contracts/Errors"
+import { CallerIdentity, IdempotencyKeyMaxBytes } from "@troupe/contracts/Idempotency"
+import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
+import { IdempotencyKeyRequired, StoreEntryBudget } from "@troupe/contracts/member/StoreEntries"
+import { RateLimiter } from "@troupe/domain/RateLimiter"
+import {
+  StoreEntries,
+  type StoreEntryHost,
+  StoreEntryRequestLimit,
+  type StoreEntryRow,
+  type StoreEntrySummaryRow
+} from "@troupe/domain/StoreEntries"
+import { Workspaces } from "@troupe/domain/Workspaces"
+import { Context, Effect, Layer } from "effect"
+import { HttpServerRequest } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { parseLockVersion, staleObject } from "../conventions/LockVersion.ts"
+import { type PageQuery, pageOf, parsePage } from "../conventions/Pagination.ts"
+import { consume } from "../conventions/RateLimit.ts"
+import { answerRefusal } from "./Refusals.ts"
+
+/** Counts every store-entry request against the caller's budget before anything is decoded. */
+export const StoreEntryBudgetLive = Layer.effect(
+  StoreEntryBudget,
+  Effect.gen(function* () {
+    const limiter = yield* RateLimiter
+    const limit = yield* StoreEntryRequestLimit
+    return (httpEffect) =>
+      Effect.gen(function* () {
+        const caller = yield* CallerIdentity
+        yield* consume(limit, caller.key).pipe(Effect.provideService(RateLimiter, limiter))
+        return yield* httpEffect
+      })
+  })
+)
+
+/** Requires a non-blank Idempotency-Key of 1 to 255 bytes; keeps nothing. */
+export const IdempotencyKeyRequiredLive = Layer.succeed(IdempotencyKeyRequired, (httpEffect, { endpoint }) =>
+  Effect.gen(function* () {
+    const key = (yield* HttpServerRequest.HttpServerRequest).headers["idempotency-key"]
+    if (key === undefined || key.trim() === "") {
+      return yield* errors.badRequest("idempotency_key_required", "Send an Idempotency-Key header")
+    }
+    const maxBytes = Context.get(endpoint.annotations, IdempotencyKeyMaxBytes)
+    // Node hands header values over as latin1 text: one character per byte on the wire.
+    if (Buffer.byteLength(key, "latin1") > maxBytes) {
+      return yield* errors.parameterInvalid(`Idempotency-Key must be 1 to ${maxBytes} bytes`)
+    }
+    return yield* httpEffect
+  })
+)
+
+export const storeEntrySummaryJson = (row: StoreEntrySummaryRow) => ({
+  public_id: row.public_id,
+  namespace: row.namespace,
+  key: row.key,
+  lock_version: row.lock_version,
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString()
+})
+
+export const storeEntryJson = (row: StoreEntryRow) => ({ ...storeEntrySummaryJson(row), value: row.value })
+
+const invalid = (error: { readonly field: string; readonly message: string }) =>
+  errors.parameterInvalid(`store_entry.${error.field}: ${error.message}`)
+
+const tooLarge = () => errors.contentTooLarge("store_entry.value is over 1 MiB of canonical JSON")
+
+const notFound = () => errors.notFound()
+
+/**
+ * The store-entry operations on one host, from decoded wire input to wire shapes, failing with
+ * the spec's errors. The host must be one the caller may use (a host it may not see is the
+ * caller's 404 to answer before calling these).
+ */
+export const storeEntryRequests = {
+  list: (host: StoreEntryHost, query: PageQuery) =>
+    Effect.gen(function* () {
+      const page = yield* parsePage(query)
+      const after = page.after
+      if (after !== undefined && (after.length !== 2 || !after.every((part) => typeof part === "string"))) {
+        return yield* errors.parameterInvalid("after is not a cursor this list issued")
+      }
+      const entries = yield* StoreEntries
+      const rows = yield* entries.list(host, {
+        after: after as readonly [string, string] | undefined,
+        order: page.order,
+        limit: page.limit + 1
+      })
+      const result = pageOf(rows, page, (row) => [row.namespace, row.key])
+      return { store_entries: result.items.map(storeEntrySummaryJson), pagination: result.pagination }
+    }),
+
+  create: (
+    host: StoreEntryHost,
+    payload: { readonly store_entry: { readonly namespace: string; readonly key: string; readonly value: unknown } }
+  ) =>
+    Effect.gen(function* () {
+      const entries = yield* StoreEntries
+      const row = yield* entries.create(host, payload.store_entry).pipe(
+        Effect.catchTags({
+          InvalidInput: (error) => Effect.fail(invalid(error)),
+          StoreEntryValueTooLarge: () => Effect.fail(tooLarge()),
+          StoreEntryKeyTaken: () =>
+            Effect.fail(errors.conflict("key_taken", "This host already has an entry under that namespace and key")),
+          StoreEntryLimitReached: () =>
+            Effect.fail(errors.conflict("entry_limit_reached", "This host already holds 64 store entries"))
+        })
+      )
+      return { store_entry: storeEntryJson(row) }
+    }),
+
+  show: (host: StoreEntryHost, storeEntryId: string) =>
+    Effect.gen(function* () {
+      const entries = yield* StoreEntries
+      const row = yield* entries.get(host, storeEntryId).pipe(Effect.catchTag("StoreEntryNotFound", () => notFound()))
+      return { store_entry: storeEntryJson(row) }
+    }),
+
+  /** PATCH: `{store_entry: {value, lock_version}}`, or the same members at top level. */
+  update: (
+    host: StoreEntryHost,
+    storeEntryId: string,
+    payload: {
+      readonly store_entry?: { readonly value?: unknown; readonly lock_version?: unknown }
+      readonly value?: unknown
+      readonly lock_version?: unknown
+    }
+  ) =>
+    Effect.gen(function* () {
+      const members = payload.store_entry ?? payload
+      const lockVersion = yield* parseLockVersion(members.lock_version)
+      if (!("value" in members)) return yield* errors.parameterMissing("store_entry.value is required")
+      const entries = yield* StoreEntries
+      const row = yield* entries.replaceValue(host, storeEntryId, lockVersion, members.value).pipe(
+        Effect.catchTags({
+          InvalidInput: (error) => Effect.fail(invalid(error)),
+          StoreEntryValueTooLarge: () => Effect.fail(tooLarge()),
+          StoreEntryNotFound: () => Effect.fail(notFound()),
+          StoreEntryStale: () => Effect.fail(staleObject())
+        })
+      )
+      return { store_entry: storeEntryJson(row) }
+    }),
+
+  /** DELETE with `?lock_version=`. */
+  remove: (host: StoreEntryHost, storeEntryId: string, query: { readonly lock_version?: string | undefined }) =>
+    Effect.gen(function* () {
+      const lockVersion = yield* parseLockVersion(query.lock_version, "query")
+      const entries = yield* StoreEntries
+      yield* entries.remove(host, storeEntryId, lockVersion).pipe(
+        Effect.catchTags({
+          StoreEntryNotFound: () => Effect.fail(notFound()),
+          StoreEntryStale: () => Effect.fail(staleObject())
+        })
+      )
+    })
+}
+
+/** The profile host is the acting principal itself: an agent's own entries, or a human's. */
+const profileHost = Effect.map(
+  CurrentMemberCaller,
+  (caller): StoreEntryHost => ({ kind: "profile", id: caller.user.id })
+)
+
+export const ProfileStoreEntriesHandlers = HttpApiBuilder.group(
+  TroupeApi,
+  "profileStoreEntries",
+  Effect.fn(function* (handlers) {
+    const entries = yield* StoreEntries
+    const withEntries = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.provideService(effect, StoreEntries, entries)
+    return handlers
+      .handle("list", ({ query }) =>
+        withEntries(Effect.flatMap(profileHost, (host) => storeEntryRequests.list(host, query)))
+      )
+      .handle("create", ({ payload }) =>
+        withEntries(Effect.flatMap(profileHost, (host) => storeEntryRequests.create(host, payload)))
+      )
+      .handle("show", ({ params }) =>
+        withEntries(Effect.flatMap(profileHost, (host) => storeEntryRequests.show(host, params.store_entry_id)))
+      )
+      .handle("update", ({ params, payload }) =>
+        withEntries(
+          Effect.flatMap(profileHost, (host) => storeEntryRequests.update(host, params.store_entry_id, payload))
+        )
+      )
+      .handle("remove", ({ params, query }) =>
+        withEntries(
+          Effect.flatMap(profileHost, (host) => storeEntryRequests.remove(host, params.store_entry_id, query))
+        )
+      )
+  })
+)
+
+/**
+ * The workspace host: what the caller can see is listed and read; writes need write standing
+ * (the dedication fence, the workspace active). An unseen workspace answers like absence.
+ */
+export const WorkspaceStoreEntriesHandlers = HttpApiBuilder.group(
+  TroupeApi,
+  "workspaceStoreEntries",
+  Effect.fn(function* (handlers) {
+    const entries = yield* StoreEntries
+    const workspaces = yield* Workspaces
+    const host = (workspaceId: string, write: boolean) =>
+      Effect.gen(function* () {
+        const caller = yield* CurrentMemberCaller
+        const viewer = yield* workspaces.viewer(caller.user.id)
+        const workspace = write ? yield* workspaces.writable(viewer, workspaceId) : yield* workspaces.read(viewer, workspaceId)
+        return { kind: "workspace", id: workspace.id } as const
+      }).pipe(Effect.catchTag("Refused", answerRefusal))
+    const withEntries = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, StoreEntries, entries)
+    return handlers
+      .handle("list", ({ params, query }) =>
+        withEntries(Effect.flatMap(host(params.workspace_id, false), (h) => storeEntryRequests.list(h, query)))
+      )
+      .handle("create", ({ params, payload }) =>
+        withEntries(Effect.flatMap(host(params.workspace_id, true), (h) => storeEntryRequests.create(h, payload)))
+      )
+      .handle("show", ({ params }) =>
+        withEntries(Effect.flatMap(host(params.workspace_id, false), (h) => storeEntryRequests.show(h, params.store_entry_id)))
+      )
+      .handle("update", ({ params, payload }) =>
+        withEntries(
+          Effect.flatMap(host(params.workspace_id, true), (h) => storeEntryRequests.update(h, params.store_entry_id, payload))
+        )
+      )
+      .handle("remove", ({ params, query }) =>
+        withEntries(
+          Effect.flatMap(host(params.workspace_id, true), (h) => storeEntryRequests.remove(h, params.store_entry_id, query))
+        )
+      )
+  })
+)
