@@ -133,8 +133,7 @@ export class Workspaces extends Context.Service<
             if (!user) return yield* notFound()
             if (user.kind === "human") return { user, human: user }
             const steward = user.steward_id === null ? undefined : yield* Accounts.findUserById(user.steward_id)
-            if (steward?.status !== "active")
-              return yield* refuse(401, "unauthorized", "The credential is not valid")
+            if (steward?.status !== "active") return yield* refuse(401, "unauthorized", "The credential is not valid")
             return { user, human: steward }
           })
         )

@@ -20,7 +20,12 @@ const call = (method: string, path: string, token: string, body?: unknown, heade
 beforeAll(async () => {
   server = await startTestServer()
   const owner = await createOwner(server)
-  const member = await createHuman(server, { email: "member@example.com", password: "member password", displayName: "Mo", role: "member" })
+  const member = await createHuman(server, {
+    email: "member@example.com",
+    password: "member password",
+    displayName: "Mo",
+    role: "member"
+  })
   const browser = await signedIn(server, ownerCredentials)
   agent = await connectAgent(server, browser, "store-agent")
   otherAgent = await connectAgent(server, browser, "other-store-agent")
@@ -31,7 +36,8 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 const workspace = async (token: string, name: string) =>
-  (await call("POST", "/workspaces", token, { workspace: { name } }, { "idempotency-key": `ws-${name}` })).body.workspace
+  (await call("POST", "/workspaces", token, { workspace: { name } }, { "idempotency-key": `ws-${name}` })).body
+    .workspace
 
 it("a create replays verbatim within the window and refuses the key with another body", async () => {
   const ws = await workspace(agent.token, "Store room")
@@ -43,7 +49,13 @@ it("a create replays verbatim within the window and refuses the key with another
   const again = await call("POST", path, agent.token, body, { "idempotency-key": "entry-1" })
   expect([again.status, again.headers.get("idempotency-replayed")]).toEqual([201, "true"])
   expect(again.body).toEqual(first.body)
-  const other = await call("POST", path, agent.token, { store_entry: { namespace: "prefs", key: "font", value: 1 } }, { "idempotency-key": "entry-1" })
+  const other = await call(
+    "POST",
+    path,
+    agent.token,
+    { store_entry: { namespace: "prefs", key: "font", value: 1 } },
+    { "idempotency-key": "entry-1" }
+  )
   expect(other.body.error.code).toBe("idempotency_envelope_mismatch")
   const listed = await call("GET", path, agent.token)
   expect(listed.body.store_entries.map((e: { key: string }) => e.key)).toEqual(["theme"])

@@ -4,7 +4,15 @@
 // profile keeps no receipt and only requires the key; workspace and conversation replay).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
-import { BadRequest, Conflict, ContentTooLarge, Forbidden, NotFound, RateLimitedResponse, Unprocessable } from "../Errors.ts"
+import {
+  BadRequest,
+  Conflict,
+  ContentTooLarge,
+  Forbidden,
+  NotFound,
+  RateLimitedResponse,
+  Unprocessable
+} from "../Errors.ts"
 import { type CallerIdentity, Idempotent } from "../Idempotency.ts"
 import { PageQuery, Pagination } from "../Pagination.ts"
 import { MemberAuthentication } from "./Caller.ts"

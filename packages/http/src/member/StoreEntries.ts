@@ -211,10 +211,13 @@ export const WorkspaceStoreEntriesHandlers = HttpApiBuilder.group(
       Effect.gen(function* () {
         const caller = yield* CurrentMemberCaller
         const viewer = yield* workspaces.viewer(caller.user.id)
-        const workspace = write ? yield* workspaces.writable(viewer, workspaceId) : yield* workspaces.read(viewer, workspaceId)
+        const workspace = write
+          ? yield* workspaces.writable(viewer, workspaceId)
+          : yield* workspaces.read(viewer, workspaceId)
         return { kind: "workspace", id: workspace.id } as const
       }).pipe(Effect.catchTag("Refused", answerRefusal))
-    const withEntries = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, StoreEntries, entries)
+    const withEntries = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.provideService(effect, StoreEntries, entries)
     return handlers
       .handle("list", ({ params, query }) =>
         withEntries(Effect.flatMap(host(params.workspace_id, false), (h) => storeEntryRequests.list(h, query)))
@@ -223,16 +226,22 @@ export const WorkspaceStoreEntriesHandlers = HttpApiBuilder.group(
         withEntries(Effect.flatMap(host(params.workspace_id, true), (h) => storeEntryRequests.create(h, payload)))
       )
       .handle("show", ({ params }) =>
-        withEntries(Effect.flatMap(host(params.workspace_id, false), (h) => storeEntryRequests.show(h, params.store_entry_id)))
+        withEntries(
+          Effect.flatMap(host(params.workspace_id, false), (h) => storeEntryRequests.show(h, params.store_entry_id))
+        )
       )
       .handle("update", ({ params, payload }) =>
         withEntries(
-          Effect.flatMap(host(params.workspace_id, true), (h) => storeEntryRequests.update(h, params.store_entry_id, payload))
+          Effect.flatMap(host(params.workspace_id, true), (h) =>
+            storeEntryRequests.update(h, params.store_entry_id, payload)
+          )
         )
       )
       .handle("remove", ({ params, query }) =>
         withEntries(
-          Effect.flatMap(host(params.workspace_id, true), (h) => storeEntryRequests.remove(h, params.store_entry_id, query))
+          Effect.flatMap(host(params.workspace_id, true), (h) =>
+            storeEntryRequests.remove(h, params.store_entry_id, query)
+          )
         )
       )
   })
