@@ -3,7 +3,11 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { ExecutorGroup } from "./executor/Executor.ts"
 import { ExecutorsGroup } from "./member/Executors.ts"
+import { NamedAgentMemoryGroup, ProfileMemoryGroup, WorkspaceMemoryGroup } from "./member/Memory.ts"
+import { NamedAgentsGroup } from "./member/NamedAgents.ts"
+import { PrincipalsGroup } from "./member/Principals.ts"
 import { MemberProfileGroup } from "./member/Profile.ts"
+import { PromptDocumentsGroup } from "./member/PromptDocuments.ts"
 import { ProfileStoreEntriesGroup, WorkspaceStoreEntriesGroup } from "./member/StoreEntries.ts"
 import { WorkspacesGroup } from "./member/Workspaces.ts"
 import { AdminGroup } from "./platform/Admin.ts"
@@ -15,11 +19,17 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(ProfileGroup)
   .add(AdminGroup)
   .add(MemberProfileGroup)
+  .add(NamedAgentsGroup)
+  .add(PrincipalsGroup)
   .add(ProfileStoreEntriesGroup)
   .add(ExecutorGroup)
   .add(ExecutorsGroup)
   .add(WorkspacesGroup)
   .add(WorkspaceStoreEntriesGroup)
+  .add(ProfileMemoryGroup)
+  .add(WorkspaceMemoryGroup)
+  .add(NamedAgentMemoryGroup)
+  .add(PromptDocumentsGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Troupe API",

@@ -3,10 +3,12 @@
 
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/Accounts"
+import * as Reservations from "@troupe/storage/repositories/HandleReservations"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { AlreadyInitialized, EmailTaken, HandleTaken, InvalidInput, NotInitialized } from "./Errors.ts"
-import { handleBase, handleCandidate, isHandle } from "./Handles.ts"
+import { allocateHandle as allocateFreeHandle } from "./HandleChanges.ts"
+import { handleBase, isHandle } from "./Handles.ts"
 import { now } from "./Now.ts"
 import { hashPassword } from "./Passwords.ts"
 
@@ -64,17 +66,15 @@ export class Accounts extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
 
-      const allocateHandle = Effect.fnUntraced(function* (accountId: bigint, input: NewHuman) {
+      const allocateHandle = Effect.fnUntraced(function* (accountId: bigint, input: NewHuman, at: Date) {
         if (input.handle !== undefined) {
           const taken = yield* Repo.handlesLike(accountId, input.handle)
-          if (taken.has(input.handle)) return yield* new HandleTaken({ handle: input.handle })
+          const reserved = yield* Reservations.reservedLike(accountId, input.handle, at)
+          if (taken.has(input.handle) || reserved.has(input.handle))
+            return yield* new HandleTaken({ handle: input.handle })
           return input.handle
         }
-        const base = handleBase(input.displayName)
-        const taken = yield* Repo.handlesLike(accountId, base)
-        let n = 1
-        while (taken.has(handleCandidate(base, n))) n++
-        return handleCandidate(base, n)
+        return yield* allocateFreeHandle(accountId, handleBase(input.displayName), at)
       })
 
       const insertHuman = Effect.fnUntraced(function* (
@@ -84,7 +84,7 @@ export class Accounts extends Context.Service<
         at: Date
       ) {
         if (yield* Repo.findHumanByEmail(input.email)) return yield* new EmailTaken()
-        const handle = yield* allocateHandle(accountId, input)
+        const handle = yield* allocateHandle(accountId, input, at)
         const passwordDigest = yield* hashPassword(input.password)
         return yield* Repo.insertUser({
           publicId: newPublicId(),

@@ -12,10 +12,12 @@ import * as Agents from "@troupe/storage/repositories/Agents"
 import * as Credentials from "@troupe/storage/repositories/Credentials"
 import type { DeviceAuthorizationRow } from "@troupe/storage/repositories/DeviceAuthorizations"
 import * as Executors from "@troupe/storage/repositories/Executors"
+import * as NamedAgents from "@troupe/storage/repositories/NamedAgents"
 import { Effect } from "effect"
 import { type IssuedLineage, issueLineage } from "./Credentials.ts"
 import type { DeviceRequest } from "./DeviceRequest.ts"
-import { handleBase, handleCandidate } from "./Handles.ts"
+import { allocateHandle } from "./HandleChanges.ts"
+import { handleBase } from "./Handles.ts"
 import { now } from "./Now.ts"
 
 export interface ConnectionIssued {
@@ -29,13 +31,9 @@ export interface ConnectionIssued {
 
 const veto = (reason: string) => Effect.fail(new Veto({ reason }))
 
-const allocateAgentHandle = Effect.fnUntraced(function* (accountId: bigint, displayName: string) {
-  const base = handleBase(displayName)
-  const taken = yield* Accounts.handlesLike(accountId, base)
-  let n = 1
-  while (taken.has(handleCandidate(base, n))) n++
-  return handleCandidate(base, n)
-})
+/** Skips handles held by anyone and names recently released by someone (HandleChanges). */
+const allocateAgentHandle = (accountId: bigint, displayName: string, at: Date) =>
+  allocateHandle(accountId, handleBase(displayName), at)
 
 /** The agent of branch A: reconnected when active, restored when removed, created when absent. */
 const connectAgent = Effect.fnUntraced(function* (
@@ -46,6 +44,9 @@ const connectAgent = Effect.fnUntraced(function* (
 ) {
   const existing = yield* Agents.findAgentByIdentifier(account.id, request.agentIdentifier)
   if (existing && existing.steward_id !== steward.id) return yield* veto("the agent is stewarded by another human")
+  if (existing && (yield* NamedAgents.findByUserId(existing.id))) {
+    return yield* veto("the identifier belongs to a named agent definition")
+  }
   if (existing) {
     return yield* Agents.reconnectAgent(existing.id, request.agentDisplayName, steward.shutdown_generation, at)
   }
@@ -54,7 +55,7 @@ const connectAgent = Effect.fnUntraced(function* (
     accountId: account.id,
     agentIdentifier: request.agentIdentifier,
     displayName: request.agentDisplayName,
-    handle: yield* allocateAgentHandle(account.id, request.agentDisplayName),
+    handle: yield* allocateAgentHandle(account.id, request.agentDisplayName, at),
     stewardId: steward.id,
     stewardGeneration: steward.shutdown_generation,
     now: at

@@ -8,6 +8,7 @@ import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import * as Agents from "@troupe/storage/repositories/Agents"
 import * as Credentials from "@troupe/storage/repositories/Credentials"
 import * as Executors from "@troupe/storage/repositories/Executors"
+import * as NamedAgents from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { now } from "./Now.ts"
@@ -44,6 +45,7 @@ export class Stewardship extends Context.Service<
             const at = yield* now
             const application = yield* Effect.gen(function* () {
               yield* Agents.setAgentStatus(agent.id, "removed", at)
+              yield* NamedAgents.removeInstanceDefinitions(agent.id, at)
               yield* Credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
               const live = yield* Executors.findLiveAgentApplication(agent.id)
               return live ? yield* Executors.advanceEpoch(live.id, live.display_name, at) : undefined

@@ -10,7 +10,11 @@ import { ExecutorAuthenticationLive } from "./executor/Authentication.ts"
 import { ExecutorHandlers } from "./executor/Executor.ts"
 import { MemberAuthenticationLive } from "./member/Authentication.ts"
 import { ExecutorsHandlers } from "./member/Executors.ts"
+import { NamedAgentMemoryHandlers, ProfileMemoryHandlers, WorkspaceMemoryHandlers } from "./member/Memory.ts"
+import { NamedAgentsHandlers } from "./member/NamedAgents.ts"
+import { PrincipalsHandlers } from "./member/Principals.ts"
 import { MemberProfileHandlers } from "./member/Profile.ts"
+import { PromptDocumentsHandlers } from "./member/PromptDocuments.ts"
 import {
   IdempotencyKeyRequiredLive,
   ProfileStoreEntriesHandlers,
@@ -43,11 +47,17 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openap
       ProfileHandlers,
       AdminHandlers,
       MemberProfileHandlers,
+      NamedAgentsHandlers,
+      PrincipalsHandlers,
       ProfileStoreEntriesHandlers,
       WorkspaceStoreEntriesHandlers,
       ExecutorHandlers,
       ExecutorsHandlers,
-      WorkspacesHandlers
+      WorkspacesHandlers,
+      ProfileMemoryHandlers,
+      WorkspaceMemoryHandlers,
+      NamedAgentMemoryHandlers,
+      PromptDocumentsHandlers
     ).pipe(Layer.provide(ApiMiddleware))
   )
 )

@@ -11,7 +11,11 @@ import { deviceAuthorizationBinding } from "@troupe/domain/bindings/deviceAuthor
 import { workspaceBinding } from "@troupe/domain/bindings/workspace"
 import { Credentials } from "@troupe/domain/Credentials"
 import { DeviceFlow } from "@troupe/domain/DeviceFlow"
+import { HandleChanges } from "@troupe/domain/HandleChanges"
 import { Idempotency } from "@troupe/domain/Idempotency"
+import { Memory } from "@troupe/domain/Memory"
+import { NamedAgents } from "@troupe/domain/NamedAgents"
+import { PromptDocuments } from "@troupe/domain/PromptDocuments"
 import { RateLimiter } from "@troupe/domain/RateLimiter"
 import { Sessions } from "@troupe/domain/Sessions"
 import { Stewardship } from "@troupe/domain/Stewardship"
@@ -52,8 +56,12 @@ export const domainLayer = (config: ServerConfig) =>
     DeviceFlow.layer,
     ApplicationLogin.layer,
     Stewardship.layer,
+    NamedAgents.layer,
+    HandleChanges.layer,
     StoreEntries.layer,
-    Workspaces.layer
+    Workspaces.layer,
+    Memory.layer,
+    PromptDocuments.layer
   ).pipe(Layer.provideMerge(actorLayer(config)))
 
 const trustedProxies = (config: ServerConfig) =>

@@ -27,6 +27,8 @@ export interface UserRow {
   readonly steward_id: bigint | null
   readonly shutdown_generation: number
   readonly steward_generation: number | null
+  /** An agent's declared configuration (null until declared). */
+  readonly configuration: unknown
   readonly created_at: Date
   readonly updated_at: Date
 }

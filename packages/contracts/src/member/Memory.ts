@@ -1,0 +1,106 @@
+// Member: memory (spec "Memory document", "Member: profile memory"). The verbs share one shape
+// at every door; `memoryEndpoints` builds the six for a door's /memory path. Paths carry the
+// scope in the body, never in the URL. Bodies are read leniently (`{memory: {...}}` is
+// canonical, the same members at top level are accepted) and judged by the domain, so every
+// fault answers the spec's code. This module has the profile, workspace and named-agent doors.
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { BadRequest, Conflict, ContentTooLarge, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
+import { MemberAuthentication } from "./Caller.ts"
+import { NamedAgentName } from "./NamedAgents.ts"
+
+/** A list row. description is only on skills/ rows (null elsewhere). */
+export const MemoryRow = Schema.Struct({
+  path: Schema.String,
+  public_id: Schema.String,
+  lock_version: Schema.Number,
+  bytesize: Schema.Number,
+  description: Schema.NullOr(Schema.String),
+  written_at: Schema.String
+})
+
+/** A document as show and the writes answer it: the row and its content. */
+export const MemoryDocument = Schema.Struct({ ...MemoryRow.fields, content: Schema.String })
+
+export const MemoryResponse = Schema.Struct({ memory: MemoryDocument })
+
+export const MemoryGrepResponse = Schema.Struct({
+  matches: Schema.Array(Schema.Struct({ path: Schema.String, line_number: Schema.Number, text: Schema.String })),
+  truncated: Schema.Boolean
+})
+
+// ContentTooLarge: a body over the server-wide bound (4 MiB) is 413 before any handler reads it.
+const errors = [BadRequest, Forbidden, NotFound, Conflict, ContentTooLarge, Unprocessable]
+
+/** The six memory endpoints under `base` (the door's path up to and including /memory). */
+export const memoryEndpoints = <const Path extends `/${string}/memory`, const Params extends Schema.Struct.Fields>(
+  base: Path,
+  params: Params
+) => ({
+  list: HttpApiEndpoint.get("list", base, { params, success: Schema.Array(MemoryRow), error: errors }).annotate(
+    OpenApi.Description,
+    "Every document this door reaches: [{path, public_id, lock_version, bytesize, description, written_at}] by path."
+  ),
+  write: HttpApiEndpoint.post("write", base, {
+    params,
+    payload: Schema.Unknown,
+    success: MemoryResponse.pipe(HttpApiSchema.status(201)),
+    error: errors
+  }).annotate(
+    OpenApi.Description,
+    "{memory: {path, content, description?, expected_public_id, expected_lock_version}}: null pair creates, the observed pair replaces (also 201)."
+  ),
+  show: HttpApiEndpoint.post("show", `${base}/show`, {
+    params,
+    payload: Schema.Unknown,
+    success: MemoryResponse,
+    error: errors
+  }).annotate(OpenApi.Description, "{memory: {path}}"),
+  grep: HttpApiEndpoint.post("grep", `${base}/grep`, {
+    params,
+    payload: Schema.Unknown,
+    success: MemoryGrepResponse,
+    error: errors
+  }).annotate(
+    OpenApi.Description,
+    "{memory: {pattern (RE2), path?, ignore_case?, limit? (1 to 500, default 100)}}; lines capped at 500 characters."
+  ),
+  edit: HttpApiEndpoint.post("edit", `${base}/edit`, {
+    params,
+    payload: Schema.Unknown,
+    success: MemoryResponse,
+    error: errors
+  }).annotate(
+    OpenApi.Description,
+    "{memory: {path, old_text, new_text, expected_public_id, expected_lock_version}}: old_text must occur exactly once."
+  ),
+  remove: HttpApiEndpoint.post("remove", `${base}/delete`, { params, payload: Schema.Unknown, error: errors }).annotate(
+    OpenApi.Description,
+    "{memory: {path, expected_public_id, expected_lock_version}} (the observed pair): 204."
+  )
+})
+
+const profile = memoryEndpoints("/agent_api/v1/profile/memory", {})
+
+/** The caller's own memory: agent/ (an agent itself) and user/ (the human it serves, or itself). */
+export class ProfileMemoryGroup extends HttpApiGroup.make("profileMemory")
+  .add(profile.list, profile.write, profile.show, profile.grep, profile.edit, profile.remove)
+  .middleware(MemberAuthentication)
+  .annotateMerge(OpenApi.annotations({ title: "Member: profile memory" })) {}
+
+const workspace = memoryEndpoints("/agent_api/v1/workspaces/:workspace_id/memory", { workspace_id: Schema.String })
+
+/** A workspace's workspace/ memory: reads need access, writes write standing. */
+export class WorkspaceMemoryGroup extends HttpApiGroup.make("workspaceMemory")
+  .add(workspace.list, workspace.write, workspace.show, workspace.grep, workspace.edit, workspace.remove)
+  .middleware(MemberAuthentication)
+  .annotateMerge(OpenApi.annotations({ title: "Member: workspace memory" })) {}
+
+const named = memoryEndpoints("/agent_api/v1/profile/agents/:name/memory", { name: Schema.String })
+
+/** agent/ memory of one of the caller's own named agent definitions (declarer only). */
+export class NamedAgentMemoryGroup extends HttpApiGroup.make("namedAgentMemory")
+  .add(named.list, named.write, named.show, named.grep, named.edit, named.remove)
+  .middleware(MemberAuthentication)
+  .middleware(NamedAgentName)
+  .annotateMerge(OpenApi.annotations({ title: "Member: named agent memory" })) {}

@@ -1,0 +1,167 @@
+// Handle renames (spec "Member profile", rename rule): a steward renames an agent it stewards
+// (paired or named), a human renames itself. The name a rename leaves is reserved for 14 days
+// against every other member (the releaser may retake it at once; only its latest released name
+// is reserved), and each rename narrates handle_changed {user_public_id, old, new} on the
+// account's stream, in the rename's transaction. Also: system handle allocation that skips
+// reserved names.
+
+import { isUuid, newPublicId } from "@troupe/storage/Ids"
+import * as Accounts from "@troupe/storage/repositories/Accounts"
+import * as Reservations from "@troupe/storage/repositories/HandleReservations"
+import * as Outbox from "@troupe/storage/repositories/Outbox"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { InvalidInput } from "./Errors.ts"
+import { handleCandidate, isHandle } from "./Handles.ts"
+import { now } from "./Now.ts"
+
+export const reservationDays = 14
+const reservationMillis = reservationDays * 24 * 60 * 60 * 1000
+
+/** The account's stream of narrated account-level items (handle_changed, ...). */
+export const accountStream = (accountPublicId: string) => `account:${accountPublicId}`
+
+/** `base` when free (not held, not reserved for another), else base-2, base-3, ... */
+export const allocateHandle = Effect.fnUntraced(function* (accountId: bigint, base: string, at: Date) {
+  const held = yield* Accounts.handlesLike(accountId, base)
+  const reserved = yield* Reservations.reservedLike(accountId, base, at)
+  let n = 1
+  while (held.has(handleCandidate(base, n)) || reserved.has(handleCandidate(base, n))) n++
+  return handleCandidate(base, n)
+})
+
+export class RenameBadParameter extends Schema.TaggedError<RenameBadParameter>()("RenameBadParameter", {
+  code: Schema.Literals(["parameter_missing", "parameter_invalid"]),
+  message: Schema.String
+}) {}
+export class RenameNotAuthorized extends Schema.TaggedError<RenameNotAuthorized>()("RenameNotAuthorized", {
+  message: Schema.String
+}) {}
+export class PrincipalNotFound extends Schema.TaggedError<PrincipalNotFound>()("PrincipalNotFound", {}) {}
+export class HandleUnavailable extends Schema.TaggedError<HandleUnavailable>()("HandleUnavailable", {
+  message: Schema.String
+}) {}
+
+export interface PrincipalView {
+  readonly public_id: string
+  readonly handle: string
+  readonly kind: "human" | "agent"
+  readonly display_name: string
+  readonly agent_identifier: string | null
+  readonly steward_public_id: string | null
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** `{principal: {handle}}` or `{handle}`. */
+export const parseRename = (body: unknown) => {
+  const members = isObject(body) && isObject(body.principal) ? body.principal : isObject(body) ? body : {}
+  const handle = members.handle
+  if (handle === undefined)
+    return Effect.fail(new RenameBadParameter({ code: "parameter_missing", message: "handle is required" }))
+  if (typeof handle !== "string") {
+    return Effect.fail(new RenameBadParameter({ code: "parameter_invalid", message: "handle must be a string" }))
+  }
+  if (!isHandle(handle)) {
+    return Effect.fail(
+      new InvalidInput({
+        field: "handle",
+        message: "handle must be 2 to 32 of a-z, 0-9, '_' or '-', starting with a letter or digit"
+      })
+    )
+  }
+  return Effect.succeed(handle)
+}
+
+export type RenameFailure =
+  | RenameBadParameter
+  | InvalidInput
+  | RenameNotAuthorized
+  | PrincipalNotFound
+  | HandleUnavailable
+
+export class HandleChanges extends Context.Service<
+  HandleChanges,
+  {
+    /** `callerId` renames the principal `targetPublicId` to the handle in `body`. */
+    readonly rename: (
+      callerId: bigint,
+      targetPublicId: string,
+      body: unknown
+    ) => Effect.Effect<PrincipalView, RenameFailure>
+  }
+>()("@troupe/domain/HandleChanges") {
+  static readonly layer = Layer.effect(
+    HandleChanges,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+
+      const principal = Effect.fnUntraced(function* (user: Accounts.UserRow) {
+        const steward = user.steward_id === null ? undefined : yield* Accounts.findUserById(user.steward_id)
+        return {
+          public_id: user.public_id,
+          handle: user.handle,
+          kind: user.kind as "human" | "agent",
+          display_name: user.display_name,
+          agent_identifier: user.agent_identifier,
+          steward_public_id: steward?.public_id ?? null
+        } satisfies PrincipalView
+      })
+
+      const rename = (callerId: bigint, targetPublicId: string, body: unknown) =>
+        Effect.gen(function* () {
+          const caller = yield* Accounts.findUserById(callerId)
+          if (caller?.kind !== "human") {
+            return yield* new RenameNotAuthorized({ message: "Only a human renames handles: its own and its agents'" })
+          }
+          const target = isUuid(targetPublicId) ? yield* Accounts.findUserByPublicId(targetPublicId) : undefined
+          if (!target || target.account_id !== caller.account_id || target.kind === "system") {
+            return yield* new PrincipalNotFound()
+          }
+          if (target.id !== caller.id && !(target.kind === "agent" && target.steward_id === caller.id)) {
+            return yield* new RenameNotAuthorized({
+              message: "Only the steward renames an agent; a human renames itself"
+            })
+          }
+          const handle = yield* parseRename(body)
+          return yield* Effect.gen(function* () {
+            yield* Accounts.lockAccountWrites
+            const current = (yield* Accounts.findUserById(target.id))!
+            if (current.handle === handle) return yield* principal(current)
+            const at = yield* now
+            if ((yield* Accounts.handlesLike(current.account_id, handle)).has(handle)) {
+              return yield* new HandleUnavailable({ message: `The handle ${handle} is taken` })
+            }
+            if ((yield* Reservations.reservedLike(current.account_id, handle, at, current.id)).has(handle)) {
+              return yield* new HandleUnavailable({
+                message: `The handle ${handle} was released recently and is reserved`
+              })
+            }
+            yield* Reservations.setHandle(current.id, handle, at)
+            yield* Reservations.reserve({
+              userId: current.id,
+              accountId: current.account_id,
+              handle: current.handle,
+              releasedAt: at,
+              expiresAt: new Date(at.getTime() + reservationMillis)
+            })
+            const account = (yield* Accounts.currentAccount)!
+            yield* Outbox.append(accountStream(account.public_id), [
+              {
+                publicId: newPublicId(),
+                type: "handle_changed",
+                resourceType: "user",
+                resourcePublicId: current.public_id,
+                payload: { user_public_id: current.public_id, old: current.handle, new: handle },
+                occurredAt: at
+              }
+            ])
+            return yield* principal({ ...current, handle })
+          }).pipe(sql.withTransaction)
+        }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+
+      return HandleChanges.of({ rename })
+    })
+  )
+}

@@ -1,0 +1,387 @@
+// Memory documents at the member plane's doors (spec "Memory document", "Member: profile
+// memory"): which scopes a door reaches and the anchor each resolves to (a Reach), the caller's
+// ceiling (memory_context_limit), a provider's override of the workspace's memory, conditional
+// writes (null pair creates, the observed pair replaces or deletes), the 64-document anchor limit
+// and grep. Who may use a door (authentication, concealment, workspace standing) is decided
+// before a Reach is made. Not here: the conversation door (bindings, speakers) and the
+// model-facing memory tools.
+import { isUuid, newPublicId } from "@troupe/storage/Ids"
+import * as Accounts from "@troupe/storage/repositories/Accounts"
+import * as Repo from "@troupe/storage/repositories/Memory"
+import * as Named from "@troupe/storage/repositories/NamedAgents"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import {
+  applyEdit,
+  checkContent,
+  checkDescription,
+  compilePattern,
+  type GrepMatch,
+  isSkillPath,
+  type MemoryFault,
+  type MemoryPath,
+  matchingLines,
+  memoryLimits,
+  parseDocumentPath,
+  parseFilterPath,
+  type Scope,
+  scopes
+} from "./MemoryRules.ts"
+import { now } from "./Now.ts"
+import { overridableNamespace, Refused, type Viewer, type Workspace } from "./Workspaces.ts"
+
+export type MemoryDocumentRow = Repo.MemoryDocumentRow
+export type MemorySummaryRow = Repo.MemorySummaryRow
+
+/** What one door reaches: its scopes with their anchors, the caller's ceiling, an override. */
+export interface Reach {
+  readonly anchors: Partial<Record<Scope, Repo.Anchor>>
+  /** The roots the caller's memory_context_limit allows (null: every root). */
+  readonly roots: ReadonlyArray<Scope> | null
+  /** The caller's memory_context_limit grants read access only. */
+  readonly readOnly: boolean
+  /** The workspace's svc.memory is served by a tool provider. */
+  readonly overridden: boolean
+}
+
+export interface GrepResult {
+  readonly matches: ReadonlyArray<GrepMatch>
+  readonly truncated: boolean
+}
+
+type Members = Readonly<Record<string, unknown>>
+
+const refuse = (status: number, code: string, message: string) => Effect.fail(new Refused({ status, code, message }))
+const refuseFault = (fault: MemoryFault) => refuse(422, fault.code, fault.message)
+const isFault = (value: unknown): value is MemoryFault =>
+  typeof value === "object" && value !== null && "code" in value && "message" in value
+const missing = (member: string) => refuse(400, "parameter_missing", `memory.${member} is required`)
+const malformed = (member: string, what: string) => refuse(400, "parameter_invalid", `memory.${member} must be ${what}`)
+const memoryNotFound = () => refuse(404, "memory_not_found", "No memory document at that path")
+const stale = () =>
+  refuse(409, "stale_object", "The document changed since you read it (or exists already); read it again and retry")
+const overridden = () =>
+  refuse(409, "memory_overridden", "This workspace's memory is served by a tool provider (svc.memory is overridden)")
+
+/** The caller's ceiling from its declared configuration's memory_context_limit {roots, access}. */
+const ceilingOf = (user: Accounts.UserRow): Pick<Reach, "roots" | "readOnly"> => {
+  const limit = (user.configuration as { memory_context_limit?: unknown } | null)?.memory_context_limit
+  if (typeof limit !== "object" || limit === null) return { roots: null, readOnly: false }
+  const { roots, access } = limit as { roots?: unknown; access?: unknown }
+  return {
+    roots: Array.isArray(roots)
+      ? roots.filter((root): root is Scope => (scopes as ReadonlyArray<unknown>).includes(root))
+      : null,
+    readOnly: access === "read"
+  }
+}
+
+/** The anchor of a scope this door reaches within the ceiling, or memory_scope_unavailable. */
+const anchorOf = (reach: Reach, scope: Scope) => {
+  const anchor = reach.anchors[scope]
+  if (anchor === undefined || (reach.roots !== null && !reach.roots.includes(scope))) {
+    return refuse(422, "memory_scope_unavailable", `${scope}/ memory is not reachable here`)
+  }
+  return Effect.succeed(anchor)
+}
+
+/** Every anchor the door reaches within the ceiling. */
+const reachableAnchors = (reach: Reach) =>
+  scopes.flatMap((scope) => {
+    const anchor = reach.anchors[scope]
+    return anchor !== undefined && (reach.roots === null || reach.roots.includes(scope)) ? [anchor] : []
+  })
+
+const documentPath = (members: Members) =>
+  Effect.gen(function* () {
+    if (members.path === undefined) return yield* missing("path")
+    const path = parseDocumentPath(members.path)
+    if (isFault(path)) return yield* refuseFault(path)
+    return path
+  })
+
+/** The skills/ exception of an override: show, write and delete of a skills/ path still work. */
+const checkOverride = (reach: Reach, path: MemoryPath | undefined) =>
+  reach.overridden && (path === undefined || !isSkillPath(path)) ? overridden() : Effect.void
+
+/** The anchor to write through: reachable, and the ceiling not read-only. */
+const writableAnchor = (reach: Reach, path: MemoryPath) =>
+  Effect.gen(function* () {
+    const anchor = yield* anchorOf(reach, path.scope)
+    if (reach.readOnly) return yield* refuse(403, "memory_read_only", "The caller's memory access is read-only")
+    return anchor
+  })
+
+interface Observed {
+  readonly publicId: string
+  readonly lockVersion: number
+}
+
+/**
+ * expected_public_id and expected_lock_version, both required: both null (create an absent path;
+ * refused where `observedOnly`) or the observed pair.
+ */
+const expectedPair = (members: Members, observedOnly: boolean) =>
+  Effect.gen(function* () {
+    if (!("expected_public_id" in members)) return yield* missing("expected_public_id")
+    if (!("expected_lock_version" in members)) return yield* missing("expected_lock_version")
+    const publicId = members.expected_public_id
+    const lockVersion = members.expected_lock_version
+    if (publicId === null && lockVersion === null) {
+      if (observedOnly) {
+        return yield* malformed("expected_public_id", "the observed public_id (with expected_lock_version), not null")
+      }
+      return undefined
+    }
+    if (publicId === null || lockVersion === null) {
+      return yield* malformed("expected_public_id", "null together with expected_lock_version, or both set")
+    }
+    if (typeof publicId !== "string" || !isUuid(publicId))
+      return yield* malformed("expected_public_id", "a UUID or null")
+    if (
+      typeof lockVersion !== "number" ||
+      !Number.isInteger(lockVersion) ||
+      lockVersion < 0 ||
+      lockVersion > 2147483647
+    ) {
+      return yield* malformed("expected_lock_version", "an integer from 0 to 2147483647, or null")
+    }
+    return { publicId: publicId.toLowerCase(), lockVersion } satisfies Observed
+  })
+
+const matchesObserved = (row: Repo.MemoryDocumentRow, observed: Observed) =>
+  row.public_id.toLowerCase() === observed.publicId && row.lock_version === observed.lockVersion
+
+const textMember = (members: Members, member: "old_text" | "new_text") =>
+  Effect.gen(function* () {
+    const value = members[member]
+    if (value === undefined) return yield* missing(member)
+    if (typeof value !== "string" || !value.isWellFormed() || value.includes("\u0000")) {
+      return yield* refuse(422, "memory_content_invalid", `memory.${member} must be valid text`)
+    }
+    if (member === "old_text" && value === "")
+      return yield* refuse(422, "memory_content_invalid", "memory.old_text must not be empty")
+    return value
+  })
+
+export class Memory extends Context.Service<
+  Memory,
+  {
+    /** The profile door: an agent reaches agent/ (itself) and user/ (its steward); a human user/ (itself). */
+    readonly profileReach: (userId: bigint) => Effect.Effect<Reach, Refused>
+    /** The workspace door (the caller's standing on the workspace already judged): workspace/ only. */
+    readonly workspaceReach: (viewer: Viewer, workspace: Workspace) => Reach
+    /** The named-agent door: agent/ of one of the caller's own active definitions, by name. */
+    readonly namedAgentReach: (userId: bigint, name: string) => Effect.Effect<Reach, Refused>
+    readonly list: (reach: Reach) => Effect.Effect<ReadonlyArray<MemorySummaryRow>, Refused>
+    readonly show: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, Refused>
+    readonly write: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, Refused>
+    readonly grep: (reach: Reach, members: Members) => Effect.Effect<GrepResult, Refused>
+    readonly edit: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, Refused>
+    readonly remove: (reach: Reach, members: Members) => Effect.Effect<void, Refused>
+  }
+>()("@troupe/domain/Memory") {
+  static readonly layer = Layer.effect(
+    Memory,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      // Database failures are defects; the rules' own refusals pass through.
+      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>): Effect.Effect<A, Exclude<E, SqlError>> =>
+        effect.pipe(
+          Effect.catchIf(isSqlError, (error) => Effect.die(error)),
+          Effect.provideService(SqlClient, sql)
+        ) as Effect.Effect<A, Exclude<E, SqlError>>
+
+      const profileReach = (userId: bigint) =>
+        db(
+          Effect.gen(function* () {
+            const user = yield* Accounts.findUserById(userId)
+            if (!user) return yield* refuse(401, "unauthorized", "The credential is not valid")
+            if (user.kind === "human") {
+              return {
+                anchors: { user: { kind: "user", id: user.id } },
+                roots: null,
+                readOnly: false,
+                overridden: false
+              } satisfies Reach
+            }
+            const steward = user.steward_id === null ? undefined : yield* Accounts.findUserById(user.steward_id)
+            const anchors: Partial<Record<Scope, Repo.Anchor>> = { agent: { kind: "agent", id: user.id } }
+            if (steward && steward.status === "active") anchors.user = { kind: "user", id: steward.id }
+            return { anchors, ...ceilingOf(user), overridden: false } satisfies Reach
+          })
+        )
+
+      const workspaceReach = (viewer: Viewer, workspace: Workspace): Reach => {
+        const overrides = workspace.tool_provider_overrides as Record<string, unknown> | null
+        return {
+          anchors: { workspace: { kind: "workspace", id: workspace.id } },
+          ...(viewer.user.kind === "agent" ? ceilingOf(viewer.user) : { roots: null, readOnly: false }),
+          overridden: typeof overrides === "object" && overrides !== null && overridableNamespace in overrides
+        }
+      }
+
+      const namedAgentReach = (userId: bigint, name: string) =>
+        db(
+          Effect.gen(function* () {
+            const caller = yield* Accounts.findUserById(userId)
+            if (caller?.kind !== "agent") {
+              return yield* refuse(403, "not_agent", "Named agents are an agent's; this credential is a human's")
+            }
+            const definition = yield* Named.findByName(caller.id, name)
+            if (definition?.status !== "active") {
+              return yield* refuse(404, "not_found", "No named agent definition by that name")
+            }
+            return {
+              anchors: { agent: { kind: "agent", id: definition.id } },
+              ...ceilingOf(caller),
+              overridden: false
+            } satisfies Reach
+          })
+        )
+
+      const list = (reach: Reach) =>
+        Effect.gen(function* () {
+          yield* checkOverride(reach, undefined)
+          return yield* db(Repo.listDocuments(reachableAnchors(reach)))
+        })
+
+      const show = (reach: Reach, members: Members) =>
+        Effect.gen(function* () {
+          const path = yield* documentPath(members)
+          yield* checkOverride(reach, path)
+          const anchor = yield* anchorOf(reach, path.scope)
+          const row = yield* db(Repo.findDocument(anchor, path.path))
+          if (!row) return yield* memoryNotFound()
+          return row
+        })
+
+      const write = (reach: Reach, members: Members) =>
+        Effect.gen(function* () {
+          const path = yield* documentPath(members)
+          if (members.content === undefined) return yield* missing("content")
+          const observed = yield* expectedPair(members, false)
+          yield* checkOverride(reach, path)
+          const anchor = yield* writableAnchor(reach, path)
+          const content = checkContent(members.content)
+          if (isFault(content)) return yield* refuseFault(content)
+          const described = checkDescription(members.description, path)
+          if (isFault(described)) return yield* refuseFault(described)
+          const write: Repo.DocumentWrite = {
+            content: members.content as string,
+            description: described.description,
+            bytesize: content.bytes,
+            now: yield* now
+          }
+          return yield* db(
+            Effect.gen(function* () {
+              // Under the anchor's lock nothing else writes this anchor, so the checks hold.
+              yield* Repo.lockAnchor(anchor)
+              const current = yield* Repo.findDocument(anchor, path.path, true)
+              if (observed === undefined) {
+                if (current) return yield* stale()
+                if ((yield* Repo.countDocuments(anchor)) >= memoryLimits.documentsPerAnchor) {
+                  return yield* refuse(
+                    422,
+                    "memory_full",
+                    `This ${path.scope}/ memory holds ${memoryLimits.documentsPerAnchor} documents already`
+                  )
+                }
+                return yield* Repo.insertDocument(anchor, { ...write, publicId: newPublicId(), path: path.path })
+              }
+              if (!current) return yield* memoryNotFound()
+              if (!matchesObserved(current, observed)) return yield* stale()
+              return yield* Repo.replaceDocument(current.id, write)
+            }).pipe(sql.withTransaction)
+          )
+        })
+
+      const edit = (reach: Reach, members: Members) =>
+        Effect.gen(function* () {
+          const path = yield* documentPath(members)
+          const oldText = yield* textMember(members, "old_text")
+          const newText = yield* textMember(members, "new_text")
+          const observed = (yield* expectedPair(members, true))!
+          yield* checkOverride(reach, undefined)
+          const anchor = yield* writableAnchor(reach, path)
+          const at = yield* now
+          return yield* db(
+            Effect.gen(function* () {
+              const current = yield* Repo.findDocument(anchor, path.path, true)
+              if (!current) return yield* memoryNotFound()
+              if (!matchesObserved(current, observed)) return yield* stale()
+              const edited = applyEdit(current.content, oldText, newText)
+              if (isFault(edited)) return yield* refuseFault(edited)
+              const content = checkContent(edited)
+              if (isFault(content)) return yield* refuseFault(content)
+              return yield* Repo.replaceDocument(current.id, {
+                content: edited,
+                description: current.description,
+                bytesize: content.bytes,
+                now: at
+              })
+            }).pipe(sql.withTransaction)
+          )
+        })
+
+      const remove = (reach: Reach, members: Members) =>
+        Effect.gen(function* () {
+          const path = yield* documentPath(members)
+          const observed = (yield* expectedPair(members, true))!
+          yield* checkOverride(reach, path)
+          const anchor = yield* writableAnchor(reach, path)
+          yield* db(
+            Effect.gen(function* () {
+              const current = yield* Repo.findDocument(anchor, path.path, true)
+              if (!current) return yield* memoryNotFound()
+              if (!matchesObserved(current, observed)) return yield* stale()
+              yield* Repo.deleteDocument(current.id)
+            }).pipe(sql.withTransaction)
+          )
+        })
+
+      const grep = (reach: Reach, members: Members) =>
+        Effect.gen(function* () {
+          if (members.pattern === undefined) return yield* missing("pattern")
+          if (typeof members.pattern !== "string") return yield* malformed("pattern", "a string")
+          const ignoreCase = members.ignore_case ?? false
+          if (typeof ignoreCase !== "boolean") return yield* malformed("ignore_case", "a JSON boolean")
+          const limit = members.limit ?? memoryLimits.grepDefault
+          if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > memoryLimits.grepMax) {
+            return yield* malformed("limit", `an integer from 1 to ${memoryLimits.grepMax}`)
+          }
+          const pattern = compilePattern(members.pattern, ignoreCase)
+          if (typeof pattern === "string") return yield* refuse(400, "parameter_invalid", pattern)
+          let anchors = reachableAnchors(reach)
+          let under: string | undefined
+          if (members.path !== undefined && members.path !== null) {
+            const filter = parseFilterPath(members.path)
+            if (isFault(filter)) return yield* refuseFault(filter)
+            anchors = [yield* anchorOf(reach, filter.scope)]
+            under = filter.under === filter.scope ? undefined : filter.under
+          }
+          yield* checkOverride(reach, undefined)
+          const documents = yield* db(Repo.documentTexts(anchors, under))
+          const matches: Array<GrepMatch> = []
+          // A budget of scanning time (not a timestamp, so not the Clock's): past it, the answer
+          // is what was found so far, marked truncated.
+          const started = performance.now()
+          let truncated = false
+          for (const [index, document] of documents.entries()) {
+            // One more than the limit tells whether the answer is cut short.
+            matches.push(...matchingLines(pattern, document.path, document.content, limit + 1 - matches.length))
+            const more = index + 1 < documents.length
+            if (matches.length > limit || (more && performance.now() - started > memoryLimits.grepMillis)) {
+              truncated = true
+              break
+            }
+            yield* Effect.yieldNow
+          }
+          return { matches: matches.slice(0, limit), truncated }
+        })
+
+      return Memory.of({ profileReach, workspaceReach, namedAgentReach, list, show, write, grep, edit, remove })
+    })
+  )
+}

@@ -1,0 +1,197 @@
+// Prompt documents (spec "Prompt document"): a slot's text, role and version at two doors, the
+// caller's profile (system_prompt and summarizer for an agent, persona for a human) and a
+// workspace (its character). Owns the slot, role, macro and size rules and who may read or write
+// a workspace's documents (seeing to read; write standing to write, judged by Workspaces).
+// Rendering the macros is not done here: read answers the text unrendered.
+import * as Repo from "@troupe/storage/repositories/PromptDocuments"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { now } from "./Now.ts"
+import { Refused, Workspaces } from "./Workspaces.ts"
+
+export type Role = Repo.Role
+export type PromptDocumentRow = Repo.PromptDocumentRow
+export type PromptDocumentSummaryRow = Repo.PromptDocumentSummaryRow
+
+export const roles: ReadonlyArray<Role> = ["system", "developer", "user"]
+
+/** The spec's bound on a document's content, in UTF-8 bytes. */
+export const maxContentBytes = 64 * 1024
+
+/** The macro registry: the names a document may use as `{{name}}`. */
+export const macroNames = ["agent", "user", "workspace", "date", "conversation_kind"] as const
+
+/** Slots of the profile door by the caller's kind, and of the workspace door. */
+export const profileSlots = { agent: ["system_prompt", "summarizer"], human: ["persona"] } as const
+export const workspaceSlots = ["character"] as const
+
+/** A slot whose content is text only: no macros, role system only. */
+const contentOnly = (slot: string) => slot === "summarizer"
+
+/**
+ * A macro is `{{name}}`, spaces inside the braces allowed, where name starts with a letter or `_`
+ * and goes on with letters, digits, `_`, `.` or `-`. Other brace runs (`{{"a": 1}}`) are text.
+ */
+const macroPattern = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g
+
+/** The macro names a text uses, each once, in order of first use. */
+export const macrosIn = (content: string): ReadonlyArray<string> => [
+  ...new Set(Array.from(content.matchAll(macroPattern), (match) => match[1]!))
+]
+
+/** Where the documents are: the caller's profile, or a workspace by public id. */
+export type Door = { readonly _tag: "Profile" } | { readonly _tag: "Workspace"; readonly workspaceId: string }
+
+/** The member asking (the authenticated caller). */
+export interface Caller {
+  readonly id: bigint
+  readonly kind: "agent" | "human"
+}
+
+export interface WriteInput {
+  readonly content: unknown
+  readonly role: unknown
+}
+
+const refuse = (status: number, code: string, message: string) => Effect.fail(new Refused({ status, code, message }))
+const invalid = (message: string) => refuse(422, "prompt_document_invalid", message)
+
+export class PromptDocuments extends Context.Service<
+  PromptDocuments,
+  {
+    /** The door's documents (without content), ordered by slot. */
+    readonly list: (caller: Caller, door: Door) => Effect.Effect<ReadonlyArray<PromptDocumentSummaryRow>, Refused>
+    readonly read: (caller: Caller, door: Door, slot: string) => Effect.Effect<PromptDocumentRow, Refused>
+    /** Whole replacement; an omitted role resets to system. Counts one more write on the version. */
+    readonly write: (
+      caller: Caller,
+      door: Door,
+      slot: string,
+      input: WriteInput
+    ) => Effect.Effect<PromptDocumentRow, Refused>
+    readonly remove: (caller: Caller, door: Door, slot: string) => Effect.Effect<void, Refused>
+  }
+>()("@troupe/domain/PromptDocuments") {
+  static readonly layer = Layer.effect(
+    PromptDocuments,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const workspaces = yield* Workspaces
+      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
+        effect.pipe(
+          Effect.catch((error) =>
+            (error as { _tag?: string })._tag === "SqlError"
+              ? Effect.die(error)
+              : Effect.fail(error as Exclude<E, { _tag: "SqlError" }>)
+          ),
+          Effect.provideService(SqlClient, sql)
+        )
+
+      const checkSlot = (slots: ReadonlyArray<string>, slot: string, where: string) =>
+        slots.includes(slot)
+          ? Effect.void
+          : refuse(
+              422,
+              "prompt_slot_unavailable",
+              `There is no ${JSON.stringify(slot)} slot ${where}; slots here: ${slots.join(", ")}`
+            )
+
+      /**
+       * The host of the door's documents, once the caller may use it: a workspace must be seen
+       * (else 404 like absence), then the slot must exist at the door, then a write needs standing.
+       */
+      const host = (caller: Caller, door: Door, slot: string | undefined, intent: "read" | "write") =>
+        Effect.gen(function* () {
+          if (door._tag === "Profile") {
+            if (slot !== undefined) yield* checkSlot(profileSlots[caller.kind], slot, `on a ${caller.kind}'s profile`)
+            return { kind: "user", id: caller.id } satisfies Repo.Host
+          }
+          const viewer = yield* workspaces.viewer(caller.id)
+          const workspace = yield* workspaces.read(viewer, door.workspaceId)
+          if (slot !== undefined) yield* checkSlot(workspaceSlots, slot, "on a workspace")
+          if (intent === "write") yield* workspaces.writable(viewer, door.workspaceId)
+          return { kind: "workspace", id: workspace.id } satisfies Repo.Host
+        })
+
+      const notFound = (slot: string) => refuse(404, "prompt_document_not_found", `The ${slot} slot holds no document`)
+
+      /** The document to store, or the refusal that says what is wrong with it. */
+      const checkDocument = (slot: string, input: WriteInput) =>
+        Effect.gen(function* () {
+          const { content } = input
+          if (content === undefined || content === null) {
+            return yield* refuse(400, "parameter_missing", "prompt_document.content is required")
+          }
+          if (typeof content !== "string") return yield* invalid("prompt_document.content must be a string")
+          const role = input.role ?? "system"
+          if (typeof role !== "string" || !(roles as ReadonlyArray<string>).includes(role)) {
+            return yield* invalid("prompt_document.role must be system, developer or user")
+          }
+          if (contentOnly(slot) && role !== "system") {
+            return yield* invalid(`prompt_document.role: the ${slot} slot takes role system only`)
+          }
+          const bytesize = Buffer.byteLength(content, "utf8")
+          if (bytesize > maxContentBytes) {
+            return yield* refuse(
+              422,
+              "prompt_document_too_large",
+              `prompt_document.content is ${bytesize} bytes, over 64 KiB`
+            )
+          }
+          if (content.trim() === "") {
+            return yield* invalid("prompt_document.content is empty; DELETE the slot to empty it")
+          }
+          if (!content.isWellFormed() || content.includes("\u0000")) {
+            return yield* invalid("prompt_document.content must be well-formed text without NUL characters")
+          }
+          const macros = macrosIn(content)
+          if (contentOnly(slot) && macros.length > 0) {
+            return yield* invalid(
+              `prompt_document.content: the ${slot} slot takes no macros (found ${macros.map((m) => `{{${m}}}`).join(", ")})`
+            )
+          }
+          const unknown = macros.filter((name) => !(macroNames as ReadonlyArray<string>).includes(name))
+          if (unknown.length > 0) {
+            return yield* refuse(
+              422,
+              "prompt_document_macro_unknown",
+              `Unknown macros: ${unknown.map((m) => `{{${m}}}`).join(", ")}; known: ${macroNames.map((m) => `{{${m}}}`).join(", ")}`
+            )
+          }
+          return { slot, role: role as Role, content, bytesize }
+        })
+
+      const list = (caller: Caller, door: Door) =>
+        db(Effect.flatMap(host(caller, door, undefined, "read"), (where) => Repo.listDocuments(where)))
+
+      const read = (caller: Caller, door: Door, slot: string) =>
+        db(
+          Effect.gen(function* () {
+            const where = yield* host(caller, door, slot, "read")
+            const row = yield* Repo.findDocument(where, slot)
+            if (!row) return yield* notFound(slot)
+            return row
+          })
+        )
+
+      const write = (caller: Caller, door: Door, slot: string, input: WriteInput) =>
+        db(
+          Effect.gen(function* () {
+            const where = yield* host(caller, door, slot, "write")
+            const document = yield* checkDocument(slot, input)
+            return yield* Repo.writeDocument(where, document, yield* now)
+          })
+        )
+
+      const remove = (caller: Caller, door: Door, slot: string) =>
+        db(
+          Effect.gen(function* () {
+            const where = yield* host(caller, door, slot, "write")
+            if (!(yield* Repo.deleteDocument(where, slot))) return yield* notFound(slot)
+          })
+        )
+
+      return PromptDocuments.of({ list, read, write, remove })
+    })
+  ).pipe(Layer.provide(Workspaces.layer))
+}

@@ -1,0 +1,113 @@
+// Handlers of memory at the profile, workspace and named-agent doors. Each door makes its Reach
+// (the workspace door after judging the caller's standing: access for reads, write standing for
+// writes) and hands the body's members to the Memory domain service.
+import { TroupeApi } from "@troupe/contracts/Api"
+import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
+import { Memory, type MemoryDocumentRow, type MemorySummaryRow, type Reach } from "@troupe/domain/Memory"
+import { type Refused, Workspaces } from "@troupe/domain/Workspaces"
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { NamedAgentNameLive } from "./NamedAgents.ts"
+import { answerRefusal, unwrap } from "./Refusals.ts"
+
+export const memoryRowJson = (row: MemorySummaryRow) => ({
+  path: row.path,
+  public_id: row.public_id,
+  lock_version: row.lock_version,
+  bytesize: row.bytesize,
+  description: row.description,
+  written_at: row.written_at.toISOString()
+})
+
+export const memoryDocumentJson = (row: MemoryDocumentRow) => ({
+  memory: { ...memoryRowJson(row), content: row.content }
+})
+
+const callerId = Effect.map(CurrentMemberCaller, (caller) => caller.user.id)
+
+/** The six verbs over a door's Reach (the reach made per request, for reads or for writes). */
+const verbs = (
+  memory: Memory["Service"],
+  reach: (intent: "read" | "write") => Effect.Effect<Reach, Refused, CurrentMemberCaller>
+) => {
+  const members = (payload: unknown) => unwrap(payload, "memory")
+  const answer = <A, R>(effect: Effect.Effect<A, Refused, R>) => effect.pipe(Effect.catchTag("Refused", answerRefusal))
+  return {
+    list: () =>
+      answer(Effect.flatMap(reach("read"), (r) => memory.list(r)).pipe(Effect.map((rows) => rows.map(memoryRowJson)))),
+    show: (payload: unknown) =>
+      answer(
+        Effect.flatMap(reach("read"), (r) => memory.show(r, members(payload))).pipe(Effect.map(memoryDocumentJson))
+      ),
+    grep: (payload: unknown) => answer(Effect.flatMap(reach("read"), (r) => memory.grep(r, members(payload)))),
+    write: (payload: unknown) =>
+      answer(
+        Effect.flatMap(reach("write"), (r) => memory.write(r, members(payload))).pipe(Effect.map(memoryDocumentJson))
+      ),
+    edit: (payload: unknown) =>
+      answer(
+        Effect.flatMap(reach("write"), (r) => memory.edit(r, members(payload))).pipe(Effect.map(memoryDocumentJson))
+      ),
+    remove: (payload: unknown) => answer(Effect.flatMap(reach("write"), (r) => memory.remove(r, members(payload))))
+  }
+}
+
+export const ProfileMemoryHandlers = HttpApiBuilder.group(
+  TroupeApi,
+  "profileMemory",
+  Effect.fn(function* (handlers) {
+    const memory = yield* Memory
+    const door = verbs(memory, () => Effect.flatMap(callerId, memory.profileReach))
+    return handlers
+      .handle("list", () => door.list())
+      .handle("show", ({ payload }) => door.show(payload))
+      .handle("grep", ({ payload }) => door.grep(payload))
+      .handle("write", ({ payload }) => door.write(payload))
+      .handle("edit", ({ payload }) => door.edit(payload))
+      .handle("remove", ({ payload }) => door.remove(payload))
+  })
+)
+
+export const WorkspaceMemoryHandlers = HttpApiBuilder.group(
+  TroupeApi,
+  "workspaceMemory",
+  Effect.fn(function* (handlers) {
+    const memory = yield* Memory
+    const workspaces = yield* Workspaces
+    const door = (workspaceId: string) =>
+      verbs(memory, (intent) =>
+        Effect.gen(function* () {
+          const viewer = yield* workspaces.viewer(yield* callerId)
+          const workspace =
+            intent === "read"
+              ? yield* workspaces.read(viewer, workspaceId)
+              : yield* workspaces.writable(viewer, workspaceId)
+          return memory.workspaceReach(viewer, workspace)
+        })
+      )
+    return handlers
+      .handle("list", ({ params }) => door(params.workspace_id).list())
+      .handle("show", ({ params, payload }) => door(params.workspace_id).show(payload))
+      .handle("grep", ({ params, payload }) => door(params.workspace_id).grep(payload))
+      .handle("write", ({ params, payload }) => door(params.workspace_id).write(payload))
+      .handle("edit", ({ params, payload }) => door(params.workspace_id).edit(payload))
+      .handle("remove", ({ params, payload }) => door(params.workspace_id).remove(payload))
+  })
+)
+
+export const NamedAgentMemoryHandlers = HttpApiBuilder.group(
+  TroupeApi,
+  "namedAgentMemory",
+  Effect.fn(function* (handlers) {
+    const memory = yield* Memory
+    const door = (name: string) =>
+      verbs(memory, () => Effect.flatMap(callerId, (id) => memory.namedAgentReach(id, name)))
+    return handlers
+      .handle("list", ({ params }) => door(params.name).list())
+      .handle("show", ({ params, payload }) => door(params.name).show(payload))
+      .handle("grep", ({ params, payload }) => door(params.name).grep(payload))
+      .handle("write", ({ params, payload }) => door(params.name).write(payload))
+      .handle("edit", ({ params, payload }) => door(params.name).edit(payload))
+      .handle("remove", ({ params, payload }) => door(params.name).remove(payload))
+  })
+).pipe(Layer.provide(NamedAgentNameLive))

@@ -1,0 +1,72 @@
+// Handlers of Member: prompt documents, at the profile door and the workspace door. The domain
+// judges slots, standing and documents; refusals are answered by `answerRefusal`.
+import { TroupeApi } from "@troupe/contracts/Api"
+import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
+import {
+  type Door,
+  type PromptDocumentRow,
+  type PromptDocumentSummaryRow,
+  PromptDocuments
+} from "@troupe/domain/PromptDocuments"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { answerRefusal, unwrap } from "./Refusals.ts"
+
+export const promptDocumentSummaryJson = (row: PromptDocumentSummaryRow) => ({
+  slot: row.slot,
+  role: row.role,
+  bytesize: row.bytesize,
+  version: row.version,
+  written_at: row.written_at.toISOString()
+})
+
+export const promptDocumentJson = (row: PromptDocumentRow) => ({
+  ...promptDocumentSummaryJson(row),
+  content: row.content
+})
+
+const profile: Door = { _tag: "Profile" }
+const workspace = (params: { readonly workspace_id: string }): Door => ({
+  _tag: "Workspace",
+  workspaceId: params.workspace_id
+})
+
+export const PromptDocumentsHandlers = HttpApiBuilder.group(
+  TroupeApi,
+  "promptDocuments",
+  Effect.fn(function* (handlers) {
+    const documents = yield* PromptDocuments
+    const caller = Effect.map(CurrentMemberCaller, (current) => ({ id: current.user.id, kind: current.user.kind }))
+
+    const list = (door: Door) =>
+      Effect.flatMap(caller, (who) => documents.list(who, door)).pipe(
+        Effect.map((rows) => ({ prompt_documents: rows.map(promptDocumentSummaryJson) })),
+        Effect.catchTag("Refused", answerRefusal)
+      )
+    const read = (door: Door, slot: string) =>
+      Effect.flatMap(caller, (who) => documents.read(who, door, slot)).pipe(
+        Effect.map((row) => ({ prompt_document: promptDocumentJson(row) })),
+        Effect.catchTag("Refused", answerRefusal)
+      )
+    const write = (door: Door, slot: string, payload: unknown) =>
+      Effect.flatMap(caller, (who) => {
+        const members = unwrap(payload, "prompt_document")
+        return documents.write(who, door, slot, { content: members.content, role: members.role })
+      }).pipe(
+        Effect.map((row) => ({ prompt_document: promptDocumentJson(row) })),
+        Effect.catchTag("Refused", answerRefusal)
+      )
+    const remove = (door: Door, slot: string) =>
+      Effect.flatMap(caller, (who) => documents.remove(who, door, slot)).pipe(Effect.catchTag("Refused", answerRefusal))
+
+    return handlers
+      .handle("profileList", () => list(profile))
+      .handle("profileRead", ({ params }) => read(profile, params.slot))
+      .handle("profileWrite", ({ params, payload }) => write(profile, params.slot, payload))
+      .handle("profileDelete", ({ params }) => remove(profile, params.slot))
+      .handle("workspaceList", ({ params }) => list(workspace(params)))
+      .handle("workspaceRead", ({ params }) => read(workspace(params), params.slot))
+      .handle("workspaceWrite", ({ params, payload }) => write(workspace(params), params.slot, payload))
+      .handle("workspaceDelete", ({ params }) => remove(workspace(params), params.slot))
+  })
+)

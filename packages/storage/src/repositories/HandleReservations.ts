@@ -1,0 +1,41 @@
+// Handles released by a rename: only a user's latest released name is reserved (one row per
+// user), for 14 days against every other member of the account.
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+
+/** Handles equal to `base` or shaped `base…` that are reserved at `at` for someone else. */
+export const reservedLike = Effect.fnUntraced(function* (
+  accountId: bigint,
+  base: string,
+  at: Date,
+  exceptUserId: bigint | null = null
+) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<{ handle: string }>`
+    SELECT handle FROM handle_reservations
+    WHERE account_id = ${accountId} AND expires_at > ${at}
+      AND (handle = ${base} OR handle LIKE ${`${base.slice(0, 29)}%`})
+      ${exceptUserId === null ? sql`` : sql`AND user_id <> ${exceptUserId}`}`
+  return new Set(rows.map((row) => row.handle))
+})
+
+/** Records the name a user just released, replacing the user's earlier reservation. */
+export const reserve = Effect.fnUntraced(function* (row: {
+  readonly userId: bigint
+  readonly accountId: bigint
+  readonly handle: string
+  readonly releasedAt: Date
+  readonly expiresAt: Date
+}) {
+  const sql = yield* SqlClient
+  yield* sql`
+    INSERT INTO handle_reservations (user_id, account_id, handle, released_at, expires_at)
+    VALUES (${row.userId}, ${row.accountId}, ${row.handle}, ${row.releasedAt}, ${row.expiresAt})
+    ON CONFLICT (user_id) DO UPDATE SET handle = EXCLUDED.handle, released_at = EXCLUDED.released_at,
+                                        expires_at = EXCLUDED.expires_at`
+})
+
+export const setHandle = Effect.fnUntraced(function* (userId: bigint, handle: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE users SET handle = ${handle}, updated_at = ${now} WHERE id = ${userId}`
+})

@@ -1,0 +1,135 @@
+// Named agent definitions: agent users (kind agent) declared by a paired agent, with their side
+// row in `named_agents` (name, scope, description, system prompt, revision). The configuration
+// lives on the user row (`users.configuration`), like any agent's.
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { AgentRow } from "./Agents.ts"
+
+export type NamedScope = "instance" | "steward"
+
+export interface NamedAgentRow extends AgentRow {
+  readonly derived_from_id: bigint
+  readonly derived_from_public_id: string
+  readonly steward_public_id: string
+  readonly name: string
+  readonly scope: NamedScope
+  readonly description: string
+  readonly system_prompt: string | null
+  readonly revision: number
+}
+
+const selectNamed = (sql: SqlClient) => sql`
+  SELECT u.*, n.derived_from_id, d.public_id AS derived_from_public_id, s.public_id AS steward_public_id,
+         n.name, n.scope, n.description, n.system_prompt, n.revision
+  FROM named_agents n
+  JOIN users u ON u.id = n.user_id
+  JOIN users d ON d.id = n.derived_from_id
+  JOIN users s ON s.id = u.steward_id`
+
+/** The agent row holding `agent_identifier` in the account, named or paired, removed included. */
+export const findAgentRowByIdentifier = Effect.fnUntraced(function* (accountId: bigint, agentIdentifier: string) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<AgentRow & { readonly named: boolean }>`
+    SELECT u.*, EXISTS (SELECT 1 FROM named_agents n WHERE n.user_id = u.id) AS named
+    FROM users u WHERE u.account_id = ${accountId} AND u.kind = 'agent' AND u.agent_identifier = ${agentIdentifier}`
+  return rows[0]
+})
+
+/** A declarer's definition by name (active or removed); `lock` takes the row for update. */
+export const findByName = Effect.fnUntraced(function* (derivedFromId: bigint, name: string, lock = false) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<NamedAgentRow>`
+    ${selectNamed(sql)} WHERE n.derived_from_id = ${derivedFromId} AND n.name = ${name}
+    ${lock ? sql`FOR UPDATE OF n, u` : sql``}`
+  return rows[0]
+})
+
+export const findByUserId = Effect.fnUntraced(function* (userId: bigint) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<NamedAgentRow>`${selectNamed(sql)} WHERE n.user_id = ${userId}`
+  return rows[0]
+})
+
+/** The declarer's own active rows of both scopes plus the steward's other published rows. */
+export const listVisible = Effect.fnUntraced(function* (declarerId: bigint, stewardId: bigint) {
+  const sql = yield* SqlClient
+  return yield* sql<NamedAgentRow>`
+    ${selectNamed(sql)}
+    WHERE u.status = 'active' AND u.steward_id = ${stewardId}
+      AND (n.derived_from_id = ${declarerId} OR n.scope = 'steward')
+    ORDER BY u.display_name, u.id`
+})
+
+export interface NamedAgentWrite {
+  readonly displayName: string
+  readonly scope: NamedScope
+  readonly description: string
+  readonly systemPrompt: string | null
+  readonly configuration: unknown
+  readonly now: Date
+}
+
+export const insertNamed = Effect.fnUntraced(function* (
+  row: NamedAgentWrite & {
+    readonly publicId: string
+    readonly accountId: bigint
+    readonly agentIdentifier: string
+    readonly handle: string
+    readonly stewardId: bigint
+    readonly stewardGeneration: number
+    readonly derivedFromId: bigint
+    readonly name: string
+  }
+) {
+  const sql = yield* SqlClient
+  const users = yield* sql<{ id: bigint }>`
+    INSERT INTO users (public_id, account_id, kind, role, display_name, handle, agent_identifier, steward_id,
+                       steward_generation, configuration, created_at, updated_at)
+    VALUES (${row.publicId}, ${row.accountId}, 'agent', 'member', ${row.displayName}, ${row.handle},
+            ${row.agentIdentifier}, ${row.stewardId}, ${row.stewardGeneration},
+            ${JSON.stringify(row.configuration)}::jsonb, ${row.now}, ${row.now})
+    RETURNING id`
+  const userId = users[0]!.id
+  yield* sql`
+    INSERT INTO named_agents (user_id, derived_from_id, name, scope, description, system_prompt)
+    VALUES (${userId}, ${row.derivedFromId}, ${row.name}, ${row.scope}, ${row.description}, ${row.systemPrompt})`
+  return userId
+})
+
+/** Whole replacement (and restore): active again under the steward's current generation. */
+export const replaceNamed = Effect.fnUntraced(function* (
+  userId: bigint,
+  stewardGeneration: number,
+  write: NamedAgentWrite
+) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE users SET status = 'active', display_name = ${write.displayName}, steward_generation = ${stewardGeneration},
+                     configuration = ${JSON.stringify(write.configuration)}::jsonb, updated_at = ${write.now}
+    WHERE id = ${userId}`
+  yield* sql`
+    UPDATE named_agents SET scope = ${write.scope}, description = ${write.description},
+                            system_prompt = ${write.systemPrompt}, revision = revision + 1
+    WHERE user_id = ${userId}`
+})
+
+export const setNamedStatus = Effect.fnUntraced(function* (userId: bigint, status: "active" | "removed", now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${userId}`
+  yield* sql`UPDATE named_agents SET revision = revision + 1 WHERE user_id = ${userId}`
+})
+
+/** Instance-scope definitions go with their declarer (steward-scope ones survive it). */
+export const removeInstanceDefinitions = Effect.fnUntraced(function* (declarerId: bigint, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE users SET status = 'removed', updated_at = ${now}
+    WHERE status = 'active'
+      AND id IN (SELECT user_id FROM named_agents WHERE derived_from_id = ${declarerId} AND scope = 'instance')`
+})
+
+/** Serializes definition writes of one declarer inside the current transaction. */
+export const lockDeclarer = Effect.fnUntraced(function* (declarerId: bigint) {
+  const sql = yield* SqlClient
+  yield* sql`SELECT pg_advisory_xact_lock(hashtext('troupe.named_agents'), hashtext(${String(declarerId)}))`
+})

@@ -1,0 +1,93 @@
+// Memory rules without a database: path grammar and grep's whole-document pre-test, which must
+// never hide a line that matches on its own.
+import {
+  compilePattern,
+  type GrepPattern,
+  matchingLines,
+  parseDocumentPath,
+  parseFilterPath
+} from "@troupe/domain/MemoryRules"
+import { describe, expect, it } from "vitest"
+
+const compiled = (pattern: string, ignoreCase = false) => {
+  const result = compilePattern(pattern, ignoreCase)
+  if (typeof result === "string") throw new Error(result)
+  return result
+}
+
+describe("paths", () => {
+  it("reads the scope, skill rows and their faults", () => {
+    expect(parseDocumentPath("agent/notes/today.md")).toEqual({
+      path: "agent/notes/today.md",
+      scope: "agent",
+      skill: undefined
+    })
+    expect(parseDocumentPath("user/skills/plan-trip")).toEqual({
+      path: "user/skills/plan-trip",
+      scope: "user",
+      skill: "plan-trip"
+    })
+    expect(parseDocumentPath("agent/skills")).toMatchObject({ skill: undefined })
+    expect(parseDocumentPath("notes.md")).toMatchObject({ code: "memory_path_invalid" })
+    expect(parseDocumentPath("workspace")).toMatchObject({ code: "memory_path_invalid" })
+    expect(parseDocumentPath("agent/a\u2028b")).toMatchObject({ code: "memory_path_invalid" })
+    expect(parseDocumentPath("agent/skills/a/b")).toMatchObject({ code: "skill_name_invalid" })
+    expect(parseDocumentPath("conversation/skills/x")).toMatchObject({ code: "skill_scope_unavailable" })
+    expect(parseFilterPath("agent")).toEqual({ scope: "agent", under: "agent" })
+    expect(parseFilterPath("agent/notes/")).toEqual({ scope: "agent", under: "agent/notes" })
+  })
+})
+
+describe("grep lines", () => {
+  const content = "first line\r\nsecond\n\nfoo bar\nend foo\n"
+
+  /** The same pattern with the whole-document pre-test turned off. */
+  const lineByLine = (pattern: GrepPattern): GrepPattern => ({ line: pattern.line, document: undefined })
+
+  it("numbers lines from 1, drops the \\r of CRLF, adds no line after a final newline", () => {
+    expect(matchingLines(compiled("^"), "agent/x", content, 100).map((m) => [m.line_number, m.text])).toEqual([
+      [1, "first line"],
+      [2, "second"],
+      [3, ""],
+      [4, "foo bar"],
+      [5, "end foo"]
+    ])
+  })
+
+  it("the whole-document pre-test never hides a matching line", () => {
+    const patterns = [
+      "^foo",
+      "foo$",
+      "^$",
+      "\\Afoo",
+      "end foo\\z",
+      "(?-m)^end",
+      "line$",
+      "\\bbar\\b",
+      "(?s)foo.bar",
+      "x"
+    ]
+    const documents = [content, "bar\nfoo\nend foo\nline x", "foo\nbar", "end foo", "foo bar", "line\r\nline", ""]
+    for (const pattern of patterns) {
+      for (const document of documents) {
+        for (const ignoreCase of [false, true]) {
+          const p = compiled(pattern, ignoreCase)
+          expect(matchingLines(p, "agent/x", document, 100), `${pattern} over ${JSON.stringify(document)}`).toEqual(
+            matchingLines(lineByLine(p), "agent/x", document, 100)
+          )
+        }
+      }
+    }
+  })
+
+  it("stops at the room it is given", () => {
+    expect(matchingLines(compiled("o"), "agent/x", content, 2)).toHaveLength(2)
+  })
+
+  it("refuses what RE2 cannot run in linear time or what is too large", () => {
+    expect(typeof compilePattern("(a)\\1", false)).toBe("string")
+    expect(typeof compilePattern("a(?=b)", false)).toBe("string")
+    expect(typeof compilePattern("((((a{1,100}){1,100}){1,100}){1,100})", false)).toBe("string")
+    expect(typeof compilePattern("x".repeat(1025), false)).toBe("string")
+  })
+})

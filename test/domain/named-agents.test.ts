@@ -1,0 +1,196 @@
+// Named agents below HTTP: the configuration validator's vocabulary and cross-field rules, and
+// the write's refusals that need a race or a shutdown to show (concurrent_write, shutdown_pending,
+// a declarer removed during the declaration), and instance definitions going with their declarer.
+import { validateConfiguration } from "@troupe/domain/AgentConfiguration"
+import { commitPut, NamedAgents, parseDefinition, preparePut } from "@troupe/domain/NamedAgents"
+import { Stewardship } from "@troupe/domain/Stewardship"
+import * as Accounts from "@troupe/storage/repositories/Accounts"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ConnectedAgent, connectAgent, signedIn } from "../support/members.ts"
+import { createOwner, ownerCredentials } from "../support/people.ts"
+import { startTestServer, type TestServer } from "../support/server.ts"
+
+const fault = (configuration: Record<string, unknown>) => {
+  const result = validateConfiguration(configuration)
+  return "fault" in result ? result.fault.field : undefined
+}
+
+describe("validateConfiguration", () => {
+  it("an empty object declares nothing: every field null, the tool list []", () => {
+    const result = validateConfiguration({})
+    expect(result).toEqual({
+      configuration: {
+        tool_definitions: [],
+        kernel_tools: null,
+        runner_executor_public_ids: null,
+        runner_tool_names: null,
+        approval_mode: null,
+        approval_rules: null,
+        prompt_mechanism: null,
+        prompt_template: null,
+        compaction_policy: null,
+        lifecycle_hooks: null,
+        memory_context_limit: null,
+        conversation_reach: null,
+        default_model: null,
+        fallback_models: null
+      }
+    })
+  })
+
+  it("kernel_tools takes exact canonical names only", () => {
+    expect(fault({ kernel_tools: ["memory.show", "store.get"], approval_mode: "bypass" })).toBeUndefined()
+    expect(fault({ kernel_tools: [] })).toBeUndefined()
+    expect(fault({ kernel_tools: null })).toBeUndefined()
+    expect(fault({ kernel_tools: ["memory_show"], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
+    expect(fault({ kernel_tools: ["*"], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
+    expect(fault({ kernel_tools: ["Memory.Show"], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
+  })
+
+  it("approval_mode is required by tools, kernel tools, hooks and tool-importing runner candidates", () => {
+    const runner = "0190a4b2-0000-7000-8000-000000000001"
+    expect(fault({ lifecycle_hooks: { stop: { tool: "wrap_up" } } })).toBe("configuration.approval_mode")
+    expect(fault({ lifecycle_hooks: {} })).toBeUndefined()
+    expect(fault({ runner_executor_public_ids: [runner] })).toBe("configuration.approval_mode")
+    expect(fault({ runner_executor_public_ids: [runner], runner_tool_names: [] })).toBeUndefined()
+    expect(fault({ runner_executor_public_ids: [runner], runner_tool_names: ["grep"] })).toBe(
+      "configuration.approval_mode"
+    )
+    expect(fault({ runner_executor_public_ids: [runner, runner.toUpperCase()], runner_tool_names: [] })).toBe(
+      "configuration.runner_executor_public_ids[1]"
+    )
+  })
+
+  it("approval rules: verdict, tool alternations with a wildcard suffix, origin, only with mode rules", () => {
+    const rules = (approval_rules: unknown) => fault({ approval_mode: "rules", approval_rules })
+    expect(
+      rules([
+        { tool: "memory_*|store_get", verdict: "allow" },
+        { tool: "*", verdict: "ask", origin: "hook" }
+      ])
+    ).toBeUndefined()
+    expect(rules([{ tool: "a||b", verdict: "allow" }])).toBe("configuration.approval_rules[0].tool")
+    expect(rules([{ tool: "a", verdict: "allow", origin: "robot" }])).toBe("configuration.approval_rules[0].origin")
+    expect(rules([{ tool: "a", verdict: "allow", path: "no-slash" }])).toBe("configuration.approval_rules[0].path")
+    expect(fault({ approval_mode: "ask", approval_rules: [] })).toBe("configuration.approval_rules")
+  })
+
+  it("aliases must name a kernel tool and its parameters; compaction and reasoning cross-field rules", () => {
+    const alias = (entry: Record<string, unknown>) => fault({ approval_mode: "ask", tool_definitions: [entry] })
+    expect(alias({ name: "peek", canonical: "memory.show", omit: [] })).toBeUndefined()
+    expect(alias({ name: "peek", canonical: "memory.peek" })).toBe("configuration.tool_definitions[0].canonical")
+    expect(alias({ name: "peek", canonical: "memory.show", omit: ["path"] })).toBe(
+      "configuration.tool_definitions[0].omit[0]"
+    )
+    expect(alias({ name: "peek", canonical: "memory.show", params: { depth: {} } })).toBe(
+      "configuration.tool_definitions[0].params.depth"
+    )
+    expect(fault({ compaction_policy: { mode: "kernel", tool_name: "x" } })).toBe(
+      "configuration.compaction_policy.tool_name"
+    )
+    expect(fault({ compaction_policy: { mode: "kernel", reasoning_enabled: false, reasoning_effort: "high" } })).toBe(
+      "configuration.compaction_policy.reasoning_effort"
+    )
+    expect(
+      fault({ compaction_policy: { mode: "delegate", tool_name: "summarize", model: "local/echo" } })
+    ).toBeUndefined()
+  })
+
+  it("prompt_template faults are JSON pointers; a template needs mechanism assembly", () => {
+    const template = (prompt_template: unknown) => fault({ prompt_mechanism: "assembly", prompt_template })
+    expect(template({ blocks: [{ type: "text", text: "x", extra: 1 }] })).toBe(
+      "/configuration/prompt_template/blocks/0/extra"
+    )
+    expect(template({ blocks: [], variables: {} })).toBe("/configuration/prompt_template/blocks")
+    expect(template({ blocks: [{ type: "text", text: "x" }], variables: { "Bad/Name": "v" } })).toBe(
+      "/configuration/prompt_template/variables/Bad~1Name"
+    )
+    expect(template({ blocks: [{ type: "text", text: "x" }], layout: "grid" })).toBe(
+      "/configuration/prompt_template/layout"
+    )
+    expect(fault({ prompt_mechanism: "raw", prompt_template: { blocks: [{ type: "text", text: "x" }] } })).toBe(
+      "configuration.prompt_template"
+    )
+  })
+})
+
+describe("parseDefinition", () => {
+  it("judges shape (400) before values (422)", async () => {
+    const failure = (body: unknown) =>
+      Effect.runPromise(Effect.flip(parseDefinition(body)).pipe(Effect.map((e) => ("code" in e ? e.code : e.field))))
+    expect(await failure({ scope: "nope", description: 1, configuration: {} })).toBe("parameter_invalid")
+    expect(await failure({ scope: "nope", description: "d", configuration: {} })).toBe("scope")
+    expect(await failure({ scope: "instance", description: "d", configuration: {}, create_only: "false" })).toBe(
+      "parameter_invalid"
+    )
+  })
+})
+
+describe("write refusals", () => {
+  let server: TestServer
+  let declarer: ConnectedAgent
+  const body = { scope: "instance", description: "d", configuration: {} }
+  const idOf = (publicId: string) => server.run(Accounts.findUserByPublicId(publicId).pipe(Effect.map((u) => u!.id)))
+  const tag = <A, E>(effect: Effect.Effect<A, E, any>) =>
+    server.run(
+      effect.pipe(Effect.match({ onFailure: (e) => (e as { _tag: string })._tag, onSuccess: () => "succeeded" }))
+    )
+  const exec = (statement: (sql: SqlClient) => Effect.Effect<unknown, unknown>) =>
+    server.run(Effect.flatMap(SqlClient, statement))
+
+  beforeAll(async () => {
+    server = await startTestServer()
+    await createOwner(server)
+    declarer = await connectAgent(server, await signedIn(server, ownerCredentials), "acme/domain")
+  })
+  afterAll(() => server?.close())
+
+  it("a write prepared before another write landed is concurrent_write", async () => {
+    const id = await idOf(declarer.publicId)
+    const input = await server.run(parseDefinition(body))
+    const first = await server.run(preparePut(id, "racer"))
+    const second = await server.run(preparePut(id, "racer"))
+    expect(await tag(commitPut(first, input))).toBe("succeeded")
+    expect(await tag(commitPut(second, input))).toBe("ConcurrentWrite")
+    const third = await server.run(preparePut(id, "racer"))
+    const fourth = await server.run(preparePut(id, "racer"))
+    expect(await tag(commitPut(third, input))).toBe("succeeded")
+    expect(await tag(commitPut(fourth, input))).toBe("ConcurrentWrite")
+  })
+
+  it("a steward shutdown that began after the read is shutdown_pending", async () => {
+    const id = await idOf(declarer.publicId)
+    const input = await server.run(parseDefinition(body))
+    const prepared = await server.run(preparePut(id, "late"))
+    await exec((sql) => sql`UPDATE users SET shutdown_generation = shutdown_generation + 1 WHERE kind = 'human'`)
+    expect(await tag(commitPut(prepared, input))).toBe("ShutdownPending")
+    await exec((sql) => sql`UPDATE users SET shutdown_generation = shutdown_generation - 1 WHERE kind = 'human'`)
+    expect(await tag(commitPut(prepared, input))).toBe("succeeded")
+  })
+
+  it("a declarer removed during the declaration is refused, and its instance definitions go with it", async () => {
+    const id = await idOf(declarer.publicId)
+    const named = (name: string, scope: string) =>
+      server.run(Effect.flatMap(NamedAgents, (service) => service.put(id, name, { ...body, scope })))
+    await named("keeper", "steward")
+    await named("transient", "instance")
+    const input = await server.run(parseDefinition(body))
+    const prepared = await server.run(preparePut(id, "orphan"))
+    const owner = await server.run(Effect.flatMap(Accounts.currentAccount, (a) => Accounts.findOwner(a!.id)))
+    await server.run(Effect.flatMap(Stewardship, (stewardship) => stewardship.removeAgent(owner!, declarer.publicId)))
+    expect(await tag(commitPut(prepared, input))).toBe("DeclarerRemoved")
+    const statuses = await exec(
+      (sql) => sql<{ name: string; status: string }>`
+        SELECT n.name, u.status FROM named_agents n JOIN users u ON u.id = n.user_id
+        WHERE n.derived_from_id = ${id} ORDER BY n.name`
+    )
+    expect(statuses).toEqual([
+      { name: "keeper", status: "active" },
+      { name: "late", status: "removed" },
+      { name: "racer", status: "removed" },
+      { name: "transient", status: "removed" }
+    ])
+  })
+})
