@@ -1,5 +1,7 @@
 // People for tests, created through the domain services of a running test server.
 import { Accounts } from "@troupe/domain/Accounts"
+import { Credentials } from "@troupe/domain/Credentials"
+import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import { Effect } from "effect"
 import { request } from "./http.ts"
 import type { TestServer } from "./server.ts"
@@ -24,6 +26,20 @@ export const createHuman = (
   server: TestServer,
   input: { email: string; password: string; displayName: string; role: "admin" | "member" }
 ) => server.run(Effect.flatMap(Accounts, (accounts) => accounts.createHuman(input)))
+
+export const memberCredentials = { email: "member@example.com", password: "member password" }
+
+/** A second human of the account, a member, who signs in with `memberCredentials`. */
+export const createMember = (server: TestServer) =>
+  createHuman(server, { ...memberCredentials, displayName: "Mo", role: "member" })
+
+/** A personal token of a human, minted directly (the browser flow that mints it is tested elsewhere). */
+export const personalToken = (
+  server: TestServer,
+  human: UserRow,
+  plane: "platform" | "member" = "member",
+  name = "tests"
+) => server.run(Effect.flatMap(Credentials, (credentials) => credentials.personalToken(human, plane, name)))
 
 /** Signs in over the API and answers the bearer token. */
 export const apiToken = async (server: TestServer, credentials = ownerCredentials) => {

@@ -3,6 +3,8 @@
 // one ends the lineage. Access tokens live 1209600 s and are never extended. Authority is
 // re-judged on every use: revoked, expired or fenced (an address epoch moved on, an agent or its
 // steward no longer active) all answer Unauthenticated without saying which.
+
+import { withDatabase } from "@troupe/storage/Defects"
 import { newPublicId } from "@troupe/storage/Ids"
 import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
@@ -10,7 +12,6 @@ import * as Repo from "@troupe/storage/repositories/Credentials"
 import * as Executors from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
 import { Unauthenticated } from "./Errors.ts"
 import { now } from "./Now.ts"
 import { accessTokenFormat, mintToken, parseToken, refreshTokenFormat, secretMatches } from "./OpaqueTokens.ts"
@@ -158,15 +159,7 @@ export class Credentials extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       /** Runs with the database; its failures are defects, the domain's own errors stay typed. */
-      const db = <A, E extends { readonly _tag: string }>(
-        effect: Effect.Effect<A, E, SqlClient>
-      ): Effect.Effect<A, Exclude<E, SqlError>> =>
-        effect.pipe(
-          Effect.catch((error) =>
-            error._tag === "SqlError" ? Effect.die(error) : Effect.fail(error as Exclude<E, SqlError>)
-          ),
-          Effect.provideService(SqlClient, sql)
-        )
+      const db = withDatabase(sql)
 
       const findPresented = (token: string, kind: "access" | "refresh") =>
         Effect.gen(function* () {

@@ -5,13 +5,14 @@
 // and grep. Who may use a door (authentication, concealment, workspace standing) is decided
 // before a Reach is made. Not here: the conversation door (bindings, speakers) and the
 // model-facing memory tools.
+
+import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Memory"
 import * as Named from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import {
   applyEdit,
   checkContent,
@@ -186,12 +187,7 @@ export class Memory extends Context.Service<
     Memory,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      // Database failures are defects; the rules' own refusals pass through.
-      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>): Effect.Effect<A, Exclude<E, SqlError>> =>
-        effect.pipe(
-          Effect.catchIf(isSqlError, (error) => Effect.die(error)),
-          Effect.provideService(SqlClient, sql)
-        ) as Effect.Effect<A, Exclude<E, SqlError>>
+      const db = withDatabase(sql)
 
       const profileReach = (userId: bigint) =>
         db(

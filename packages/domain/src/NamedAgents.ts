@@ -4,6 +4,8 @@
 // whole-replacement PUT (mint 201, replace or restore 200) and a reversible DELETE. A write reads
 // the definition first and commits only if nobody else wrote it in between (concurrent_write).
 // Not here: named agents' memory (memory verbs) and how a definition is served (executors).
+
+import { withDatabase } from "@troupe/storage/Defects"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Named from "@troupe/storage/repositories/NamedAgents"
@@ -239,14 +241,7 @@ export class NamedAgents extends Context.Service<
     NamedAgents,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const db = <A, E>(effect: Effect.Effect<A, E | SqlError, SqlClient>): Effect.Effect<A, E> =>
-        effect.pipe(
-          Effect.catchIf(
-            (error): error is SqlError => (error as { _tag?: string })._tag === "SqlError",
-            (error) => Effect.die(error)
-          ),
-          Effect.provideService(SqlClient, sql)
-        ) as Effect.Effect<A, E>
+      const db = withDatabase(sql)
 
       const list = (callerId: bigint) =>
         db(

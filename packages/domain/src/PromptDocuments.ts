@@ -3,6 +3,8 @@
 // workspace (its character). Owns the slot, role, macro and size rules and who may read or write
 // a workspace's documents (seeing to read; write standing to write, judged by Workspaces).
 // Rendering the macros is not done here: read answers the text unrendered.
+
+import { withDatabase } from "@troupe/storage/Defects"
 import * as Repo from "@troupe/storage/repositories/PromptDocuments"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -77,15 +79,7 @@ export class PromptDocuments extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       const workspaces = yield* Workspaces
-      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
-        effect.pipe(
-          Effect.catch((error) =>
-            (error as { _tag?: string })._tag === "SqlError"
-              ? Effect.die(error)
-              : Effect.fail(error as Exclude<E, { _tag: "SqlError" }>)
-          ),
-          Effect.provideService(SqlClient, sql)
-        )
+      const db = withDatabase(sql)
 
       const checkSlot = (slots: ReadonlyArray<string>, slot: string, where: string) =>
         slots.includes(slot)

@@ -2,11 +2,12 @@
 // namespace and key grammar, the value bound, the per-host entry limit, lock_version fencing,
 // and the request budget. Who may use a host (authority, concealment) is the caller's business:
 // every method takes a host the caller has already been allowed to use.
+
+import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/StoreEntries"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { InvalidInput } from "./Errors.ts"
 import { now } from "./Now.ts"
 import type { RateLimit } from "./RateLimiter.ts"
@@ -136,12 +137,7 @@ export class StoreEntries extends Context.Service<
     StoreEntries,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      // Database failures are defects; the rules' own failures pass through.
-      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>): Effect.Effect<A, Exclude<E, SqlError>> =>
-        effect.pipe(
-          Effect.catchIf(isSqlError, (error) => Effect.die(error)),
-          Effect.provideService(SqlClient, sql)
-        ) as Effect.Effect<A, Exclude<E, SqlError>>
+      const db = withDatabase(sql)
 
       // Public ids are UUIDs; anything else names no entry (and must not reach a uuid cast).
       const get = (host: StoreEntryHost, publicId: string) =>

@@ -5,6 +5,7 @@
 // to one agent refuses every other agent). access_mode and ownership_transfer are the owner's.
 // What the caller cannot see answers like absence.
 import { ActorHost } from "@troupe/actors/ActorHost"
+import { withDatabase } from "@troupe/storage/Defects"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Executors from "@troupe/storage/repositories/Executors"
@@ -110,15 +111,7 @@ export class Workspaces extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       const host = yield* ActorHost
-      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
-        effect.pipe(
-          Effect.catch((error) =>
-            (error as { _tag?: string })._tag === "SqlError"
-              ? Effect.die(error)
-              : Effect.fail(error as Exclude<E, { _tag: "SqlError" }>)
-          ),
-          Effect.provideService(SqlClient, sql)
-        )
+      const db = withDatabase(sql)
 
       const withOwner = (row: Repo.WorkspaceRow) =>
         Effect.map(
@@ -287,8 +280,11 @@ export class Workspaces extends Context.Service<
         db(
           Effect.gen(function* () {
             const row = yield* ownerOnly(who, publicId)
+            if (targetPublicId === undefined || targetPublicId === null) {
+              return yield* refuse(400, "parameter_missing", "target_user_public_id is required")
+            }
             if (typeof targetPublicId !== "string" || !uuid.test(targetPublicId)) {
-              return yield* refuse(422, "principal_unknown", "target_user_public_id names no one")
+              return yield* refuse(400, "parameter_invalid", "target_user_public_id must be a public id")
             }
             const target = yield* Accounts.findUserByPublicId(targetPublicId)
             if (!target || target.account_id !== row.account_id) {
@@ -336,7 +332,10 @@ export class Workspaces extends Context.Service<
         db(
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)
-            if (!Array.isArray(agents)) return yield* refuse(400, "parameter_missing", "messaging.agents is required")
+            if (agents === undefined || agents === null) {
+              return yield* refuse(400, "parameter_missing", "messaging.agents is required")
+            }
+            if (!Array.isArray(agents)) return yield* refuse(400, "parameter_invalid", "messaging.agents must be an array")
             if (canonicalBytes(agents) > messagingLimitBytes) {
               return yield* refuse(413, "content_too_large", "The messaging policy is over 64 KiB of canonical JSON")
             }
@@ -376,8 +375,10 @@ export class Workspaces extends Context.Service<
         db(
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)
-            if (!isObject(overrides))
+            if (overrides === undefined || overrides === null) {
               return yield* refuse(400, "parameter_missing", "overrides is required ({} clears)")
+            }
+            if (!isObject(overrides)) return yield* refuse(400, "parameter_invalid", "overrides must be an object")
             for (const namespace of Object.keys(overrides)) {
               if (reservedNamespaces.includes(namespace)) {
                 return yield* refuse(422, "reserved_namespace", `${namespace} is reserved and never overridden`)

@@ -7,7 +7,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, request } from "../../support/http.ts"
 import { type ConnectedAgent, connectAgent, signedIn } from "../../support/members.ts"
-import { createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import { createMember, createOwner, memberCredentials, ownerCredentials, personalToken } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { decide, machineFields, poll, startDevice } from "../oauth/support-device.ts"
 
@@ -76,20 +76,14 @@ const setMemoryLimit = (agent: ConnectedAgent, limit: unknown) =>
 beforeAll(async () => {
   server = await startTestServer()
   const owner = await createOwner(server)
-  const member = await createHuman(server, {
-    email: "member@example.com",
-    password: "member password",
-    displayName: "Mo",
-    role: "member"
-  })
+  const member = await createMember(server)
   ownerBrowser = await signedIn(server, ownerCredentials)
-  const memberBrowser = await signedIn(server, { email: "member@example.com", password: "member password" })
+  const memberBrowser = await signedIn(server, memberCredentials)
   agentA = await connectAgent(server, ownerBrowser, "mem-agent-a")
   agentB = await connectAgent(server, ownerBrowser, "mem-agent-b")
   memberAgent = await connectAgent(server, memberBrowser, "mem-member-agent")
-  const { Credentials } = await import("@troupe/domain/Credentials")
-  ownerToken = await server.run(Effect.flatMap(Credentials, (c) => c.personalToken(owner, "member", "memory tests")))
-  memberToken = await server.run(Effect.flatMap(Credentials, (c) => c.personalToken(member, "member", "memory tests")))
+  ownerToken = await personalToken(server, owner)
+  memberToken = await personalToken(server, member)
 })
 afterAll(() => server?.close())
 

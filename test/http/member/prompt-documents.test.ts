@@ -1,12 +1,15 @@
-// Member: prompt documents over a real server, at the profile door (an agent's system_prompt and
-// summarizer, a human's persona) and the workspace door (its character), with member credentials
-// from the device flow and humans' member personal tokens.
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import { type ConnectedAgent, connectAgent, signedIn } from "../../support/members.ts"
-import { apiToken, createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import {
+  apiToken,
+  createMember,
+  createOwner,
+  memberCredentials,
+  ownerCredentials,
+  personalToken
+} from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -41,20 +44,14 @@ const absentId = "01900000-0000-7000-8000-000000000000"
 beforeAll(async () => {
   server = await startTestServer()
   const owner = await createOwner(server)
-  const member = await createHuman(server, {
-    email: "member@example.com",
-    password: "member password",
-    displayName: "Mo",
-    role: "member"
-  })
+  const member = await createMember(server)
   const ownerBrowser = await signedIn(server, ownerCredentials)
-  const memberBrowser = await signedIn(server, { email: "member@example.com", password: "member password" })
+  const memberBrowser = await signedIn(server, memberCredentials)
   ownerAgent = await connectAgent(server, ownerBrowser, "prompt-owner-agent")
   otherAgent = await connectAgent(server, ownerBrowser, "prompt-other-agent")
   memberAgent = await connectAgent(server, memberBrowser, "prompt-member-agent")
-  const { Credentials } = await import("@troupe/domain/Credentials")
-  ownerToken = await server.run(Effect.flatMap(Credentials, (c) => c.personalToken(owner, "member", "tests")))
-  memberToken = await server.run(Effect.flatMap(Credentials, (c) => c.personalToken(member, "member", "tests")))
+  ownerToken = await personalToken(server, owner)
+  memberToken = await personalToken(server, member)
 })
 afterAll(() => server?.close())
 

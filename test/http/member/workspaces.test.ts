@@ -1,10 +1,8 @@
-// Member: workspaces over a real server, with member credentials from the device flow.
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import { type ConnectedAgent, connectAgent, signedIn } from "../../support/members.ts"
-import { createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import { createMember, createOwner, memberCredentials, ownerCredentials, personalToken } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -25,21 +23,15 @@ const create = (token: string, workspace: Record<string, unknown>, key = `key-${
 beforeAll(async () => {
   server = await startTestServer()
   const owner = await createOwner(server)
-  const member = await createHuman(server, {
-    email: "member@example.com",
-    password: "member password",
-    displayName: "Mo",
-    role: "member"
-  })
+  const member = await createMember(server)
   memberPublicId = member.public_id
   const ownerBrowser = await signedIn(server, ownerCredentials)
-  const memberBrowser = await signedIn(server, { email: "member@example.com", password: "member password" })
+  const memberBrowser = await signedIn(server, memberCredentials)
   ownerAgent = await connectAgent(server, ownerBrowser, "ws-owner-agent")
   otherAgent = await connectAgent(server, ownerBrowser, "ws-other-agent")
   memberAgent = await connectAgent(server, memberBrowser, "ws-member-agent")
-  const { Credentials } = await import("@troupe/domain/Credentials")
-  ownerToken = await server.run(Effect.flatMap(Credentials, (c) => c.personalToken(owner, "member", "tests")))
-  memberToken = await server.run(Effect.flatMap(Credentials, (c) => c.personalToken(member, "member", "tests")))
+  ownerToken = await personalToken(server, owner)
+  memberToken = await personalToken(server, member)
 })
 afterAll(() => server?.close())
 
