@@ -15,13 +15,15 @@ import { PageQuery, Pagination } from "@troupe/contracts/Pagination"
 import { CurrentPlatformCaller, PlatformAuthentication } from "@troupe/contracts/platform/Caller"
 import { visibleOrNotFound } from "@troupe/http/conventions/Concealment"
 import { parseLockVersion, requireCurrent } from "@troupe/http/conventions/LockVersion"
-import { pageOf, parsePage } from "@troupe/http/conventions/Pagination"
+import { type Key, pageOf, parsePage } from "@troupe/http/conventions/Pagination"
 import { ApiMiddleware } from "@troupe/http/Routes"
 import { Effect, Layer, Schema } from "effect"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 
 /** A string the defect endpoint puts in its error message; it must never reach a client. */
 export const defectSecret = "XYZ-do-not-leak"
+
+const numberKey = (key: Key): key is readonly [number] => key.length === 1 && typeof key[0] === "number"
 
 /** The fixed list the pagination endpoint pages through: ids 1..60. */
 export const listedIds: ReadonlyArray<number> = Array.from({ length: 60 }, (_, index) => index + 1)
@@ -95,11 +97,8 @@ const ConventionsTestHandlers = HttpApiBuilder.group(ConventionsTestApi, "t", (h
     .handle("boom", () => Effect.die(new Error(`database refused the connection with password ${defectSecret}`)))
     .handle("list", ({ query }) =>
       Effect.gen(function* () {
-        const page = yield* parsePage(query)
-        const after = page.after === undefined ? undefined : page.after[0]
-        if (after !== undefined && typeof after !== "number") {
-          return yield* errors.parameterInvalid("after is not a cursor this list issued")
-        }
+        const page = yield* parsePage(query, numberKey)
+        const after = page.after?.[0]
         const ordered = page.order === "asc" ? listedIds : [...listedIds].reverse()
         const rows = ordered
           .filter((id) => after === undefined || (page.order === "asc" ? id > after : id < after))

@@ -335,7 +335,8 @@ export class Workspaces extends Context.Service<
             if (agents === undefined || agents === null) {
               return yield* refuse(400, "parameter_missing", "messaging.agents is required")
             }
-            if (!Array.isArray(agents)) return yield* refuse(400, "parameter_invalid", "messaging.agents must be an array")
+            if (!Array.isArray(agents))
+              return yield* refuse(400, "parameter_invalid", "messaging.agents must be an array")
             if (canonicalBytes(agents) > messagingLimitBytes) {
               return yield* refuse(413, "content_too_large", "The messaging policy is over 64 KiB of canonical JSON")
             }

@@ -1,14 +1,16 @@
 // Keyset pagination: parses after/limit/order, and pages rows fetched one past the limit. The
 // cursor is base64url JSON of the last row's key and the direction it was read in, so it cannot
-// be continued the other way.
+// be continued the other way, and each list says which keys it issues, so a forged cursor is
+// refused here rather than reaching a query.
 import { errors } from "@troupe/contracts/Errors"
+import { isUuid } from "@troupe/storage/Ids"
 import { Effect } from "effect"
 
 export type Order = "asc" | "desc"
 export type Key = ReadonlyArray<string | number>
 
-export interface Page {
-  readonly after: Key | undefined
+export interface Page<K extends Key = Key> {
+  readonly after: K | undefined
   readonly limit: number
   readonly order: Order
 }
@@ -18,6 +20,14 @@ export interface PageQuery {
   readonly limit?: string | undefined
   readonly order?: string | undefined
 }
+
+/** The key of a list ordered by public id. */
+export const publicIdKey = (key: Key): key is readonly [string] =>
+  key.length === 1 && typeof key[0] === "string" && isUuid(key[0])
+
+/** The key of a list ordered by two strings (store entries: namespace, then key). */
+export const stringPairKey = (key: Key): key is readonly [string, string] =>
+  key.length === 2 && key.every((part) => typeof part === "string")
 
 export const encodeCursor = (key: Key, order: Order): string =>
   Buffer.from(JSON.stringify({ k: key, d: order })).toString("base64url")
@@ -35,7 +45,12 @@ const decodeCursor = (cursor: string): { readonly key: Key; readonly order: Orde
   }
 }
 
-export const parsePage = (query: PageQuery, defaultLimit = 25, maxLimit = 100) =>
+export const parsePage = <K extends Key>(
+  query: PageQuery,
+  issued: (key: Key) => key is K,
+  defaultLimit = 25,
+  maxLimit = 100
+) =>
   Effect.gen(function* () {
     const order = query.order === undefined ? "asc" : query.order
     if (order !== "asc" && order !== "desc") {
@@ -48,13 +63,13 @@ export const parsePage = (query: PageQuery, defaultLimit = 25, maxLimit = 100) =
       }
       limit = Number(query.limit)
     }
-    if (query.after === undefined || query.after === "") return { after: undefined, limit, order } satisfies Page
+    if (query.after === undefined || query.after === "") return { after: undefined, limit, order } satisfies Page<K>
     const cursor = decodeCursor(query.after)
-    if (!cursor) return yield* errors.parameterInvalid("after is not a cursor this list issued")
+    if (!cursor || !issued(cursor.key)) return yield* errors.parameterInvalid("after is not a cursor this list issued")
     if (cursor.order !== order) {
       return yield* errors.parameterInvalid(`after continues a ${cursor.order} listing; ask with order=${cursor.order}`)
     }
-    return { after: cursor.key, limit, order } satisfies Page
+    return { after: cursor.key, limit, order } satisfies Page<K>
   })
 
 /** Cuts rows fetched with `limit + 1` to the page and names where the next page starts. */

@@ -19,7 +19,7 @@ import { Context, Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { parseLockVersion, staleObject } from "../conventions/LockVersion.ts"
-import { type PageQuery, pageOf, parsePage } from "../conventions/Pagination.ts"
+import { type PageQuery, pageOf, parsePage, stringPairKey } from "../conventions/Pagination.ts"
 import { consume } from "../conventions/RateLimit.ts"
 import { answerRefusal } from "./Refusals.ts"
 
@@ -80,14 +80,10 @@ const notFound = () => errors.notFound()
 export const storeEntryRequests = {
   list: (host: StoreEntryHost, query: PageQuery) =>
     Effect.gen(function* () {
-      const page = yield* parsePage(query)
-      const after = page.after
-      if (after !== undefined && (after.length !== 2 || !after.every((part) => typeof part === "string"))) {
-        return yield* errors.parameterInvalid("after is not a cursor this list issued")
-      }
+      const page = yield* parsePage(query, stringPairKey)
       const entries = yield* StoreEntries
       const rows = yield* entries.list(host, {
-        after: after as readonly [string, string] | undefined,
+        after: page.after,
         order: page.order,
         limit: page.limit + 1
       })

@@ -7,7 +7,7 @@ import type { WorkspaceState } from "@troupe/storage/repositories/Workspaces"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { parseLockVersion } from "../conventions/LockVersion.ts"
-import { pageOf, parsePage } from "../conventions/Pagination.ts"
+import { pageOf, parsePage, publicIdKey } from "../conventions/Pagination.ts"
 import { answerRefusal, unwrap } from "./Refusals.ts"
 
 export const workspaceJson = (row: Workspace) => ({
@@ -48,8 +48,8 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           if (dedicated !== undefined && dedicated !== "true" && dedicated !== "false") {
             return yield* errors.parameterInvalid("dedicated_to_current_agent must be true or false")
           }
-          const page = yield* parsePage(query)
-          const after = page.after === undefined ? undefined : String(page.after[0])
+          const page = yield* parsePage(query, publicIdKey)
+          const after = page.after?.[0]
           const rows = yield* workspaces.list(yield* viewer, {
             states,
             dedicatedToCurrentAgent: dedicated === "true",

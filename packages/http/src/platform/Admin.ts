@@ -15,7 +15,7 @@ import * as Audit from "@troupe/storage/repositories/Audit"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql/SqlClient"
-import { pageOf, parsePage } from "../conventions/Pagination.ts"
+import { pageOf, parsePage, publicIdKey } from "../conventions/Pagination.ts"
 
 const requireOperator = Effect.gen(function* () {
   const caller = yield* CurrentPlatformCaller
@@ -147,7 +147,7 @@ export const AdminHandlers = HttpApiBuilder.group(
       .handle("actors", ({ query }) =>
         Effect.gen(function* () {
           yield* requireOperator
-          const page = yield* parsePage(query)
+          const page = yield* parsePage(query, publicIdKey)
           if (query.kind !== undefined && !machineOf(query.kind)) {
             return yield* errors.parameterInvalid(`kind must be one of ${machines.map((m) => m.kind).join(", ")}`)
           }
@@ -158,10 +158,7 @@ export const AdminHandlers = HttpApiBuilder.group(
               `state ${query.state} is not a state of ${query.kind ?? "any machine"}`
             )
           }
-          const afterActorId = page.after === undefined ? undefined : String(page.after[0])
-          if (afterActorId !== undefined && !isUuid(afterActorId)) {
-            return yield* errors.parameterInvalid("after is not a cursor this list issued")
-          }
+          const afterActorId = page.after?.[0]
           const rows = yield* inspection.list({
             kind: query.kind,
             state: query.state,
