@@ -1,7 +1,9 @@
-// `npm run bench`: actor steps per second through the runtime, beside a baseline of the same
-// writes as plain SQL transactions, measured in the same run on the same fresh database
-// (`troupe_bench_<random>` on BENCH_DATABASE_URL or 127.0.0.1:5432, dropped at the end; the
-// embedded database, with one connection, when PostgreSQL does not answer).
+// `npm run bench`: two scenarios, each beside its own baseline measured in the same run on the
+// same fresh database (`troupe_bench_<random>` on BENCH_DATABASE_URL or 127.0.0.1:5432, dropped
+// at the end; the embedded database, with one connection, when PostgreSQL does not answer):
+// actor steps per second through the runtime against the same writes as plain SQL transactions
+// (below), then memory grep at the limits against fetching and scanning the same bytes once
+// (scripts/bench/grep.ts, on the migrated database without the actor runtime).
 //
 // One step = `ActorHost.send` of one event to a counter actor (scripts/bench/machine.ts): the
 // transition, then ONE transaction writing the seq-fenced snapshot, the stream head and an
@@ -19,7 +21,8 @@
 // overhead); p50/p99 are per-step latencies in ms as an actor's sender sees them; node CPU
 // µs/step is this process's CPU time (user + system) per step, the client side's cost of a step
 // (PostgreSQL's is not in it). Absolute figures vary with the machine and its disk; compare
-// ratios. The same figures go to bench/results/<timestamp>.json (gitignored).
+// ratios. The grep table's ratio runs the other way (grep time / baseline time, lower is better).
+// The same figures go to bench/results/<timestamp>.json (gitignored).
 import { mkdir, writeFile } from "node:fs/promises"
 import { NodeRuntime } from "@effect/platform-node"
 import { ActorHost } from "@troupe/actors/ActorHost"
@@ -29,13 +32,15 @@ import { newPublicId } from "@troupe/storage/Ids"
 import { Console, Effect, Layer, References } from "effect"
 import { baselineStepper, seedBaseline } from "./bench/baseline.ts"
 import { benchDatabase, poolSize } from "./bench/database.ts"
+import { type GrepFigures, grepHeader, grepTable, memoryGrep } from "./bench/grep.ts"
 import { benchBinding, benchKind, countEvent } from "./bench/machine.ts"
-import { drive, type Round, type Sample, summarize } from "./bench/measure.ts"
+import { alternate, formatTable, type Sample, type Timing } from "./bench/measure.ts"
 
 const levels = [1, 4, 16]
 const warmupMillis = 500
 const roundMillis = 500
 const measureMillis = Math.round(Number(process.env.BENCH_SECONDS ?? 3) * 1000)
+const timing: Timing = { warmupMillis, roundMillis, measureMillis }
 const resultsDir = new URL("../bench/results/", import.meta.url)
 
 interface Level {
@@ -44,26 +49,6 @@ interface Level {
   readonly baseline: Sample
   readonly ratio: number
 }
-
-/**
- * Warms both sides up, then alternates them in short rounds until each has run `measureMillis`,
- * so both see the same state of the machine (disk flushes, other load) and the ratio holds.
- */
-const measure = <E1, R1, E2, R2>(
-  runtime: { readonly actors: ReadonlyArray<string>; readonly step: (actor: string) => Effect.Effect<void, E1, R1> },
-  baseline: { readonly actors: ReadonlyArray<string>; readonly step: (actor: string) => Effect.Effect<void, E2, R2> }
-) =>
-  Effect.gen(function* () {
-    yield* drive(baseline.actors, baseline.step, warmupMillis)
-    yield* drive(runtime.actors, runtime.step, warmupMillis)
-    const runtimeRounds: Array<Round> = []
-    const baselineRounds: Array<Round> = []
-    for (let round = 0; round < measureMillis / roundMillis; round++) {
-      baselineRounds.push(yield* drive(baseline.actors, baseline.step, roundMillis))
-      runtimeRounds.push(yield* drive(runtime.actors, runtime.step, roundMillis))
-    }
-    return { runtime: summarize(runtimeRounds), baseline: summarize(baselineRounds) }
-  })
 
 const runLevel = (concurrency: number) =>
   Effect.gen(function* () {
@@ -76,7 +61,8 @@ const runLevel = (concurrency: number) =>
       )
     const baselineActors = yield* seedBaseline(concurrency)
     const baselineStep = yield* baselineStepper
-    const { runtime, baseline } = yield* measure(
+    const { subject: runtime, baseline } = yield* alternate(
+      timing,
       { actors: runtimeActors, step: runtimeStep },
       { actors: baselineActors, step: baselineStep }
     )
@@ -104,8 +90,7 @@ const table = (results: ReadonlyArray<Level>) => {
     `${fixed(level.baseline.p50Ms, 2)} / ${fixed(level.baseline.p99Ms, 2)}`,
     `${fixed(level.runtime.cpuMicrosPerStep, 0)} / ${fixed(level.baseline.cpuMicrosPerStep, 0)}`
   ])
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
-  return [header, ...rows].map((row) => row.map((cell, column) => cell.padStart(widths[column]!)).join("  ")).join("\n")
+  return formatTable(header, rows)
 }
 
 const program = Effect.gen(function* () {
@@ -122,6 +107,14 @@ const program = Effect.gen(function* () {
   const results = yield* Effect.forEach(levels, runLevel).pipe(Effect.provide(layer))
   yield* Console.log(table(results))
 
+  yield* Console.log(grepHeader)
+  const grep: ReadonlyArray<GrepFigures> = yield* memoryGrep(timing).pipe(
+    Effect.provide(
+      migratedDatabase(database.config).pipe(Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn")))
+    )
+  )
+  yield* Console.log(grepTable(grep))
+
   const report = {
     startedAt: startedAt.toISOString(),
     database: database.description,
@@ -131,7 +124,13 @@ const program = Effect.gen(function* () {
     measureMillis,
     roundMillis,
     step: "snapshot (seq-fenced UPDATE) + stream head upsert + outbox item + journal row, one transaction",
-    levels: results
+    levels: results,
+    memoryGrep: {
+      anchor: "64 documents × 65,536 bytes of prose (scripts/bench/prose.ts), one caller",
+      baseline: "the same SELECT of the anchor's documents + one String.prototype.includes pass",
+      ratio: "grep p50 / baseline p50, lower is better",
+      patterns: grep
+    }
   }
   yield* Effect.promise(async () => {
     await mkdir(resultsDir, { recursive: true })

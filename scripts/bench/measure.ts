@@ -1,6 +1,7 @@
 // The load driver: `concurrency` fibers, one per actor, each issuing steps back to back for a
 // fixed time; answers every step's latency, the elapsed time and this process's CPU time
-// (user + system, which includes the kernel's share of socket writes), summarized as a Sample.
+// (user + system, which includes the kernel's share of socket writes), summarized as a Sample;
+// and the alternation of a measured side with its baseline that every scenario uses.
 import { performance } from "node:perf_hooks"
 import { Effect } from "effect"
 
@@ -64,4 +65,39 @@ export const summarize = (rounds: ReadonlyArray<Round>): Sample => {
     p99Ms: percentile(sorted, 99),
     cpuMicrosPerStep: rounds.reduce((total, round) => total + round.cpuMicros, 0) / sorted.length
   }
+}
+
+export interface Timing {
+  readonly warmupMillis: number
+  readonly roundMillis: number
+  readonly measureMillis: number
+}
+
+/** One side of a comparison: its actors (one fiber each) and one step of an actor. */
+export interface Side<E, R> {
+  readonly actors: ReadonlyArray<string>
+  readonly step: (actor: string) => Effect.Effect<void, E, R>
+}
+
+/**
+ * Warms both sides up, then alternates them in short rounds until each has run `measureMillis`,
+ * so both see the same state of the machine (disk flushes, other load) and the ratio holds.
+ */
+export const alternate = <E1, R1, E2, R2>(timing: Timing, subject: Side<E1, R1>, baseline: Side<E2, R2>) =>
+  Effect.gen(function* () {
+    yield* drive(baseline.actors, baseline.step, timing.warmupMillis)
+    yield* drive(subject.actors, subject.step, timing.warmupMillis)
+    const subjectRounds: Array<Round> = []
+    const baselineRounds: Array<Round> = []
+    for (let round = 0; round < timing.measureMillis / timing.roundMillis; round++) {
+      baselineRounds.push(yield* drive(baseline.actors, baseline.step, timing.roundMillis))
+      subjectRounds.push(yield* drive(subject.actors, subject.step, timing.roundMillis))
+    }
+    return { subject: summarize(subjectRounds), baseline: summarize(baselineRounds) }
+  })
+
+/** Rows of cells as right-aligned columns under their header. */
+export const formatTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
+  return [header, ...rows].map((row) => row.map((cell, column) => cell.padStart(widths[column]!)).join("  ")).join("\n")
 }
