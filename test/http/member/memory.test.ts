@@ -5,9 +5,9 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { twoStewards } from "../../support/account.ts"
 import { bearer, request } from "../../support/http.ts"
-import { type ConnectedAgent, connectAgent, signedIn } from "../../support/members.ts"
-import { createMember, createOwner, memberCredentials, ownerCredentials, personalToken } from "../../support/people.ts"
+import { type ConnectedAgent, connectAgent, type signedIn } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { decide, machineFields, poll, startDevice } from "../oauth/support-device.ts"
 
@@ -75,15 +75,12 @@ const setMemoryLimit = (agent: ConnectedAgent, limit: unknown) =>
 
 beforeAll(async () => {
   server = await startTestServer()
-  const owner = await createOwner(server)
-  const member = await createMember(server)
-  ownerBrowser = await signedIn(server, ownerCredentials)
-  const memberBrowser = await signedIn(server, memberCredentials)
-  agentA = await connectAgent(server, ownerBrowser, "mem-agent-a")
-  agentB = await connectAgent(server, ownerBrowser, "mem-agent-b")
-  memberAgent = await connectAgent(server, memberBrowser, "mem-member-agent")
-  ownerToken = await personalToken(server, owner)
-  memberToken = await personalToken(server, member)
+  const account = await twoStewards(server, { owner: ["mem-agent-a", "mem-agent-b"], member: ["mem-member-agent"] })
+  ownerBrowser = account.ownerBrowser
+  ;[agentA, agentB] = account.ownerAgents as [ConnectedAgent, ConnectedAgent]
+  memberAgent = account.memberAgents[0]!
+  ownerToken = account.ownerToken
+  memberToken = account.memberToken
 })
 afterAll(() => server?.close())
 

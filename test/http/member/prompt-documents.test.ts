@@ -1,15 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { twoStewards } from "../../support/account.ts"
 import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
-import { type ConnectedAgent, connectAgent, signedIn } from "../../support/members.ts"
-import {
-  apiToken,
-  createMember,
-  createOwner,
-  memberCredentials,
-  ownerCredentials,
-  personalToken
-} from "../../support/people.ts"
+import type { ConnectedAgent } from "../../support/members.ts"
+import { apiToken } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -43,15 +37,14 @@ const absentId = "01900000-0000-7000-8000-000000000000"
 
 beforeAll(async () => {
   server = await startTestServer()
-  const owner = await createOwner(server)
-  const member = await createMember(server)
-  const ownerBrowser = await signedIn(server, ownerCredentials)
-  const memberBrowser = await signedIn(server, memberCredentials)
-  ownerAgent = await connectAgent(server, ownerBrowser, "prompt-owner-agent")
-  otherAgent = await connectAgent(server, ownerBrowser, "prompt-other-agent")
-  memberAgent = await connectAgent(server, memberBrowser, "prompt-member-agent")
-  ownerToken = await personalToken(server, owner)
-  memberToken = await personalToken(server, member)
+  const account = await twoStewards(server, {
+    owner: ["prompt-owner-agent", "prompt-other-agent"],
+    member: ["prompt-member-agent"]
+  })
+  ;[ownerAgent, otherAgent] = account.ownerAgents as [ConnectedAgent, ConnectedAgent]
+  memberAgent = account.memberAgents[0]!
+  ownerToken = account.ownerToken
+  memberToken = account.memberToken
 })
 afterAll(() => server?.close())
 

@@ -2,9 +2,9 @@
 // device flow (and a human's member token): create, read, list, PATCH, DELETE, their errors, the
 // 64-entry and 1 MiB limits, concealment between principals, and the request budget.
 import { Credentials } from "@troupe/domain/Credentials"
-import { Clock, Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { callerKey, spend, spent, startOfWindow } from "../../support/budget.ts"
 import { bearer, request } from "../../support/http.ts"
 import { type ConnectedAgent, connectAgent, signedIn } from "../../support/members.ts"
 import { createOwner, ownerCredentials } from "../../support/people.ts"
@@ -596,64 +596,22 @@ describe("concealment", () => {
 })
 
 describe("request budget", () => {
-  /** Puts the clock just past a minute boundary, so a window has (almost) a full minute left. */
-  const startOfWindow = async () => {
-    const at = await server.run(Clock.currentTimeMillis)
-    server.clock.advance(60_000 - (at % 60_000) + 200)
-  }
-
-  const callerKey = async (publicId: string) => {
-    const [row] = await server.run(
-      Effect.flatMap(SqlClient, (sql) => sql<{ id: bigint }>`SELECT id FROM users WHERE public_id = ${publicId}`)
-    )
-    return `user:${row!.id}`
-  }
-
-  /** Counts `hits` requests in the caller's current store-entry window, as if they were made. */
-  const spend = async (subject: string, hits: number) => {
-    const at = await server.run(Clock.currentTimeMillis)
-    const windowStart = new Date(Math.floor(at / 60_000) * 60_000)
-    await server.run(
-      Effect.flatMap(
-        SqlClient,
-        (sql) => sql`
-          INSERT INTO rate_limit_windows (scope, subject, window_start, hits)
-          VALUES ('store_entries', ${subject}, ${windowStart}, ${hits})
-          ON CONFLICT (scope, subject, window_start) DO UPDATE SET hits = ${hits}`
-      )
-    )
-  }
-
   it("counts every store-entry request of a caller, whatever the route", async () => {
-    await startOfWindow()
-    const subject = await callerKey(limited.publicId)
-    /** Hits in the current window (a fresh one: the clock just crossed a minute boundary). */
-    const hits = async () => {
-      const at = await server.run(Clock.currentTimeMillis)
-      const windowStart = new Date(Math.floor(at / 60_000) * 60_000)
-      const rows = await server.run(
-        Effect.flatMap(
-          SqlClient,
-          (sql) => sql<{ hits: number }>`
-            SELECT hits FROM rate_limit_windows
-            WHERE scope = 'store_entries' AND subject = ${subject} AND window_start = ${windowStart}`
-        )
-      )
-      return rows[0]?.hits ?? 0
-    }
-    expect(await hits()).toBe(0)
+    await startOfWindow(server)
+    const subject = await callerKey(server, limited.publicId)
+    expect(await spent(server, "store_entries", subject)).toBe(0)
     const entry = await created(limited.token, { namespace: "budget", key: "counted", value: 1 })
     await call("GET", collection, limited.token)
     await call("GET", `${collection}/${entry.public_id}`, limited.token)
     await call("PATCH", `${collection}/${entry.public_id}`, limited.token, { raw: "{broken" })
     await call("DELETE", `${collection}/${entry.public_id}`, limited.token)
-    expect(await hits()).toBe(5)
+    expect(await spent(server, "store_entries", subject)).toBe(5)
   })
 
   it("the 6,001st request in a minute answers 429 rate_limited with Retry-After; the next window serves again", async () => {
-    await startOfWindow()
-    const subject = await callerKey(limited.publicId)
-    await spend(subject, 5_999)
+    await startOfWindow(server)
+    const subject = await callerKey(server, limited.publicId)
+    await spend(server, "store_entries", subject, 5_999)
     expect((await call("GET", collection, limited.token)).status).toBe(200)
     for (const [method, path] of [
       ["GET", collection],

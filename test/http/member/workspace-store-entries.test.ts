@@ -1,14 +1,9 @@
-// Member: store entries at the workspace host over a real server: creates keep a receipt (verbatim
-// replay, envelope mismatch, concurrent duplicates), the create and entry errors, the 64-entry and
-// 1 MiB limits, concealment of workspaces and of other hosts' entries, write standing (the
-// dedication fence, an active workspace), and the request budget.
-import { Clock, Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { twoStewards } from "../../support/account.ts"
 import { waitForActorState } from "../../support/actors.ts"
+import { callerKey, spend, startOfWindow } from "../../support/budget.ts"
 import { bearer, request } from "../../support/http.ts"
-import { type ConnectedAgent, connectAgent, signedIn } from "../../support/members.ts"
-import { createMember, createOwner, ownerCredentials, personalToken } from "../../support/people.ts"
+import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -34,14 +29,13 @@ const expectError = (response: { status: number; body: any }, status: number, co
 
 beforeAll(async () => {
   server = await startTestServer()
-  const owner = await createOwner(server)
-  const member = await createMember(server)
-  const browser = await signedIn(server, ownerCredentials)
-  agent = await connectAgent(server, browser, "store-agent")
-  otherAgent = await connectAgent(server, browser, "other-store-agent")
-  limited = await connectAgent(server, browser, "limited-store-agent")
-  ownerToken = await personalToken(server, owner)
-  memberToken = await personalToken(server, member)
+  const account = await twoStewards(server, {
+    owner: ["store-agent", "other-store-agent", "limited-store-agent"],
+    member: []
+  })
+  ;[agent, otherAgent, limited] = account.ownerAgents as [ConnectedAgent, ConnectedAgent, ConnectedAgent]
+  ownerToken = account.ownerToken
+  memberToken = account.memberToken
 })
 afterAll(() => server?.close())
 
@@ -382,40 +376,12 @@ describe("write standing", () => {
 })
 
 describe("request budget", () => {
-  /** Puts the clock just past a minute boundary, so a window has (almost) a full minute left. */
-  const startOfWindow = async () => {
-    const at = await server.run(Clock.currentTimeMillis)
-    server.clock.advance(60_000 - (at % 60_000) + 200)
-  }
-
-  const callerKey = async (publicId: string) => {
-    const [row] = await server.run(
-      Effect.flatMap(SqlClient, (sql) => sql<{ id: bigint }>`SELECT id FROM users WHERE public_id = ${publicId}`)
-    )
-    return `user:${row!.id}`
-  }
-
-  /** Counts `hits` requests in the caller's current store-entry window, as if they were made. */
-  const spend = async (subject: string, hits: number) => {
-    const at = await server.run(Clock.currentTimeMillis)
-    const windowStart = new Date(Math.floor(at / 60_000) * 60_000)
-    await server.run(
-      Effect.flatMap(
-        SqlClient,
-        (sql) => sql`
-          INSERT INTO rate_limit_windows (scope, subject, window_start, hits)
-          VALUES ('store_entries', ${subject}, ${windowStart}, ${hits})
-          ON CONFLICT (scope, subject, window_start) DO UPDATE SET hits = ${hits}`
-      )
-    )
-  }
-
   it("the 6,001st request in a minute answers 429 rate_limited with Retry-After on every route of this host", async () => {
     const ws = await workspace(limited.token, "Budgeted store")
     const collection = entriesOf(ws.public_id)
     const entry = await created(limited.token, ws.public_id, { namespace: "budget", key: "k", value: 1 })
-    await startOfWindow()
-    await spend(await callerKey(limited.publicId), 5_999)
+    await startOfWindow(server)
+    await spend(server, "store_entries", await callerKey(server, limited.publicId), 5_999)
     expect((await call("GET", collection, limited.token)).status).toBe(200)
     for (const [method, path] of [
       ["GET", collection],

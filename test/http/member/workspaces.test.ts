@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { twoStewards } from "../../support/account.ts"
 import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
-import { type ConnectedAgent, connectAgent, signedIn } from "../../support/members.ts"
-import { createMember, createOwner, memberCredentials, ownerCredentials, personalToken } from "../../support/people.ts"
+import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -22,16 +22,15 @@ const create = (token: string, workspace: Record<string, unknown>, key = `key-${
 
 beforeAll(async () => {
   server = await startTestServer()
-  const owner = await createOwner(server)
-  const member = await createMember(server)
-  memberPublicId = member.public_id
-  const ownerBrowser = await signedIn(server, ownerCredentials)
-  const memberBrowser = await signedIn(server, memberCredentials)
-  ownerAgent = await connectAgent(server, ownerBrowser, "ws-owner-agent")
-  otherAgent = await connectAgent(server, ownerBrowser, "ws-other-agent")
-  memberAgent = await connectAgent(server, memberBrowser, "ws-member-agent")
-  ownerToken = await personalToken(server, owner)
-  memberToken = await personalToken(server, member)
+  const account = await twoStewards(server, {
+    owner: ["ws-owner-agent", "ws-other-agent"],
+    member: ["ws-member-agent"]
+  })
+  ;[ownerAgent, otherAgent] = account.ownerAgents as [ConnectedAgent, ConnectedAgent]
+  memberAgent = account.memberAgents[0]!
+  memberPublicId = account.member.public_id
+  ownerToken = account.ownerToken
+  memberToken = account.memberToken
 })
 afterAll(() => server?.close())
 
