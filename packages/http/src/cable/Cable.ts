@@ -15,6 +15,7 @@ import { accessTokenFormat } from "@troupe/domain/OpaqueTokens"
 import { Sessions } from "@troupe/domain/Sessions"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { bearerToken } from "../conventions/Bearer.ts"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
 import { platformCallerOf } from "../platform/Authentication.ts"
 import { sessionCookie } from "../web/Cookies.ts"
@@ -31,8 +32,6 @@ export const cablePath = "/agent_api/v1/cable"
 export const CableTiming = Context.Reference<ConnectionTiming>("@troupe/http/cable/CableTiming", {
   defaultValue: () => defaultTiming
 })
-
-const bearerPattern = /^Bearer +(\S+) *$/i
 
 interface Credential {
   readonly token: string
@@ -58,7 +57,7 @@ const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
 const presented = (request: HttpServerRequest.HttpServerRequest): Credential | undefined => {
   const authorization = request.headers.authorization
   if (authorization !== undefined) {
-    const token = bearerPattern.exec(authorization)?.[1]
+    const token = bearerToken(authorization)
     return token === undefined ? undefined : { token, kind: "api" }
   }
   const token = request.cookies[sessionCookie]

@@ -4,8 +4,7 @@ import { errors } from "@troupe/contracts/Errors"
 import { CurrentExecutorCaller, ExecutorAuthentication } from "@troupe/contracts/executor/Caller"
 import { Credentials } from "@troupe/domain/Credentials"
 import { Effect, Layer } from "effect"
-import { HttpServerRequest } from "effect/http"
-import { bearerToken } from "../member/Authentication.ts"
+import { presentedGrant } from "../conventions/Bearer.ts"
 
 export const ExecutorAuthenticationLive = Layer.effect(
   ExecutorAuthentication,
@@ -13,11 +12,7 @@ export const ExecutorAuthenticationLive = Layer.effect(
     const credentials = yield* Credentials
     return (httpEffect) =>
       Effect.gen(function* () {
-        const token = bearerToken(yield* HttpServerRequest.HttpServerRequest)
-        if (!token) return yield* errors.unauthorized()
-        const grant = yield* credentials
-          .authenticate(token)
-          .pipe(Effect.mapError(() => errors.unauthorized("The credential is not valid")))
+        const grant = yield* presentedGrant(credentials)
         const executor = grant.executor
         if (grant.plane !== "executor_transport" || !executor) {
           return yield* errors.unauthorized("The credential is not valid")

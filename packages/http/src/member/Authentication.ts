@@ -6,10 +6,7 @@ import { CallerIdentity } from "@troupe/contracts/Idempotency"
 import { CurrentMemberCaller, MemberAuthentication } from "@troupe/contracts/member/Caller"
 import { Credentials } from "@troupe/domain/Credentials"
 import { Effect, Layer } from "effect"
-import { HttpServerRequest } from "effect/http"
-
-export const bearerToken = (request: HttpServerRequest.HttpServerRequest) =>
-  /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? "")?.[1]
+import { presentedGrant } from "../conventions/Bearer.ts"
 
 export const MemberAuthenticationLive = Layer.effect(
   MemberAuthentication,
@@ -17,11 +14,7 @@ export const MemberAuthenticationLive = Layer.effect(
     const credentials = yield* Credentials
     return (httpEffect) =>
       Effect.gen(function* () {
-        const token = bearerToken(yield* HttpServerRequest.HttpServerRequest)
-        if (!token) return yield* errors.unauthorized()
-        const grant = yield* credentials
-          .authenticate(token)
-          .pipe(Effect.mapError(() => errors.unauthorized("The credential is not valid")))
+        const grant = yield* presentedGrant(credentials)
         const user = grant.user
         if (grant.plane !== "member" || !user || (user.kind !== "agent" && user.kind !== "human")) {
           return yield* errors.unauthorized("The credential is not valid")

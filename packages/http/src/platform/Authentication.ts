@@ -11,6 +11,7 @@ import { accessTokenFormat } from "@troupe/domain/OpaqueTokens"
 import { type Authenticated, Sessions } from "@troupe/domain/Sessions"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
+import { bearerToken } from "../conventions/Bearer.ts"
 import { sessionCookie } from "../web/Cookies.ts"
 
 /** The platform caller an authenticated session acts as. */
@@ -32,12 +33,10 @@ export const platformCallerOf = ({ session, user }: Authenticated): PlatformCall
   }
 })
 
-const bearerPattern = /^Bearer +(\S+) *$/i
-
 const presented = (request: HttpServerRequest.HttpServerRequest) => {
   const authorization = request.headers.authorization
   if (authorization !== undefined) {
-    const token = bearerPattern.exec(authorization)?.[1]
+    const token = bearerToken(authorization)
     return token === undefined ? undefined : { token, via: "bearer" as const }
   }
   const safe = request.method === "GET" || request.method === "HEAD"
