@@ -30,7 +30,9 @@ import {
   scopes
 } from "./MemoryRules.ts"
 import { now } from "./Now.ts"
-import { overridableNamespace, Refused, type Viewer, type Workspace } from "./Workspaces.ts"
+import { type Refused, refuse } from "./Refused.ts"
+import { overridableNamespace } from "./WorkspaceSettings.ts"
+import type { Viewer, Workspace } from "./Workspaces.ts"
 
 export type MemoryDocumentRow = Repo.MemoryDocumentRow
 export type MemorySummaryRow = Repo.MemorySummaryRow
@@ -53,7 +55,6 @@ export interface GrepResult {
 
 type Members = Readonly<Record<string, unknown>>
 
-const refuse = (status: number, code: string, message: string) => Effect.fail(new Refused({ status, code, message }))
 const refuseFault = (fault: MemoryFault) => refuse(422, fault.code, fault.message)
 const isFault = (value: unknown): value is MemoryFault =>
   typeof value === "object" && value !== null && "code" in value && "message" in value

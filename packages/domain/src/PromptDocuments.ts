@@ -9,7 +9,8 @@ import * as Repo from "@troupe/storage/repositories/PromptDocuments"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { now } from "./Now.ts"
-import { Refused, Workspaces } from "./Workspaces.ts"
+import { type Refused, refuse } from "./Refused.ts"
+import { Workspaces } from "./Workspaces.ts"
 
 export type Role = Repo.Role
 export type PromptDocumentRow = Repo.PromptDocumentRow
@@ -55,7 +56,6 @@ export interface WriteInput {
   readonly role: unknown
 }
 
-const refuse = (status: number, code: string, message: string) => Effect.fail(new Refused({ status, code, message }))
 const invalid = (message: string) => refuse(422, "prompt_document_invalid", message)
 
 export class PromptDocuments extends Context.Service<

@@ -6,30 +6,19 @@
 // What the caller cannot see answers like absence.
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { withDatabase } from "@troupe/storage/Defects"
-import { newPublicId } from "@troupe/storage/Ids"
+import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
-import * as Executors from "@troupe/storage/repositories/Executors"
 import * as Repo from "@troupe/storage/repositories/Workspaces"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { now } from "./Now.ts"
+import { type Refused, refuse } from "./Refused.ts"
+import { canonicalBytes, isObject, messagingEntries, providerOverrides } from "./WorkspaceSettings.ts"
 
-/** A refusal with the spec's status and code; the http layer answers it as the envelope. */
-export class Refused extends Schema.TaggedError<Refused>()("Refused", {
-  status: Schema.Number,
-  code: Schema.String,
-  message: Schema.String
-}) {}
-
-const refuse = (status: number, code: string, message: string) => Effect.fail(new Refused({ status, code, message }))
 export const notFound = () => refuse(404, "not_found", "Not found")
 const stale = () => refuse(409, "stale_object", "The workspace changed since you read it; read it again and retry")
 
 export const metadataLimitBytes = 2048
-export const messagingLimitBytes = 64 * 1024
-export const overridableNamespace = "svc.memory"
-export const reservedNamespaces = ["svc.graph", "svc.human", "svc.conversation", "svc.tools"]
-export const memoryVerbs = ["memory_read", "memory_write", "memory_edit", "memory_ls", "memory_grep", "memory_delete"]
 
 /** Who is asking: the member, and the human whose access counts (itself, or the agent's steward). */
 export interface Viewer {
@@ -38,11 +27,6 @@ export interface Viewer {
 }
 
 export type Workspace = Repo.WorkspaceRow & { readonly owner_public_id: string }
-
-const canonicalBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value))
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const validName = (name: unknown) =>
   typeof name === "string" && name.trim() !== "" && [...name].length <= 255 && !/[\u0000-\u001f\u007f]/.test(name)
@@ -138,7 +122,7 @@ export class Workspaces extends Context.Service<
 
       const visible = (who: Viewer, publicId: string) =>
         Effect.gen(function* () {
-          if (!uuid.test(publicId)) return yield* notFound()
+          if (!isUuid(publicId)) return yield* notFound()
           const row = yield* Repo.findWorkspace(publicId)
           if (!row || !canSee(row, who)) return yield* notFound()
           return row
@@ -283,7 +267,7 @@ export class Workspaces extends Context.Service<
             if (targetPublicId === undefined || targetPublicId === null) {
               return yield* refuse(400, "parameter_missing", "target_user_public_id is required")
             }
-            if (typeof targetPublicId !== "string" || !uuid.test(targetPublicId)) {
+            if (typeof targetPublicId !== "string" || !isUuid(targetPublicId)) {
               return yield* refuse(400, "parameter_invalid", "target_user_public_id must be a public id")
             }
             const target = yield* Accounts.findUserByPublicId(targetPublicId)
@@ -332,43 +316,7 @@ export class Workspaces extends Context.Service<
         db(
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)
-            if (agents === undefined || agents === null) {
-              return yield* refuse(400, "parameter_missing", "messaging.agents is required")
-            }
-            if (!Array.isArray(agents))
-              return yield* refuse(400, "parameter_invalid", "messaging.agents must be an array")
-            if (canonicalBytes(agents) > messagingLimitBytes) {
-              return yield* refuse(413, "content_too_large", "The messaging policy is over 64 KiB of canonical JSON")
-            }
-            const seen = new Set<string>()
-            const entries: Array<Repo.MessagingEntry> = []
-            for (const [index, entry] of agents.entries()) {
-              const path = `messaging.agents[${index}]`
-              if (!isObject(entry) || typeof entry.agent_public_id !== "string" || !uuid.test(entry.agent_public_id)) {
-                return yield* refuse(422, "validation_failed", `${path}.agent_public_id must be an agent's public id`)
-              }
-              const mode = entry.mode ?? "public"
-              if (mode !== "public" && mode !== "private") {
-                return yield* refuse(422, "validation_failed", `${path}.mode must be public or private`)
-              }
-              const senders = entry.allowed_sender_public_ids ?? []
-              if (!Array.isArray(senders) || !senders.every((s) => typeof s === "string" && uuid.test(s))) {
-                return yield* refuse(422, "validation_failed", `${path}.allowed_sender_public_ids must be public ids`)
-              }
-              if (seen.has(entry.agent_public_id))
-                return yield* refuse(422, "validation_failed", `${path} repeats an agent`)
-              seen.add(entry.agent_public_id)
-              const agent = yield* Accounts.findUserByPublicId(entry.agent_public_id)
-              if (agent?.kind !== "agent" || agent.account_id !== row.account_id) {
-                return yield* refuse(422, "principal_unknown", `${path}.agent_public_id names no agent`)
-              }
-              entries.push({
-                agent_public_id: entry.agent_public_id,
-                mode,
-                allowed_sender_public_ids: [...new Set(senders)]
-              })
-            }
-            return yield* updated(row, lockVersion, { messaging: entries })
+            return yield* updated(row, lockVersion, { messaging: yield* messagingEntries(row, agents) })
           })
         )
 
@@ -376,52 +324,9 @@ export class Workspaces extends Context.Service<
         db(
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)
-            if (overrides === undefined || overrides === null) {
-              return yield* refuse(400, "parameter_missing", "overrides is required ({} clears)")
-            }
-            if (!isObject(overrides)) return yield* refuse(400, "parameter_invalid", "overrides must be an object")
-            for (const namespace of Object.keys(overrides)) {
-              if (reservedNamespaces.includes(namespace)) {
-                return yield* refuse(422, "reserved_namespace", `${namespace} is reserved and never overridden`)
-              }
-            }
-            for (const namespace of Object.keys(overrides)) {
-              if (namespace !== overridableNamespace) {
-                return yield* refuse(
-                  422,
-                  "validation_failed",
-                  `overrides.${namespace}: only svc.memory may be overridden`
-                )
-              }
-            }
-            const resolved: Record<string, string> = {}
-            for (const [namespace, providerId] of Object.entries(overrides)) {
-              const provider =
-                typeof providerId === "string" && uuid.test(providerId)
-                  ? yield* Executors.findExecutorByPublicId(providerId)
-                  : undefined
-              const eligible =
-                provider !== undefined &&
-                provider.kind === "tool_provider" &&
-                provider.status === "active" &&
-                provider.account_id === row.account_id &&
-                (provider.assignment_scope === "account_wide" ||
-                  (row.access_mode === "private" && row.owner_id === provider.manager_id))
-              if (!eligible || !provider) {
-                return yield* refuse(
-                  422,
-                  "provider_not_eligible",
-                  `overrides.${namespace} names no eligible tool provider`
-                )
-              }
-              const served = new Set(provider.announcement.tools.map((tool) => (tool as { name: string }).name))
-              const missing = memoryVerbs.filter((verb) => !served.has(verb))
-              if (missing.length > 0) {
-                return yield* refuse(422, "provider_incomplete", `The provider does not announce ${missing.join(", ")}`)
-              }
-              resolved[namespace] = provider.public_id
-            }
-            return yield* updated(row, lockVersion, { tool_provider_overrides: resolved })
+            return yield* updated(row, lockVersion, {
+              tool_provider_overrides: yield* providerOverrides(row, overrides)
+            })
           })
         )
 

@@ -8,7 +8,7 @@ import {
   Unauthorized,
   Unprocessable
 } from "@troupe/contracts/Errors"
-import type { Refused } from "@troupe/domain/Workspaces"
+import type { Refused } from "@troupe/domain/Refused"
 import { Effect } from "effect"
 
 export type RefusalError = BadRequest | Unauthorized | Forbidden | NotFound | Conflict | ContentTooLarge | Unprocessable
