@@ -4,38 +4,23 @@
 // approving makes the next poll issue the transport credential. A code typed by hand (lower
 // case, with a dash) reaches the same page; Deny makes the next poll access_denied; a member
 // cannot approve an agent the owner stewards. No page request leaves the server's host.
-import { existsSync } from "node:fs"
 import * as Executors from "@troupe/storage/repositories/Executors"
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../http/oauth/support-device.ts"
+import { launchChromium } from "../support/chromium.ts"
 import { bearer, request } from "../support/http.ts"
-import { createHuman, createOwner, ownerCredentials } from "../support/people.ts"
+import { createMember, createOwner, memberCredentials, ownerCredentials } from "../support/people.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 
-const executablePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
-const member = { email: "member@example.com", password: "member password" }
 let server: TestServer
 let browser: Browser
 
 beforeAll(async () => {
-  if (!existsSync(executablePath)) throw new Error(`Chromium is needed at ${executablePath} (apt-get install chromium)`)
   server = await startTestServer()
   await createOwner(server)
-  await createHuman(server, { ...member, displayName: "Mo", role: "member" })
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync"
-    ]
-  })
+  await createMember(server)
+  browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
@@ -138,7 +123,7 @@ it("refuses a member approving a code for an agent the owner stewards, with a 40
   const started = await startDevice(server, agentFields("owners-agent"))
   const { page, finish } = await openPage()
   await page.goto(started.verification_uri_complete)
-  const refused = await signIn(page, member)
+  const refused = await signIn(page, memberCredentials)
   expect(refused.status()).toBe(403)
   expect(await page.textContent("h1")).toBe("Not allowed")
   expect(await page.locator("#approve").count()).toBe(0)

@@ -1,34 +1,20 @@
 // The state visualizer in headless Chromium (Debian's chromium, driven by playwright-core): it
 // loads with no external asset, shows an API session actor in `active` with its statechart, and
 // turns `revoked` when the session is deleted, live over the cable, without a reload.
-import { existsSync } from "node:fs"
-import { type Browser, chromium } from "playwright-core"
+import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, expect, it } from "vitest"
+import { launchChromium } from "../support/chromium.ts"
 import { bearer, request } from "../support/http.ts"
-import { apiToken, createHuman, createOwner, ownerCredentials } from "../support/people.ts"
+import { apiToken, createMember, createOwner, ownerCredentials } from "../support/people.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 
-const executablePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 let server: TestServer
 let browser: Browser
 
 beforeAll(async () => {
-  if (!existsSync(executablePath)) throw new Error(`Chromium is needed at ${executablePath} (apt-get install chromium)`)
   server = await startTestServer()
   await createOwner(server)
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync"
-    ]
-  })
+  browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
@@ -74,12 +60,7 @@ it("shows a session actor active, then revoked live after DELETE /api/v1/session
 })
 
 it("refuses a signed-in member", async () => {
-  await createHuman(server, {
-    email: "member@example.com",
-    password: "member password",
-    displayName: "Mo",
-    role: "member"
-  })
+  await createMember(server)
   const context = await browser.newContext()
   const page = await context.newPage()
   await page.goto(`${server.baseUrl}/login?return_to=%2Finspector`)

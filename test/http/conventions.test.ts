@@ -4,14 +4,13 @@
 import { TroupeApi } from "@troupe/contracts/Api"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, request } from "../support/http.ts"
-import { apiToken, createHuman, createOwner, ownerCredentials } from "../support/people.ts"
+import { apiToken, createHuman, createOwner, memberCredentials, ownerCredentials } from "../support/people.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 import { ConventionsTestRoutes, defectSecret, listedIds, widgetRuns } from "./support-conventions-api.ts"
 
 let server: TestServer
 let ownerToken: string
 let memberToken: string
-const memberCredentials = { email: "member@example.com", password: "member password" }
 
 beforeAll(async () => {
   server = await startTestServer({ extraRoutes: ConventionsTestRoutes })

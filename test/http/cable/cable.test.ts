@@ -4,7 +4,7 @@
 import { logger } from "@rails/actioncable"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { bearer, request } from "../../support/http.ts"
-import { createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import { createHuman, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import {
   about,
@@ -19,7 +19,6 @@ import {
 } from "./support-cable.ts"
 
 let server: TestServer
-const memberCredentials = { email: "member@example.com", password: "member password" }
 const adminCredentials = { email: "admin@example.com", password: "admin password" }
 
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 // discovery (GET /agent_api/v1/executors[/{public_id}]) with assignment scopes and presence.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, request } from "../../support/http.ts"
-import { createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import { createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../oauth/support-device.ts"
 
@@ -40,14 +40,9 @@ const tool = (name: string, profile: Record<string, unknown> = {}) => ({
 beforeAll(async () => {
   server = await startTestServer()
   await createOwner(server)
-  await createHuman(server, {
-    email: "member@example.com",
-    password: "member password",
-    displayName: "Mo",
-    role: "member"
-  })
+  await createMember(server)
   const owner = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
-  const member = await signedInBrowser(server, "member@example.com", "member password")
+  const member = await signedInBrowser(server, memberCredentials.email, memberCredentials.password)
   tools.ownerAgent = await connect(owner, agentFields("discovery-agent"))
   tools.otherAgent = await connect(owner, agentFields("other-agent"))
   tools.privateRunner = await connect(owner, machineFields("owner-private"), "user_private")

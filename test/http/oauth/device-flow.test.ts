@@ -3,7 +3,7 @@
 // credentials open.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, request } from "../../support/http.ts"
-import { createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import { createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import {
   agentFields,
@@ -22,12 +22,7 @@ let owner: Awaited<ReturnType<typeof signedInBrowser>>
 beforeAll(async () => {
   server = await startTestServer()
   await createOwner(server)
-  await createHuman(server, {
-    email: "member@example.com",
-    password: "member password",
-    displayName: "Mo",
-    role: "member"
-  })
+  await createMember(server)
   owner = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
 })
 afterAll(() => server?.close())
@@ -167,7 +162,7 @@ describe("branch A: an agent", () => {
 
   it("another human cannot connect an agent someone else stewards", async () => {
     await connect(agentFields("owned-agent"))
-    const member = await signedInBrowser(server, "member@example.com", "member password")
+    const member = await signedInBrowser(server, memberCredentials.email, memberCredentials.password)
     const started = await startDevice(server, agentFields("owned-agent"))
     const refused = await decide(member, started.user_code, "approve")
     expect(refused.status).toBe(403)

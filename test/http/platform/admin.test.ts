@@ -5,7 +5,14 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, request } from "../../support/http.ts"
-import { apiToken, createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import {
+  apiToken,
+  createHuman,
+  createMember,
+  createOwner,
+  memberCredentials,
+  ownerCredentials
+} from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -22,15 +29,10 @@ beforeAll(async () => {
     displayName: "Ada Admin",
     role: "admin"
   })
-  await createHuman(server, {
-    email: "member@example.com",
-    password: "member password",
-    displayName: "Mo",
-    role: "member"
-  })
+  await createMember(server)
   owner = await apiToken(server, ownerCredentials)
   admin = await apiToken(server, { email: "admin@example.com", password: "admin password" })
-  member = await apiToken(server, { email: "member@example.com", password: "member password" })
+  member = await apiToken(server, memberCredentials)
 })
 afterAll(() => server?.close())
 

@@ -2,7 +2,7 @@
 // spec's "Platform: session", "Platform plane" and Limits rows, over a real server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Browser, bearer, csrfTokenIn, request } from "../../support/http.ts"
-import { apiToken, createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import { apiToken, createHuman, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -77,7 +77,7 @@ describe("POST /api/v1/session", () => {
     await server.run(
       Effect.flatMap(SqlClient, (sql) => sql`UPDATE users SET status = 'inactive' WHERE email = 'member@example.com'`)
     )
-    const response = await signIn({ email: "member@example.com", password: "member password" })
+    const response = await signIn(memberCredentials)
     expect(response.status).toBe(401)
     expect(response.body.error.code).toBe("invalid_credentials")
   })

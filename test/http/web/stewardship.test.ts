@@ -5,7 +5,7 @@ import { Inspection } from "@troupe/actors/Inspection"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, csrfTokenIn, request } from "../../support/http.ts"
-import { createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import { createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../oauth/support-device.ts"
 
@@ -23,14 +23,9 @@ const get = (path: string, token: string) => request(server.baseUrl, "GET", path
 beforeAll(async () => {
   server = await startTestServer()
   await createOwner(server)
-  await createHuman(server, {
-    email: "member@example.com",
-    password: "member password",
-    displayName: "Mo",
-    role: "member"
-  })
+  await createMember(server)
   owner = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
-  member = await signedInBrowser(server, "member@example.com", "member password")
+  member = await signedInBrowser(server, memberCredentials.email, memberCredentials.password)
 })
 afterAll(() => server?.close())
 

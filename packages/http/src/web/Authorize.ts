@@ -31,27 +31,43 @@ const describe = (request: AuthorizeRequest) => {
   return `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join("")}</table>`
 }
 
-/** The query of the request being answered, validated. */
-const validated = (query: URLSearchParams) =>
-  Effect.map(WebConfig, (config) => validateAuthorize(query, config.redirectPolicy))
+/**
+ * The authorization request in the query, validated; or, for one that cannot go on, its answer:
+ * an error page when it cannot be sent back, else the fault back at the client's callback.
+ */
+const authorizationRequest = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const query = new URL(request.url, "http://troupe.invalid").searchParams
+  const config = yield* WebConfig
+  const validation = validateAuthorize(query, config.redirectPolicy)
+  switch (validation._tag) {
+    case "Unredirectable":
+      return {
+        _tag: "Answered",
+        answer: page("Cannot connect", `<h1>Cannot connect</h1>${errorBox(validation.description)}`, 400)
+      } as const
+    case "RedirectError":
+      return {
+        _tag: "Answered",
+        answer: back(validation.redirectUri, {
+          error: validation.error,
+          error_description: validation.description,
+          state: validation.state
+        })
+      } as const
+    default:
+      return { _tag: "Valid", query, authorization: validation.request } as const
+  }
+})
 
 export const AuthorizePage = HttpRouter.add(
   "GET",
   "/oauth/authorize",
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const query = new URL(request.url, "http://troupe.invalid").searchParams
-    const validation = yield* validated(query)
-    if (validation._tag === "Unredirectable") {
-      return page("Cannot connect", `<h1>Cannot connect</h1>${errorBox(validation.description)}`, 400)
-    }
-    if (validation._tag === "RedirectError") {
-      return back(validation.redirectUri, {
-        error: validation.error,
-        error_description: validation.description,
-        state: validation.state
-      })
-    }
+    const valid = yield* authorizationRequest
+    if (valid._tag === "Answered") return valid.answer
+    const { query, authorization } = valid
     const accounts = yield* Accounts
     if (!(yield* accounts.isInitialized)) return redirect(`/setup?return_to=${encodeURIComponent(request.url)}`)
     const current = yield* currentBrowserSession
@@ -61,8 +77,8 @@ export const AuthorizePage = HttpRouter.add(
       page(
         "Connect an application",
         `<h1>Connect an application</h1>
-<p>An application at <code>${escapeHtml(new URL(validation.request.redirectUri).host)}</code> asks to:</p>
-${describe(validation.request)}
+<p>An application at <code>${escapeHtml(new URL(authorization.redirectUri).host)}</code> asks to:</p>
+${describe(authorization)}
 <form method="post" action="/oauth/authorize?${escapeHtml(query.toString())}">
 ${csrfField(grant)}
 <button type="submit" name="decision" value="approve" id="approve">Approve</button>
@@ -77,15 +93,9 @@ export const AuthorizeSubmit = HttpRouter.add(
   "POST",
   "/oauth/authorize",
   Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const query = new URL(request.url, "http://troupe.invalid").searchParams
-    const validation = yield* validated(query)
-    if (validation._tag === "Unredirectable") {
-      return page("Cannot connect", `<h1>Cannot connect</h1>${errorBox(validation.description)}`, 400)
-    }
-    if (validation._tag === "RedirectError") {
-      return back(validation.redirectUri, { error: validation.error, state: validation.state })
-    }
+    const valid = yield* authorizationRequest
+    if (valid._tag === "Answered") return valid.answer
+    const { query, authorization } = valid
     const current = yield* currentBrowserSession
     if (Option.isNone(current)) return redirect(`/login?return_to=${encodeURIComponent(`/oauth/authorize?${query}`)}`)
     const form = yield* readForm
@@ -96,10 +106,10 @@ export const AuthorizeSubmit = HttpRouter.add(
         403
       )
     }
-    const { redirectUri, state } = validation.request
+    const { redirectUri, state } = authorization
     if (form.decision !== "approve") return back(redirectUri, { error: "access_denied", state })
     const login = yield* ApplicationLogin
-    return yield* login.issueCode(validation.request, current.value.user).pipe(
+    return yield* login.issueCode(authorization, current.value.user).pipe(
       Effect.map((code) => back(redirectUri, { code, state })),
       Effect.catchTag("CodeRefused", (refused) =>
         Effect.succeed(back(redirectUri, { error: "access_denied", error_description: refused.reason, state }))
