@@ -1,6 +1,7 @@
 // Executor announcements (SUPPLEMENT "Executor plane"): the whole replacement of served tools,
 // environment and documents, validated with field paths.
 import type { ExecutorRow } from "@troupe/storage/repositories/Executors"
+import { canonicalBytes, isObject } from "./Json.ts"
 
 export type Announcement = ExecutorRow["announcement"]
 
@@ -17,9 +18,6 @@ const vocabulary = {
   idempotency: ["intrinsic", "none"],
   reconciliation: ["none", "lookup"]
 } as const
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const invalid = (path: string, message: string): AnnouncementRefusal => ({
   status: 422,
@@ -82,7 +80,7 @@ export const validateAnnouncement = (
   }
   const environment = body.environment ?? null
   if (environment !== null && !isObject(environment)) return refuse(invalid("environment", "must be an object"))
-  if (environment !== null && Buffer.byteLength(JSON.stringify(environment)) > environmentLimitBytes) {
+  if (environment !== null && canonicalBytes(environment) > environmentLimitBytes) {
     return refuse({ status: 413, code: "content_too_large", message: "environment is over 64 KiB" })
   }
   const documents = body.documents ?? []

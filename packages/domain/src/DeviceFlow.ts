@@ -257,41 +257,29 @@ export class DeviceFlow extends Context.Service<
             } else {
               scope = "agent_private"
             }
-            const outcome = yield* host.send("deviceAuthorization", judged.device.public_id, {
-              type: "device.approve",
-              approverPublicId: human.public_id,
-              assignmentScope: scope
-            })
+            const outcome = yield* host
+              .send("deviceAuthorization", judged.device.public_id, {
+                type: "device.approve",
+                approverPublicId: human.public_id,
+                assignmentScope: scope
+              })
+              .pipe(Effect.orDie)
             if (outcome._tag !== "Accepted") return yield* new UnknownUserCode()
-          }).pipe(
-            Effect.catchTags({
-              SqlError: Effect.die,
-              ActorNotFound: Effect.die,
-              ActorQuarantined: Effect.die,
-              UnknownKind: Effect.die,
-              InvalidMessage: Effect.die
-            })
-          )
+          }).pipe(Effect.catchTag("SqlError", Effect.die))
         )
 
       const deny = (userCode: string, human: Accounts.UserRow) =>
         db(
           Effect.gen(function* () {
             const device = yield* pendingByCode(userCode)
-            const outcome = yield* host.send("deviceAuthorization", device.public_id, {
-              type: "device.deny",
-              approverPublicId: human.public_id
-            })
+            const outcome = yield* host
+              .send("deviceAuthorization", device.public_id, {
+                type: "device.deny",
+                approverPublicId: human.public_id
+              })
+              .pipe(Effect.orDie)
             if (outcome._tag !== "Accepted") return yield* new UnknownUserCode()
-          }).pipe(
-            Effect.catchTags({
-              SqlError: Effect.die,
-              ActorNotFound: Effect.die,
-              ActorQuarantined: Effect.die,
-              UnknownKind: Effect.die,
-              InvalidMessage: Effect.die
-            })
-          )
+          }).pipe(Effect.catchTag("SqlError", Effect.die))
         )
 
       return DeviceFlow.of({ start, poll, cancel, pending, approve, deny })

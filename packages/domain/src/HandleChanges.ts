@@ -9,10 +9,12 @@ import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Reservations from "@troupe/storage/repositories/HandleReservations"
 import * as Outbox from "@troupe/storage/repositories/Outbox"
+import type { PrincipalRow } from "@troupe/storage/repositories/Workspaces"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { InvalidInput } from "./Errors.ts"
 import { handleCandidate, isHandle } from "./Handles.ts"
+import { isObject } from "./Json.ts"
 import { now } from "./Now.ts"
 
 export const reservationDays = 14
@@ -41,18 +43,6 @@ export class PrincipalNotFound extends Schema.TaggedError<PrincipalNotFound>()("
 export class HandleUnavailable extends Schema.TaggedError<HandleUnavailable>()("HandleUnavailable", {
   message: Schema.String
 }) {}
-
-export interface PrincipalView {
-  readonly public_id: string
-  readonly handle: string
-  readonly kind: "human" | "agent"
-  readonly display_name: string
-  readonly agent_identifier: string | null
-  readonly steward_public_id: string | null
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** `{principal: {handle}}` or `{handle}`. */
 export const parseRename = (body: unknown) => {
@@ -89,7 +79,7 @@ export class HandleChanges extends Context.Service<
       callerId: bigint,
       targetPublicId: string,
       body: unknown
-    ) => Effect.Effect<PrincipalView, RenameFailure>
+    ) => Effect.Effect<PrincipalRow, RenameFailure>
   }
 >()("@troupe/domain/HandleChanges") {
   static readonly layer = Layer.effect(
@@ -106,7 +96,7 @@ export class HandleChanges extends Context.Service<
           display_name: user.display_name,
           agent_identifier: user.agent_identifier,
           steward_public_id: steward?.public_id ?? null
-        } satisfies PrincipalView
+        } satisfies PrincipalRow
       })
 
       const rename = (callerId: bigint, targetPublicId: string, body: unknown) =>

@@ -15,6 +15,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { renderConfiguration, type StoredConfiguration, validateConfiguration } from "./AgentConfiguration.ts"
 import { InvalidInput } from "./Errors.ts"
 import { allocateHandle } from "./HandleChanges.ts"
+import { isObject } from "./Json.ts"
 import { now } from "./Now.ts"
 
 export const nameGrammar = /^[a-z0-9][a-z0-9_-]{1,31}$/
@@ -84,9 +85,6 @@ export const view = (row: Named.NamedAgentRow): NamedAgentView => ({
 
 const unprintable =
   /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const missing = (name: string) => new BadParameter({ code: "parameter_missing", message: `${name} is required` })
 const malformed = (name: string, what: string) =>

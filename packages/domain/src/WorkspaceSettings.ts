@@ -6,16 +6,13 @@ import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Executors from "@troupe/storage/repositories/Executors"
 import type * as Repo from "@troupe/storage/repositories/Workspaces"
 import { Effect } from "effect"
+import { canonicalBytes, isObject } from "./Json.ts"
 import { refuse } from "./Refused.ts"
 
 export const messagingLimitBytes = 64 * 1024
 export const overridableNamespace = "svc.memory"
 export const reservedNamespaces = ["svc.graph", "svc.human", "svc.conversation", "svc.tools"]
 export const memoryVerbs = ["memory_read", "memory_write", "memory_edit", "memory_ls", "memory_grep", "memory_delete"]
-
-export const canonicalBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value))
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The stored policy for `agents` as sent: each entry an agent of the account, once. */
 export const messagingEntries = (row: Repo.WorkspaceRow, agents: unknown) =>

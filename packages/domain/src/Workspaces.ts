@@ -11,9 +11,10 @@ import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { canonicalBytes, isObject } from "./Json.ts"
 import { now } from "./Now.ts"
 import { type Refused, refuse } from "./Refused.ts"
-import { canonicalBytes, isObject, messagingEntries, providerOverrides } from "./WorkspaceSettings.ts"
+import { messagingEntries, providerOverrides } from "./WorkspaceSettings.ts"
 
 export const notFound = () => refuse(404, "not_found", "Not found")
 const stale = () => refuse(409, "stale_object", "The workspace changed since you read it; read it again and retry")

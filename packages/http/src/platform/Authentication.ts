@@ -14,16 +14,19 @@ import { HttpServerRequest } from "effect/http"
 import { bearerToken } from "../conventions/Bearer.ts"
 import { sessionCookie } from "../web/Cookies.ts"
 
+/** The human a platform credential acts for, as the caller sees it. */
+const platformUserOf = (user: Authenticated["user"]): PlatformCaller["user"] => ({
+  id: user.id,
+  publicId: user.public_id,
+  role: user.role,
+  email: user.email ?? "",
+  displayName: user.display_name,
+  handle: user.handle
+})
+
 /** The platform caller an authenticated session acts as. */
 export const platformCallerOf = ({ session, user }: Authenticated): PlatformCaller => ({
-  user: {
-    id: user.id,
-    publicId: user.public_id,
-    role: user.role,
-    email: user.email ?? "",
-    displayName: user.display_name,
-    handle: user.handle
-  },
+  user: platformUserOf(user),
   credential: {
     kind: "session",
     id: session.id,
@@ -59,14 +62,7 @@ export const PlatformAuthenticationLive = Layer.effect(
           const user = grant.user
           if (grant.plane !== "platform" || !user || user.kind !== "human") return yield* invalid()
           return {
-            user: {
-              id: user.id,
-              publicId: user.public_id,
-              role: user.role,
-              email: user.email ?? "",
-              displayName: user.display_name,
-              handle: user.handle
-            },
+            user: platformUserOf(user),
             credential: {
               kind: "access_token",
               id: grant.credential.id,
