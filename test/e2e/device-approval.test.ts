@@ -1,4 +1,4 @@
-// The device approval pages in headless Chromium (Debian's chromium, driven by playwright-core):
+// The device approval pages in headless Chromium (test/support/chromium.ts):
 // the complete verification URL sends a signed-out human through /login and back to the confirm
 // page, which shows the code and the machine; choosing "Everyone in this installation" and
 // approving makes the next poll issue the transport credential. A code typed by hand (lower

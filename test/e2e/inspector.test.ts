@@ -1,4 +1,4 @@
-// The state visualizer in headless Chromium (Debian's chromium, driven by playwright-core): it
+// The state visualizer in headless Chromium (test/support/chromium.ts): it
 // loads with no external asset, shows an API session actor in `active` with its statechart, and
 // turns `revoked` when the session is deleted, live over the cable, without a reload.
 import type { Browser } from "playwright-core"
