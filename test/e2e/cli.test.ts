@@ -175,6 +175,24 @@ describe("the troupe command", { timeout: 60_000 }, () => {
     expect(taken.stderr).toContain("That email is already in use.")
   })
 
+  it("troupe token create prints a personal token, once, that the server accepts on its plane", async () => {
+    const minted = await troupe(["token", "create", "--user", "ADA@example.com", "--plane", "platform"])
+    expect(minted.stderr).toBe("")
+    expect(minted.code).toBe(0)
+    const token = /^(sk-svc-api-v1-\S+)\n$/.exec(minted.stdout)![1]!
+    const unknown = await troupe(["token", "create", "--user", "nobody@example.com"])
+    expect(unknown).toMatchObject({ code: 1, stderr: "troupe: No active person with email nobody@example.com\n" })
+    const server = await startTestServer({ database: { config: database.config, drop: async () => {} } })
+    try {
+      expect((await request(server.baseUrl, "GET", "/api/v1/profile", { headers: bearer(token) })).status).toBe(200)
+      expect((await request(server.baseUrl, "GET", "/agent_api/v1/profile", { headers: bearer(token) })).status).toBe(
+        401
+      )
+    } finally {
+      await server.close()
+    }
+  })
+
   it("the people the CLI created sign in over the API with their roles", async () => {
     const server = await startTestServer({ database: { config: database.config, drop: async () => {} } })
     try {
@@ -189,7 +207,7 @@ describe("the troupe command", { timeout: 60_000 }, () => {
         })
         expect(session.status).toBe(201)
         const profile = await request(server.baseUrl, "GET", "/api/v1/profile", { headers: bearer(session.body.token) })
-        expect(profile.body.profile).toMatchObject({ role: person.role, handle: person.handle, email: person.email })
+        expect(profile.body.member).toMatchObject({ role: person.role, handle: person.handle })
       }
       const mallory = await request(server.baseUrl, "POST", "/api/v1/session", {
         body: { email: "mallory@example.com", password: "mallory password" }

@@ -1,40 +1,18 @@
 // End to end: the README's start command (`npm start`) really starts Troupe on the embedded
-// database when DATABASE_URL is unset, stops cleanly on SIGTERM, and keeps its data across runs.
+// database when DATABASE_URL is unset, answers every request from the moment its port accepts
+// connections, stops cleanly on SIGTERM, and keeps its data across runs.
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freePort, within } from "../support/commands.ts"
 import { Browser, bearer, csrfTokenIn, request } from "../support/http.ts"
+import { probeStartup } from "../support/startup-probe.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const owner = { display_name: "Olive Owner", email: "olive@example.com", password: "correct horse battery" }
-
-const freePort = () =>
-  new Promise<number>((done, fail) => {
-    const probe = createServer()
-    probe.once("error", fail)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === "object" && address ? done(address.port) : fail(new Error("no port"))))
-    })
-  })
-
-/** Rejects after `ms` unless `promise` settles first. */
-const within = <A>(ms: number, what: string | (() => string), promise: Promise<A>) => {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    promise,
-    new Promise<never>((_, fail) => {
-      timer = setTimeout(
-        () => fail(new Error(`${typeof what === "string" ? what : what()}: nothing after ${ms} ms`)),
-        ms
-      )
-    })
-  ]).finally(() => clearTimeout(timer))
-}
 
 interface Run {
   readonly child: ChildProcess
@@ -51,8 +29,8 @@ interface Run {
  * `npm start` in the repository, in a process group of its own so the whole tree can be
  * cleaned up. Resolves once the server logs that it is listening.
  */
-const npmStart = async (dataDir: string): Promise<Run> => {
-  const port = await freePort()
+const npmStart = async (dataDir: string, port?: number): Promise<Run> => {
+  port ??= await freePort()
   const env: NodeJS.ProcessEnv = { ...process.env, TROUPE_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: "Info" }
   delete env.DATABASE_URL
   delete env.SERVICE_SETUP_SECRET
@@ -114,9 +92,37 @@ describe("npm start on the embedded database", { timeout: 120_000 }, () => {
   let dataDir: string
   let first: Run
 
-  it("serves /openapi.json and the first-boot page with DATABASE_URL unset", async () => {
+  // The port listens seconds before the application is ready (the embedded database opens,
+  // migrations run, supervisors start): a request in that window used to be read and never
+  // answered. Now every accepted request is answered: 503 with Retry-After, /health 200.
+  it("answers every request from the first accepted connection until /ready answers 200", async () => {
     dataDir = await mkdtemp(join(dataRoot, "data-"))
-    first = await npmStart(dataDir)
+    const port = await freePort()
+    const probing = probeStartup(port, { answerMs: 15_000, totalMs: 90_000 })
+    first = await npmStart(dataDir, port)
+    const { answers, failures } = await probing
+    expect(failures).toEqual([])
+    const starting = answers.filter((answer) => answer.status === 503)
+    expect(starting.length).toBeGreaterThan(0)
+    for (const answer of starting) {
+      expect(answer.headers["retry-after"]).toBe("1")
+      expect(answer.headers["content-type"]).toBe("application/json")
+      expect(JSON.parse(answer.body)).toEqual(
+        answer.path.startsWith("/oauth/")
+          ? { error: "not_ready", error_description: "Troupe is starting; retry shortly" }
+          : { error: { code: "not_ready", message: "Troupe is starting; retry shortly" } }
+      )
+    }
+    for (const answer of answers.filter((answer) => answer.path === "/health")) {
+      expect({ status: answer.status, body: JSON.parse(answer.body) }).toEqual({ status: 200, body: { status: "ok" } })
+    }
+    expect(answers.some((answer) => answer.path === "/ready" && answer.status === 200)).toBe(true)
+    const ready = await request(first.baseUrl, "GET", "/ready")
+    expect({ status: ready.status, body: ready.body }).toEqual({ status: 200, body: { status: "ready" } })
+  })
+
+  it("serves /openapi.json and the first-boot page with DATABASE_URL unset", async () => {
+    expect(first).toBeDefined()
     expect(first.output()).toContain(`database: embedded (${join(dataDir, "pg")})`)
     expect(existsSync(join(dataDir, "pg.lock"))).toBe(true)
     const openapi = await request(first.baseUrl, "GET", "/openapi.json")
@@ -158,7 +164,7 @@ describe("npm start on the embedded database", { timeout: 120_000 }, () => {
     })
     expect(session.status).toBe(201)
     const profile = await request(second.baseUrl, "GET", "/api/v1/profile", { headers: bearer(session.body.token) })
-    expect(profile.body.profile).toMatchObject({ role: "owner", handle: "olive-owner" })
+    expect(profile.body.member).toMatchObject({ role: "owner", handle: "olive-owner" })
     await stopTree(second)
     expect(existsSync(join(dataDir, "pg.lock"))).toBe(false)
   })

@@ -2,25 +2,55 @@
 // the access tokens it renews; only the newest refresh token works, and presenting a superseded
 // one ends the lineage. Access tokens live 1209600 s and are never extended. Authority is
 // re-judged on every use: revoked, expired or fenced (an address epoch moved on, an agent or its
-// steward no longer active) all answer Unauthenticated without saying which.
+// steward no longer active) all answer Unauthenticated without saying which. A human's personal
+// access tokens are named access credentials outside any lineage, listed and revoked one by one.
 
 import { withDatabase } from "@troupe/storage/Defects"
-import { newPublicId } from "@troupe/storage/Ids"
+import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Credentials"
 import * as Executors from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Unauthenticated } from "./Errors.ts"
+import { InvalidInput, Unauthenticated } from "./Errors.ts"
 import { now } from "./Now.ts"
 import { accessTokenFormat, mintToken, parseToken, refreshTokenFormat, secretMatches } from "./OpaqueTokens.ts"
+import { isPrintable, isPrintableText } from "./Text.ts"
 
 export const accessTokenLifeSeconds = 1_209_600
 
 export type Plane = Repo.Plane
 
 export class InvalidGrant extends Schema.TaggedError<InvalidGrant>()("InvalidGrant", {}) {}
+
+export class NoSuchToken extends Schema.TaggedError<NoSuchToken>()("NoSuchToken", {}) {}
+
+/** A personal access token as its holder sees it in a list: never its secret. */
+export interface PersonalTokenView {
+  readonly public_id: string
+  readonly name: string
+  readonly plane: "platform" | "member"
+  readonly issued_at: Date
+  readonly expires_at: Date
+  readonly state: "active" | "revoked" | "expired"
+}
+
+const tokenNameMaxLength = 100
+
+/** A personal token's name: trimmed, 1 to 100 printable characters. */
+const tokenName = (name: string): Effect.Effect<string, InvalidInput> => {
+  // Judged before trimming: trim() would drop a U+FEFF the rule refuses.
+  const trimmed = isPrintable(name) ? name.trim() : ""
+  return !isPrintableText(trimmed, 1, tokenNameMaxLength)
+    ? Effect.fail(
+        new InvalidInput({
+          field: "name",
+          message: `Name the token with 1 to ${tokenNameMaxLength} printable characters`
+        })
+      )
+    : Effect.succeed(trimmed)
+}
 
 /** What a lineage issues: the access credentials it renews and its refresh token. */
 export interface IssuedLineage {
@@ -150,8 +180,16 @@ export class Credentials extends Context.Service<
     ) => Effect.Effect<IssuedLineage & { readonly holder: Repo.Holder }, InvalidGrant>
     /** RFC 7009: a refresh token ends its lineage, an access token ends itself; unknown is fine. */
     readonly revoke: (token: string) => Effect.Effect<void>
-    /** A personal access token for a human, on the platform or member plane. */
-    readonly personalToken: (user: UserRow, plane: "platform" | "member", name: string) => Effect.Effect<string>
+    /** Mints a personal access token for a human, on the platform or member plane; answers it once. */
+    readonly personalToken: (
+      user: UserRow,
+      plane: "platform" | "member",
+      name: string
+    ) => Effect.Effect<string, InvalidInput>
+    /** A human's personal access tokens, newest first. */
+    readonly personalTokens: (user: UserRow) => Effect.Effect<ReadonlyArray<PersonalTokenView>>
+    /** Ends one of the human's personal access tokens at once (revoking an ended one changes nothing). */
+    readonly revokePersonalToken: (user: UserRow, publicId: string) => Effect.Effect<void, NoSuchToken>
   }
 >()("@troupe/domain/Credentials") {
   static readonly layer = Layer.effect(
@@ -253,6 +291,7 @@ export class Credentials extends Context.Service<
       const personalToken = (user: UserRow, plane: "platform" | "member", name: string) =>
         db(
           Effect.gen(function* () {
+            const named = yield* tokenName(name)
             const at = yield* now
             return yield* insertToken(
               "access",
@@ -260,12 +299,39 @@ export class Credentials extends Context.Service<
               null,
               { userId: user.id, executorId: null, epoch: null },
               at,
-              name
+              named
             )
           })
         )
 
-      return Credentials.of({ authenticate, refresh, revoke, personalToken })
+      const personalTokens = (user: UserRow) =>
+        db(
+          Effect.gen(function* () {
+            const at = yield* now
+            const rows = yield* Repo.listPersonalTokens(user.id)
+            return rows.map(
+              (row): PersonalTokenView => ({
+                public_id: row.public_id,
+                name: row.name ?? "",
+                plane: row.plane === "member" ? "member" : "platform",
+                issued_at: row.issued_at,
+                expires_at: row.expires_at!,
+                state: row.revoked_at !== null ? "revoked" : live(row, at) ? "active" : "expired"
+              })
+            )
+          })
+        )
+
+      const revokePersonalToken = (user: UserRow, publicId: string) =>
+        db(
+          Effect.gen(function* () {
+            const token = isUuid(publicId) ? yield* Repo.findPersonalToken(user.id, publicId) : undefined
+            if (!token) return yield* new NoSuchToken()
+            yield* Repo.revokeCredential(token.id, yield* now)
+          })
+        )
+
+      return Credentials.of({ authenticate, refresh, revoke, personalToken, personalTokens, revokePersonalToken })
     })
   )
 }

@@ -1,7 +1,10 @@
-// Deployment configuration from the environment (README, "Configuration").
+// Deployment configuration from the environment (README, "Configuration"). A bad value fails
+// with a ConfigurationError: one sentence naming the variable, what it must be, and an example.
 import { resolve } from "node:path"
 import type { DatabaseConfig } from "@troupe/storage/Database"
-import { Config, Effect, type LogLevel, Option, Redacted } from "effect"
+import { Config, Effect, type LogLevel, Option, Redacted, Result } from "effect"
+import { IpNetwork } from "effect/net"
+import { ConfigurationError } from "./ConfigurationError.ts"
 
 export interface ServerConfig {
   readonly port: number
@@ -10,6 +13,7 @@ export interface ServerConfig {
   readonly database: DatabaseConfig
   readonly dataDir: string
   readonly setupSecret: Redacted.Redacted<string> | undefined
+  /** Canonical CIDRs; a bare address in TROUPE_TRUSTED_PROXIES stands for itself (/32 or /128). */
   readonly trustedProxies: ReadonlyArray<string>
   readonly logLevel: LogLevel.LogLevel
   /** Exact allowed application callbacks (SERVICE_OAUTH_REDIRECT_URIS), or the default policy. */
@@ -17,32 +21,118 @@ export interface ServerConfig {
   readonly allowHttpRedirects: boolean
 }
 
+/** The raw text of a variable, for the message (never for a secret). */
+const rawValue = (name: string) => Effect.orElseSucceed(Config.option(Config.String(name)), () => Option.none<string>())
+
+const refuse = (name: string, rule: string, options: { readonly secret?: boolean } = {}) =>
+  Effect.flatMap(rawValue(name), (raw) => {
+    const shown = options.secret === true ? "" : Option.match(raw, { onNone: () => "", onSome: (value) => `=${value}` })
+    return Effect.fail(new ConfigurationError({ variable: name, message: `${name}${shown} ${rule}` }))
+  })
+
+/** Reads a variable; a value that does not fit `config` (or `accept`) is refused with `rule`. */
+const variable = <A>(
+  name: string,
+  config: Config.Config<A>,
+  rule: string,
+  accept: (value: A) => boolean = () => true
+) =>
+  Effect.catch(config, () => refuse(name, rule)).pipe(
+    Effect.flatMap((value) => (accept(value) ? Effect.succeed(value) : refuse(name, rule)))
+  )
+
+const httpUrl = (text: string) => {
+  const url = URL.parse(text)
+  return url !== null && (url.protocol === "http:" || url.protocol === "https:")
+}
+
+/** One TROUPE_TRUSTED_PROXIES entry as a canonical CIDR; a bare address is a /32 or /128. */
+const proxyNetwork = (entry: string): Result.Result<string, string> =>
+  Result.match(IpNetwork.fromString(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`), {
+    onFailure: (error) => Result.fail(`"${entry}": ${error.message}`),
+    onSuccess: (network) => Result.succeed(IpNetwork.format(network))
+  })
+
+const loadTrustedProxies = Effect.gen(function* () {
+  const text = yield* Config.String("TROUPE_TRUSTED_PROXIES").pipe(Config.withDefault(""))
+  const networks: Array<string> = []
+  for (const entry of text.split(",").map((part) => part.trim())) {
+    if (entry === "") continue
+    const network = proxyNetwork(entry)
+    if (Result.isFailure(network)) {
+      return yield* refuse(
+        "TROUPE_TRUSTED_PROXIES",
+        `is not a list of IP addresses and CIDRs (${network.failure}); separate them by commas, such as 10.0.0.0/8,192.168.1.5`
+      )
+    }
+    networks.push(network.success)
+  }
+  return networks
+})
+
+const loadRedirectUris = Effect.gen(function* () {
+  const text = yield* Config.option(Config.String("SERVICE_OAUTH_REDIRECT_URIS"))
+  if (Option.isNone(text)) return undefined
+  const list: unknown = yield* Effect.try({ try: () => JSON.parse(text.value), catch: () => undefined }).pipe(
+    Effect.orElseSucceed(() => undefined)
+  )
+  if (!Array.isArray(list) || !list.every((item) => typeof item === "string" && httpUrl(item))) {
+    return yield* refuse(
+      "SERVICE_OAUTH_REDIRECT_URIS",
+      `must be a JSON array of absolute http(s) callback URLs, such as ["https://app.example.com/auth/callback"]`
+    )
+  }
+  return list as ReadonlyArray<string>
+})
+
+const loadDatabaseUrl = Effect.gen(function* () {
+  const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
+  if (Option.isNone(url)) return url
+  const parsed = URL.parse(Redacted.value(url.value))
+  if (parsed === null || (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:")) {
+    return yield* refuse(
+      "DATABASE_URL",
+      "is not a PostgreSQL connection URL (its value is not shown: it may hold a password); write it as postgres://USER:PASSWORD@HOST:5432/DATABASE, or unset it for the embedded database",
+      { secret: true }
+    )
+  }
+  return url
+})
+
 export const loadServerConfig = Effect.gen(function* () {
-  const port = yield* Config.Port("PORT").pipe(Config.withDefault(4000))
+  const port = yield* variable(
+    "PORT",
+    Config.Port("PORT").pipe(Config.withDefault(4000)),
+    "is not a port; set PORT to a whole number from 1 to 65535, such as 4000"
+  )
   const host = yield* Config.String("HOST").pipe(Config.withDefault("127.0.0.1"))
-  const publicBaseUrl = yield* Config.URL("PUBLIC_BASE_URL").pipe(
-    Config.withDefault(new URL(`http://localhost:${port}`))
+  const publicBaseUrl = yield* variable(
+    "PUBLIC_BASE_URL",
+    Config.URL("PUBLIC_BASE_URL").pipe(Config.withDefault(new URL(`http://localhost:${port}`))),
+    "is not an absolute http(s) URL; set it to the address clients use, such as https://troupe.example.com",
+    (url) => url.protocol === "http:" || url.protocol === "https:"
   )
   const dataDir = resolve(yield* Config.String("TROUPE_DATA_DIR").pipe(Config.withDefault("./.troupe/data")))
-  const databaseUrl = yield* Config.Redacted("DATABASE_URL").pipe(Config.option)
-  const poolSize = yield* Config.Int("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+  const databaseUrl = yield* loadDatabaseUrl
+  const poolSize = yield* variable(
+    "DATABASE_POOL_SIZE",
+    Config.Int("DATABASE_POOL_SIZE").pipe(Config.withDefault(10)),
+    "is not a pool size; set DATABASE_POOL_SIZE to a whole number of connections, 1 or more, such as 10",
+    (size) => size >= 1
+  )
   const setupSecret = yield* Config.Redacted("SERVICE_SETUP_SECRET").pipe(Config.option)
-  const trustedProxies = yield* Config.String("TROUPE_TRUSTED_PROXIES").pipe(Config.withDefault(""))
-  const logLevel = yield* Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info"))
-  const redirectUris = yield* Config.String("SERVICE_OAUTH_REDIRECT_URIS").pipe(Config.option)
-  const allowHttpRedirects = yield* Config.Boolean("SERVICE_OAUTH_ALLOW_HTTP").pipe(Config.withDefault(false))
-  const parsedRedirects = yield* Option.match(redirectUris, {
-    onNone: () => Effect.succeed(undefined),
-    onSome: (text) =>
-      Effect.try({
-        try: () => {
-          const list: unknown = JSON.parse(text)
-          if (!Array.isArray(list) || !list.every((item) => typeof item === "string")) throw new Error("not a list")
-          return list as ReadonlyArray<string>
-        },
-        catch: () => new Error("SERVICE_OAUTH_REDIRECT_URIS must be a JSON array of callback URLs")
-      })
-  })
+  const trustedProxies = yield* loadTrustedProxies
+  const logLevel = yield* variable(
+    "LOG_LEVEL",
+    Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info")),
+    "is not a log level; set LOG_LEVEL to one of All, Trace, Debug, Info, Warn, Error, Fatal, None"
+  )
+  const redirectUris = yield* loadRedirectUris
+  const allowHttpRedirects = yield* variable(
+    "SERVICE_OAUTH_ALLOW_HTTP",
+    Config.Boolean("SERVICE_OAUTH_ALLOW_HTTP").pipe(Config.withDefault(false)),
+    "is not a boolean; set SERVICE_OAUTH_ALLOW_HTTP to true or false"
+  )
   const database: DatabaseConfig = Option.match(databaseUrl, {
     onNone: () => ({ _tag: "embedded", dataDir: resolve(dataDir, "pg") }),
     onSome: (url) => ({ _tag: "postgres", url, maxConnections: poolSize })
@@ -54,12 +144,9 @@ export const loadServerConfig = Effect.gen(function* () {
     database,
     dataDir,
     setupSecret: Option.getOrUndefined(Option.filter(setupSecret, (secret) => Redacted.value(secret) !== "")),
-    trustedProxies: trustedProxies
-      .split(",")
-      .map((entry) => entry.trim())
-      .filter((entry) => entry !== ""),
+    trustedProxies,
     logLevel,
-    redirectUris: parsedRedirects,
+    redirectUris,
     allowHttpRedirects
   } satisfies ServerConfig
 })

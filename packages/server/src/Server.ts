@@ -1,6 +1,5 @@
 // The composition root: database (migrated), domain services, routes and the HTTP server,
 // assembled from a ServerConfig. The only module that knows every package.
-import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { apiSessionBinding } from "@troupe/actors/bindings/apiSession"
 import { executorAddressBinding } from "@troupe/actors/bindings/executorAddress"
@@ -21,15 +20,18 @@ import { Sessions } from "@troupe/domain/Sessions"
 import { Stewardship } from "@troupe/domain/Stewardship"
 import { StoreEntries } from "@troupe/domain/StoreEntries"
 import { Workspaces } from "@troupe/domain/Workspaces"
+import { answerClientErrors } from "@troupe/http/conventions/ClientErrors"
 import { Routes } from "@troupe/http/Routes"
 import { CsrfKey } from "@troupe/http/web/Csrf"
 import { WebConfig } from "@troupe/http/web/WebConfig"
 import * as Database from "@troupe/storage/Database"
 import { migrate } from "@troupe/storage/Migrations"
+import { NodeLifetime } from "@troupe/storage/NodeLifetime"
 import { ByteSize, Effect, Layer, References } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
 import { IpNetwork } from "effect/net"
 import type { ServerConfig } from "./Config.ts"
+import { createListener } from "./Listener.ts"
 
 /** Request bodies larger than this are refused with 413 before any route reads them. */
 export const maxBodySize = ByteSize.mebibytes(4)
@@ -50,7 +52,7 @@ export const domainLayer = (config: ServerConfig) =>
     Accounts.layer,
     Sessions.layer,
     RateLimiter.layer,
-    Idempotency.layer,
+    Idempotency.layer.pipe(Layer.provide(NodeLifetime.layer(config.database))),
     CsrfKey.layer,
     Credentials.layer,
     DeviceFlow.layer,
@@ -89,8 +91,13 @@ export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer
     Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBodySize)),
     Layer.provide(Layer.succeed(References.MinimumLogLevel, config.logLevel)),
     Layer.provideMerge(domainLayer(config)),
-    // On SIGTERM open connections (cable sockets included) get 5 s to finish before they are closed.
+    // Listens first, answering 503 (/health 200) until the routes above are attached; on SIGTERM
+    // open connections (cable sockets included) get 5 s to finish before they are closed.
     Layer.provideMerge(
-      NodeHttpServer.layer(createServer, { port: config.port, host: config.host, gracefulShutdownTimeout: "5 seconds" })
+      NodeHttpServer.layer(() => answerClientErrors(createListener()), {
+        port: config.port,
+        host: config.host,
+        gracefulShutdownTimeout: "5 seconds"
+      })
     )
   )

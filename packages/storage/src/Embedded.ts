@@ -8,7 +8,17 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect, type Scope } from "effect"
 
 export class EmbeddedDatabaseError extends Error {
-  override readonly name = "EmbeddedDatabaseError"
+  override readonly name: string = "EmbeddedDatabaseError"
+}
+
+/** Another live process holds the data directory. */
+export class EmbeddedDatabaseInUse extends EmbeddedDatabaseError {
+  override readonly name = "EmbeddedDatabaseInUse"
+  readonly holder: number
+  constructor(dataDir: string, holder: number) {
+    super(`the embedded database in ${dataDir} is in use by process ${holder}`)
+    this.holder = holder
+  }
 }
 
 const alive = (pid: number) => {
@@ -40,7 +50,7 @@ const lockDataDir = (dataDir: string) =>
             if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
             const holder = Number((await readFile(path, "utf8").catch(() => "")).trim())
             if (Number.isInteger(holder) && holder > 0 && alive(holder)) {
-              throw new EmbeddedDatabaseError(`the embedded database in ${dataDir} is in use by process ${holder}`)
+              throw new EmbeddedDatabaseInUse(dataDir, holder)
             }
             await rm(path, { force: true })
           }

@@ -144,10 +144,9 @@ describe("first boot without a setup secret", () => {
     expect(signedIn.status).toBe(201)
     const profile = await request(server.baseUrl, "GET", "/api/v1/profile", { headers: bearer(signedIn.body.token) })
     expect(profile.status).toBe(200)
-    expect(profile.body.profile).toMatchObject({
+    expect(profile.body.member).toMatchObject({
       kind: "human",
       role: "owner",
-      email: owner.email,
       display_name: "Olive Owner",
       handle: "olive-owner"
     })

@@ -1,4 +1,6 @@
-// Reads an application/x-www-form-urlencoded body into first-value-per-name fields.
+// Reads an application/x-www-form-urlencoded body into first-value-per-name fields. The strict
+// request decodes it (conventions/StrictRequest.ts): a body that is not valid percent-encoded
+// UTF-8, or holds U+0000, fails here and is answered 400 by the error envelope, never rewritten.
 import { Effect, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 

@@ -1,4 +1,5 @@
-// The HTML pages: first boot, sign-in and sign-out, home, the state visualizer.
+// The HTML pages: first boot, sign-in and sign-out, home, the state visualizer, device approval,
+// application consent, stewardship and personal access tokens.
 import { Layer } from "effect"
 import { AuthorizePage, AuthorizeSubmit } from "./Authorize.ts"
 import { DeviceApprovalPage, DeviceApprovalSubmit } from "./DeviceApproval.ts"
@@ -7,6 +8,7 @@ import { InspectorRoutes } from "./Inspector.ts"
 import { LoginPage, LoginSubmit, LogoutSubmit } from "./Login.ts"
 import { SetupPage, SetupSubmit } from "./Setup.ts"
 import { AgentsPage, RemoveAgent, RevokeMachine, RunnersPage } from "./Stewardship.ts"
+import { CreateToken, RevokeToken, TokensPage } from "./Tokens.ts"
 
 export const WebRoutes = Layer.mergeAll(
   HomePage,
@@ -23,5 +25,8 @@ export const WebRoutes = Layer.mergeAll(
   AgentsPage,
   RunnersPage,
   RemoveAgent,
-  RevokeMachine
+  RevokeMachine,
+  TokensPage,
+  CreateToken,
+  RevokeToken
 )

@@ -17,6 +17,11 @@ export const currentBrowserSession = Effect.gen(function* () {
   )
 })
 
+/** The human behind the page request's browser session, or undefined when signed out. */
+export const signedInHuman = Effect.map(currentBrowserSession, (current) =>
+  Option.isNone(current) ? undefined : current.value.user
+)
+
 export const withSessionCookie = (response: HttpServerResponse.HttpServerResponse, token: string) =>
   Effect.map(WebConfig, (config) =>
     HttpServerResponse.setCookieUnsafe(response, sessionCookie, token, {

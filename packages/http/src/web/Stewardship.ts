@@ -4,17 +4,12 @@
 import { now } from "@troupe/domain/Now"
 import { presenceOf } from "@troupe/domain/Presence"
 import { Stewardship } from "@troupe/domain/Stewardship"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { csrfField, csrfValid, grantCsrf } from "./Csrf.ts"
 import { readForm } from "./Form.ts"
 import { errorBox, escapeHtml, page, redirect } from "./Html.ts"
-import { currentBrowserSession } from "./Session.ts"
-
-const signedIn = Effect.gen(function* () {
-  const current = yield* currentBrowserSession
-  return Option.isNone(current) ? undefined : current.value.user
-})
+import { signedInHuman } from "./Session.ts"
 
 const connectLink = `<p><a href="/oauth/device">Connect with a code</a> shown by a program or runner.</p>`
 
@@ -22,7 +17,7 @@ export const AgentsPage = HttpRouter.add(
   "GET",
   "/agents",
   Effect.gen(function* () {
-    const human = yield* signedIn
+    const human = yield* signedInHuman
     if (!human) return redirect("/login?return_to=%2Fagents")
     const agents = yield* (yield* Stewardship).agents(human)
     const grant = yield* grantCsrf
@@ -54,7 +49,7 @@ export const RunnersPage = HttpRouter.add(
   "GET",
   "/runners",
   Effect.gen(function* () {
-    const human = yield* signedIn
+    const human = yield* signedInHuman
     if (!human) return redirect("/login?return_to=%2Frunners")
     const machines = yield* (yield* Stewardship).machines(human)
     const at = yield* now
@@ -87,13 +82,16 @@ export const RunnersPage = HttpRouter.add(
 const action = (
   path: `/${string}`,
   back: string,
-  run: (human: NonNullable<Effect.Success<typeof signedIn>>, id: string) => Effect.Effect<void, unknown, Stewardship>
+  run: (
+    human: NonNullable<Effect.Success<typeof signedInHuman>>,
+    id: string
+  ) => Effect.Effect<void, unknown, Stewardship>
 ) =>
   HttpRouter.add(
     "POST",
     path,
     Effect.gen(function* () {
-      const human = yield* signedIn
+      const human = yield* signedInHuman
       if (!human) return redirect(`/login?return_to=${encodeURIComponent(back)}`)
       const form = yield* readForm
       if (!(yield* csrfValid(form.csrf_token))) {

@@ -124,6 +124,24 @@ export const revokeHolderLineages = Effect.fnUntraced(function* (
   for (const lineage of lineages) yield* revokeLineage(lineage.id, now)
 })
 
+/** A human's personal access tokens (access credentials outside any lineage), newest first. */
+export const listPersonalTokens = Effect.fnUntraced(function* (userId: bigint) {
+  const sql = yield* SqlClient
+  return yield* sql<CredentialRow>`
+    SELECT * FROM credentials
+    WHERE user_id = ${userId} AND kind = 'access' AND lineage_id IS NULL
+    ORDER BY issued_at DESC, id DESC`
+})
+
+/** One of a human's personal access tokens, by its public id (a UUID). */
+export const findPersonalToken = Effect.fnUntraced(function* (userId: bigint, publicId: string) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<CredentialRow>`
+    SELECT * FROM credentials
+    WHERE public_id = ${publicId} AND user_id = ${userId} AND kind = 'access' AND lineage_id IS NULL`
+  return rows[0]
+})
+
 export const revokeCredential = Effect.fnUntraced(function* (id: bigint, now: Date) {
   const sql = yield* SqlClient
   yield* sql`UPDATE credentials SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`

@@ -1,0 +1,82 @@
+// The deployment configuration: every variable of the README's Configuration table refuses a
+// bad value with one ConfigurationError naming it and the fix (the CLI prints its message as
+// one line; test/e2e/configuration.test.ts checks that end to end), and TROUPE_TRUSTED_PROXIES
+// takes bare addresses as single-host networks.
+import { loadServerConfig } from "@troupe/server/Config"
+import { ConfigProvider, Effect, Exit } from "effect"
+import { describe, expect, it } from "vitest"
+
+const load = (env: Record<string, string>) =>
+  Effect.runPromiseExit(
+    Effect.provideService(loadServerConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
+  )
+
+const refusal = async (env: Record<string, string>) => {
+  const exit = await load(env)
+  if (Exit.isSuccess(exit)) throw new Error(`accepted ${JSON.stringify(env)}`)
+  const error = exit.cause.reasons.map((reason) => ("error" in reason ? reason.error : undefined))[0]
+  return error as { readonly _tag: string; readonly variable: string; readonly message: string }
+}
+
+describe("loadServerConfig", () => {
+  it("takes bare addresses in TROUPE_TRUSTED_PROXIES as /32 and /128 beside CIDRs", async () => {
+    const exit = await load({ TROUPE_TRUSTED_PROXIES: "127.0.0.1, ::1 ,10.0.0.0/8,," })
+    expect(Exit.isSuccess(exit) && exit.value.trustedProxies).toEqual(["127.0.0.1/32", "::1/128", "10.0.0.0/8"])
+  })
+
+  it("refuses a TROUPE_TRUSTED_PROXIES entry that is no address, naming the entry", async () => {
+    expect(await refusal({ TROUPE_TRUSTED_PROXIES: "127.0.0.1,proxy.internal" })).toMatchObject({
+      _tag: "ConfigurationError",
+      variable: "TROUPE_TRUSTED_PROXIES",
+      message: expect.stringMatching(
+        /^TROUPE_TRUSTED_PROXIES=127\.0\.0\.1,proxy\.internal is not a list of IP addresses and CIDRs \("proxy\.internal": .*\); separate them by commas, such as 10\.0\.0\.0\/8,192\.168\.1\.5$/
+      )
+    })
+  })
+
+  it.each([
+    [{ PORT: "99999" }, "PORT", "PORT=99999 is not a port; set PORT to a whole number from 1 to 65535, such as 4000"],
+    [
+      { PUBLIC_BASE_URL: "ftp://x/" },
+      "PUBLIC_BASE_URL",
+      "PUBLIC_BASE_URL=ftp://x/ is not an absolute http(s) URL; set it to the address clients use, such as https://troupe.example.com"
+    ],
+    [
+      { DATABASE_URL: "postgres://u:pw@h/db", DATABASE_POOL_SIZE: "0" },
+      "DATABASE_POOL_SIZE",
+      "DATABASE_POOL_SIZE=0 is not a pool size; set DATABASE_POOL_SIZE to a whole number of connections, 1 or more, such as 10"
+    ],
+    [
+      { TROUPE_TRUSTED_PROXIES: "10.0.0.1/8" },
+      "TROUPE_TRUSTED_PROXIES",
+      'TROUPE_TRUSTED_PROXIES=10.0.0.1/8 is not a list of IP addresses and CIDRs ("10.0.0.1/8": address has non-zero host bits); separate them by commas, such as 10.0.0.0/8,192.168.1.5'
+    ],
+    [
+      { LOG_LEVEL: "loud" },
+      "LOG_LEVEL",
+      "LOG_LEVEL=loud is not a log level; set LOG_LEVEL to one of All, Trace, Debug, Info, Warn, Error, Fatal, None"
+    ],
+    [
+      { SERVICE_OAUTH_REDIRECT_URIS: '["/callback"]' },
+      "SERVICE_OAUTH_REDIRECT_URIS",
+      'SERVICE_OAUTH_REDIRECT_URIS=["/callback"] must be a JSON array of absolute http(s) callback URLs, such as ["https://app.example.com/auth/callback"]'
+    ],
+    [
+      { SERVICE_OAUTH_REDIRECT_URIS: "https://app.example.com/auth/callback" },
+      "SERVICE_OAUTH_REDIRECT_URIS",
+      'SERVICE_OAUTH_REDIRECT_URIS=https://app.example.com/auth/callback must be a JSON array of absolute http(s) callback URLs, such as ["https://app.example.com/auth/callback"]'
+    ],
+    [
+      { SERVICE_OAUTH_ALLOW_HTTP: "maybe" },
+      "SERVICE_OAUTH_ALLOW_HTTP",
+      "SERVICE_OAUTH_ALLOW_HTTP=maybe is not a boolean; set SERVICE_OAUTH_ALLOW_HTTP to true or false"
+    ],
+    [
+      { DATABASE_URL: "mysql://root:s3cret@db/troupe" },
+      "DATABASE_URL",
+      "DATABASE_URL is not a PostgreSQL connection URL (its value is not shown: it may hold a password); write it as postgres://USER:PASSWORD@HOST:5432/DATABASE, or unset it for the embedded database"
+    ]
+  ])("refuses %j naming %s", async (env, variable, message) => {
+    expect(await refusal(env)).toMatchObject({ _tag: "ConfigurationError", variable, message })
+  })
+})
