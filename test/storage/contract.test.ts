@@ -8,6 +8,7 @@ import type { DatabaseConfig } from "@troupe/storage/Database"
 import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { migrate } from "@troupe/storage/Migrations"
+import { NodeLifetime } from "@troupe/storage/NodeLifetime"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Receipts from "@troupe/storage/repositories/IdempotencyReceipts"
 import * as Secrets from "@troupe/storage/repositories/InstallationSecrets"
@@ -21,7 +22,9 @@ import { freshEmbedded, freshPostgres, postgresReachable, type TestDatabase } fr
 const databaseLayer = (fresh: () => Promise<TestDatabase>) =>
   Layer.unwrap(
     Effect.acquireRelease(Effect.promise(fresh), (database) => Effect.promise(database.drop)).pipe(
-      Effect.map((database: { readonly config: DatabaseConfig }) => migratedDatabase(database.config))
+      Effect.map((database: { readonly config: DatabaseConfig }) =>
+        NodeLifetime.layer(database.config).pipe(Layer.provideMerge(migratedDatabase(database.config)))
+      )
     )
   )
 
@@ -160,26 +163,59 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         const now = at("2026-01-01T00:00:00Z")
         const expires = at("2026-01-02T00:00:00Z")
         const digest = new Uint8Array([9, 9])
-        const claimed = yield* Receipts.claim(key, digest, now, expires)
+        const claimed = yield* Receipts.claim(key, digest, 1n, now, expires)
         assert.strictEqual(claimed._tag, "Claimed")
-        const pending = yield* Receipts.claim(key, new Uint8Array([1]), now, expires)
+        const pending = yield* Receipts.claim(key, new Uint8Array([1]), 1n, now, expires)
         assert.strictEqual(pending._tag, "Existing")
         if (pending._tag !== "Existing" || claimed._tag !== "Claimed") return
         assert.strictEqual(pending.receipt.state, "pending")
+        assert.strictEqual(pending.receipt.lifetime_id, 1n)
         assert.deepStrictEqual([...pending.receipt.request_digest], [9, 9])
-        yield* Receipts.complete(claimed.id, {
+        yield* Receipts.complete(claimed.claim, {
           status: 201,
           headers: { "content-type": "application/json" },
           body: "{}"
         })
-        const completed = yield* Receipts.claim(key, digest, now, expires)
+        const completed = yield* Receipts.claim(key, digest, 1n, now, expires)
         assert.strictEqual(completed._tag === "Existing" && completed.receipt.state, "completed")
         if (completed._tag === "Existing") {
           assert.strictEqual(completed.receipt.response_status, 201)
           assert.deepStrictEqual(completed.receipt.response_headers, { "content-type": "application/json" })
         }
-        const afterExpiry = yield* Receipts.claim(key, digest, expires, at("2026-01-03T00:00:00Z"))
+        const afterExpiry = yield* Receipts.claim(key, digest, 1n, expires, at("2026-01-03T00:00:00Z"))
         assert.strictEqual(afterExpiry._tag, "Claimed")
+      })
+    )
+
+    it.effect("idempotency receipts: a take-over wins once, and the superseded claim writes nothing", () =>
+      Effect.gen(function* () {
+        const key = { caller: "user:1", route: "POST /things", key: "k-2" }
+        const now = at("2026-01-01T00:00:00Z")
+        const later = at("2026-01-01T00:00:01Z")
+        const expires = at("2026-01-02T00:00:00Z")
+        const first = yield* Receipts.claim(key, new Uint8Array([1]), 1n, now, expires)
+        const seen = yield* Receipts.claim(key, new Uint8Array([1]), 2n, later, expires)
+        if (first._tag !== "Claimed" || seen._tag !== "Existing") return assert.fail("claimed, then seen")
+        const taken = yield* Receipts.takeOver(seen.receipt, new Uint8Array([2]), 2n, later)
+        assert.deepStrictEqual(taken, { id: first.claim.id, lifetime: 2n, at: later })
+        assert.strictEqual(yield* Receipts.takeOver(seen.receipt, new Uint8Array([3]), 3n, later), undefined)
+        yield* Receipts.complete(first.claim, { status: 201, headers: {}, body: "first" })
+        yield* Receipts.release(first.claim)
+        const still = yield* Receipts.claim(key, new Uint8Array([2]), 3n, later, expires)
+        assert.strictEqual(still._tag === "Existing" && still.receipt.state, "pending")
+        assert.strictEqual(still._tag === "Existing" && still.receipt.lifetime_id, 2n)
+        yield* Receipts.complete(taken!, { status: 201, headers: {}, body: "second" })
+        const done = yield* Receipts.claim(key, new Uint8Array([2]), 3n, later, expires)
+        assert.strictEqual(done._tag === "Existing" && done.receipt.response_body, "second")
+      })
+    )
+
+    it.effect("node lifetimes: the current one is live; an unknown one is over", () =>
+      Effect.gen(function* () {
+        const lifetimes = yield* NodeLifetime
+        const current = yield* lifetimes.current
+        assert.isFalse(yield* lifetimes.isOver(current))
+        assert.isTrue(yield* lifetimes.isOver(current + 1000n))
       })
     )
 

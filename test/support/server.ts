@@ -20,7 +20,7 @@ export interface TestServerOptions {
   readonly cableTiming?: Partial<ConnectionTiming>
 }
 
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const probe = createServer()
     probe.once("error", reject)

@@ -1,5 +1,6 @@
 // The JSON API of Troupe as one HttpApi: every JSON route, the source of /openapi.json and of
-// the typed client. Groups are added here as later planes arrive.
+// the typed client. Groups are added here as later planes arrive. The documented API adds the
+// OAuth endpoints, which plain routes serve.
 import { HttpApi, OpenApi } from "effect/http-api"
 import { ExecutorGroup } from "./executor/Executor.ts"
 import { ExecutorsGroup } from "./member/Executors.ts"
@@ -10,9 +11,29 @@ import { MemberProfileGroup } from "./member/Profile.ts"
 import { PromptDocumentsGroup } from "./member/PromptDocuments.ts"
 import { ProfileStoreEntriesGroup, WorkspaceStoreEntriesGroup } from "./member/StoreEntries.ts"
 import { WorkspacesGroup } from "./member/Workspaces.ts"
+import { OAuthGroup } from "./oauth/OAuth.ts"
 import { AdminGroup } from "./platform/Admin.ts"
 import { ProfileGroup } from "./platform/Profile.ts"
 import { SessionGroup } from "./platform/Session.ts"
+import { browserSessionScheme } from "./Security.ts"
+
+const safeMethods = new Set(["get", "head"])
+
+/**
+ * The browser session cookie authorizes safe reads only (platform plane): other operations of
+ * the middleware that declares both schemes list the bearer alone.
+ */
+const cookieReadsOnly = (spec: Record<string, any>) => {
+  for (const operations of Object.values<Record<string, any>>(spec.paths)) {
+    for (const [method, operation] of Object.entries<any>(operations)) {
+      if (safeMethods.has(method) || !Array.isArray(operation.security)) continue
+      operation.security = operation.security.filter(
+        (requirement: Record<string, unknown>) => !(browserSessionScheme in requirement)
+      )
+    }
+  }
+  return spec
+}
 
 export class TroupeApi extends HttpApi.make("troupe")
   .add(SessionGroup)
@@ -33,6 +54,10 @@ export class TroupeApi extends HttpApi.make("troupe")
   .annotateMerge(
     OpenApi.annotations({
       title: "Troupe API",
-      description: "Troupe: an OAuth authorization server and work-coordination platform for agent programs."
+      description: "Troupe: an OAuth authorization server and work-coordination platform for agent programs.",
+      transform: (spec) => cookieReadsOnly(spec)
     })
   ) {}
+
+/** What /openapi.json and /docs describe: the JSON API and the OAuth endpoints. */
+export const DocumentedApi = TroupeApi.add(OAuthGroup)

@@ -1,6 +1,6 @@
 // Idempotent creates: endpoints that carry this middleware require an Idempotency-Key header,
 // replay the original acceptance for a repeat, and refuse the same key with another request.
-import { Context } from "effect"
+import { Context, Schema } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import { BadRequest, Conflict, RateLimitedResponse } from "./Errors.ts"
 
@@ -18,3 +18,18 @@ export class Idempotent extends HttpApiMiddleware.Service<Idempotent, { requires
   "@troupe/contracts/Idempotent",
   { error: [BadRequest, Conflict, RateLimitedResponse] }
 ) {}
+
+/**
+ * The Idempotency-Key header, declared by every endpoint that takes one (`Idempotent` or a door
+ * that requires the key without keeping a receipt) so that OpenAPI lists it. The middleware
+ * judges the key before the header is decoded.
+ */
+export const IdempotencyKeyHeader = {
+  "idempotency-key": Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)).annotate({
+    description:
+      "Required, 1 to 255 bytes chosen by the caller; missing or blank is 400 idempotency_key_required. " +
+      "A route that keeps receipts (all but the profile's store entries) replays its first acceptance " +
+      "to a repeat within 24 hours (Idempotency-Replayed: true) and answers 409 " +
+      "idempotency_envelope_mismatch to the same key with another request."
+  })
+}

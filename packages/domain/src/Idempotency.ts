@@ -1,14 +1,19 @@
 // The Idempotency-Key store: the first request with a key runs and its response is kept for the
 // replay window; a repeat with the same request digest replays it verbatim, a different digest
 // is a mismatch. Duplicates arriving together are serialized: on one node by a per-key lock, and
-// across nodes by the pending receipt row (the late one is told to retry shortly).
+// across nodes by the pending receipt row (the late one is told to retry shortly). A pending
+// receipt whose node lifetime is over (its process stopped or died) is taken over at once.
+import { NodeLifetime } from "@troupe/storage/NodeLifetime"
 import * as Repo from "@troupe/storage/repositories/IdempotencyReceipts"
 import { Context, Effect, Exit, Layer, RcMap, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { now } from "./Now.ts"
 
 export const replayWindowMillis = 24 * 60 * 60 * 1000
-/** A pending receipt this old belongs to a request that died mid-way; a repeat may take it over. */
+/**
+ * A pending receipt of a live lifetime this old belongs to a request that died mid-way; a repeat
+ * may take it over.
+ */
 const abandonedAfterMillis = 5 * 60 * 1000
 
 export interface StoredResponse {
@@ -46,6 +51,7 @@ export class Idempotency extends Context.Service<
     Idempotency,
     Effect.gen(function* () {
       const sql = yield* SqlClient
+      const lifetimes = yield* NodeLifetime
       const locks = yield* RcMap.make({
         lookup: (_key: string) => Semaphore.make(1),
         idleTimeToLive: "1 minute"
@@ -53,17 +59,25 @@ export class Idempotency extends Context.Service<
       const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
         effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
 
-      const runClaimed = <E, R>(id: bigint, compute: Effect.Effect<StoredResponse, E, R>) =>
+      const runClaimed = <E, R>(claim: Repo.Claim, compute: Effect.Effect<StoredResponse, E, R>) =>
         Effect.gen(function* () {
           const exit = yield* Effect.exit(compute)
           if (Exit.isSuccess(exit) && exit.value.status >= 200 && exit.value.status < 300) {
-            yield* db(Repo.complete(id, exit.value))
+            yield* db(Repo.complete(claim, exit.value))
             return { response: exit.value, replayed: false }
           }
-          yield* db(Repo.release(id))
+          yield* db(Repo.release(claim))
           const response = yield* exit
           return { response, replayed: false }
-        }).pipe(Effect.onInterrupt(() => db(Repo.release(id))))
+        }).pipe(Effect.onInterrupt(() => db(Repo.release(claim))))
+
+      /** Whether the request that claimed a pending receipt is gone, so a repeat may run it. */
+      const abandoned = (receipt: Repo.ReceiptRow, lifetime: bigint, at: Date) =>
+        receipt.created_at.getTime() < at.getTime() - abandonedAfterMillis
+          ? Effect.succeed(true)
+          : receipt.lifetime_id === null || receipt.lifetime_id === lifetime
+            ? Effect.succeed(false)
+            : lifetimes.isOver(receipt.lifetime_id)
 
       const sameDigest = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b))
 
@@ -78,10 +92,11 @@ export class Idempotency extends Context.Service<
       > =>
         Effect.gen(function* () {
           const at = yield* now
-          const claim = yield* db(Repo.claim(key, digest, at, new Date(at.getTime() + replayWindowMillis)))
+          const lifetime = yield* lifetimes.current
+          const claim = yield* db(Repo.claim(key, digest, lifetime, at, new Date(at.getTime() + replayWindowMillis)))
           switch (claim._tag) {
             case "Claimed":
-              return yield* runClaimed(claim.id, compute)
+              return yield* runClaimed(claim.claim, compute)
             case "Vanished":
               return yield* attempt(key, digest, compute)
             case "Existing": {
@@ -97,10 +112,10 @@ export class Idempotency extends Context.Service<
                   replayed: true
                 }
               }
-              const staleBefore = new Date(at.getTime() - abandonedAfterMillis)
-              if (yield* db(Repo.takeOverStale(receipt.id, digest, staleBefore, at))) {
-                return yield* runClaimed(receipt.id, compute)
-              }
+              const taken = (yield* abandoned(receipt, lifetime, at))
+                ? yield* db(Repo.takeOver(receipt, digest, lifetime, at))
+                : undefined
+              if (taken) return yield* runClaimed(taken, compute)
               return yield* new IdempotencyInProgress()
             }
           }

@@ -1,13 +1,15 @@
-// Every route Troupe serves, as one layer for the server to mount: the JSON API (with
-// /openapi.json), the offline docs page, the HTML pages, the cable, and the shared conventions.
+// Every route Troupe serves, as one layer for the server to mount: the JSON API, /openapi.json
+// and the offline docs page, the HTML pages, the cable, and the shared conventions.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { Layer } from "effect"
-import { HttpApiBuilder, HttpApiSwagger } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { CableRoute } from "./cable/Cable.ts"
 import { IdempotentLive } from "./conventions/Idempotency.ts"
 import { RequestConventions } from "./conventions/RequestConventions.ts"
+import { DocumentationRoutes } from "./Documentation.ts"
 import { ExecutorAuthenticationLive } from "./executor/Authentication.ts"
 import { ExecutorHandlers } from "./executor/Executor.ts"
+import { HealthRoutes } from "./Health.ts"
 import { MemberAuthenticationLive } from "./member/Authentication.ts"
 import { ExecutorsHandlers } from "./member/Executors.ts"
 import { NamedAgentMemoryHandlers, ProfileMemoryHandlers, WorkspaceMemoryHandlers } from "./member/Memory.ts"
@@ -40,7 +42,7 @@ export const ApiMiddleware = Layer.mergeAll(
   IdempotencyKeyRequiredLive
 )
 
-export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openapi.json" }).pipe(
+export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(
   Layer.provide(
     Layer.mergeAll(
       SessionHandlers,
@@ -62,6 +64,12 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi, { openapiPath: "/openap
   )
 )
 
-export const DocsRoute = HttpApiSwagger.layer(TroupeApi, { path: "/docs" })
-
-export const Routes = Layer.mergeAll(ApiRoutes, DocsRoute, WebRoutes, OAuthRoutes, CableRoute, RequestConventions)
+export const Routes = Layer.mergeAll(
+  ApiRoutes,
+  DocumentationRoutes,
+  WebRoutes,
+  OAuthRoutes,
+  CableRoute,
+  HealthRoutes,
+  RequestConventions
+)

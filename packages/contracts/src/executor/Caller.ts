@@ -2,6 +2,7 @@
 import { Context } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Unauthorized } from "../Errors.ts"
+import { executorBearer } from "../Security.ts"
 
 export interface ExecutorCaller {
   readonly executor: {
@@ -22,4 +23,7 @@ export class CurrentExecutorCaller extends Context.Service<CurrentExecutorCaller
 export class ExecutorAuthentication extends HttpApiMiddleware.Service<
   ExecutorAuthentication,
   { provides: CurrentExecutorCaller }
->()("@troupe/contracts/executor/ExecutorAuthentication", { error: Unauthorized }) {}
+>()("@troupe/contracts/executor/ExecutorAuthentication", {
+  error: Unauthorized,
+  security: { executor_bearer: executorBearer }
+}) {}

@@ -4,6 +4,7 @@ import { Context } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Unauthorized } from "../Errors.ts"
 import type { CallerIdentity } from "../Idempotency.ts"
+import { memberBearer } from "../Security.ts"
 
 export interface MemberCaller {
   readonly user: {
@@ -25,4 +26,7 @@ export class CurrentMemberCaller extends Context.Service<CurrentMemberCaller, Me
 export class MemberAuthentication extends HttpApiMiddleware.Service<
   MemberAuthentication,
   { provides: CurrentMemberCaller | CallerIdentity }
->()("@troupe/contracts/member/MemberAuthentication", { error: Unauthorized }) {}
+>()("@troupe/contracts/member/MemberAuthentication", {
+  error: Unauthorized,
+  security: { member_bearer: memberBearer }
+}) {}

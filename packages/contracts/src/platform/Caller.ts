@@ -5,6 +5,7 @@ import { Context } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import { NotFound, Unauthorized } from "../Errors.ts"
 import type { CallerIdentity } from "../Idempotency.ts"
+import { browserSession, browserSessionScheme, platformBearer } from "../Security.ts"
 
 export type Role = "owner" | "admin" | "member"
 
@@ -45,4 +46,7 @@ export class CurrentPlatformCaller extends Context.Service<CurrentPlatformCaller
 export class PlatformAuthentication extends HttpApiMiddleware.Service<
   PlatformAuthentication,
   { provides: CurrentPlatformCaller | CallerIdentity }
->()("@troupe/contracts/platform/PlatformAuthentication", { error: [Unauthorized, NotFound] }) {}
+>()("@troupe/contracts/platform/PlatformAuthentication", {
+  error: [Unauthorized, NotFound],
+  security: { [browserSessionScheme]: browserSession, platform_bearer: platformBearer }
+}) {}

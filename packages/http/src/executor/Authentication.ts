@@ -10,25 +10,28 @@ export const ExecutorAuthenticationLive = Layer.effect(
   ExecutorAuthentication,
   Effect.gen(function* () {
     const credentials = yield* Credentials
-    return (httpEffect) =>
-      Effect.gen(function* () {
-        const grant = yield* presentedGrant(credentials)
-        const executor = grant.executor
-        if (grant.plane !== "executor_transport" || !executor) {
-          return yield* errors.unauthorized("The credential is not valid")
-        }
-        return yield* httpEffect.pipe(
-          Effect.provideService(CurrentExecutorCaller, {
-            executor: {
-              id: executor.id,
-              publicId: executor.public_id,
-              kind: executor.kind,
-              status: executor.status,
-              displayName: executor.display_name,
-              credentialEpoch: executor.credential_epoch
-            }
-          })
-        )
-      })
+    // The token is read by the plane's own RFC 6750 rule (presentedGrant), not the decoded credential.
+    return ExecutorAuthentication.of({
+      executor_bearer: (httpEffect) =>
+        Effect.gen(function* () {
+          const grant = yield* presentedGrant(credentials)
+          const executor = grant.executor
+          if (grant.plane !== "executor_transport" || !executor) {
+            return yield* errors.unauthorized("The credential is not valid")
+          }
+          return yield* httpEffect.pipe(
+            Effect.provideService(CurrentExecutorCaller, {
+              executor: {
+                id: executor.id,
+                publicId: executor.public_id,
+                kind: executor.kind,
+                status: executor.status,
+                displayName: executor.display_name,
+                credentialEpoch: executor.credential_epoch
+              }
+            })
+          )
+        })
+    })
   })
 )

@@ -12,27 +12,30 @@ export const MemberAuthenticationLive = Layer.effect(
   MemberAuthentication,
   Effect.gen(function* () {
     const credentials = yield* Credentials
-    return (httpEffect) =>
-      Effect.gen(function* () {
-        const grant = yield* presentedGrant(credentials)
-        const user = grant.user
-        if (grant.plane !== "member" || !user || (user.kind !== "agent" && user.kind !== "human")) {
-          return yield* errors.unauthorized("The credential is not valid")
-        }
-        return yield* httpEffect.pipe(
-          Effect.provideService(CurrentMemberCaller, {
-            user: {
-              id: user.id,
-              publicId: user.public_id,
-              kind: user.kind,
-              role: user.role,
-              handle: user.handle,
-              displayName: user.display_name
-            },
-            credential: { publicId: grant.credential.public_id, expiresAt: grant.credential.expires_at }
-          }),
-          Effect.provideService(CallerIdentity, { key: `user:${user.id}` })
-        )
-      })
+    // The token is read by the plane's own RFC 6750 rule (presentedGrant), not the decoded credential.
+    return MemberAuthentication.of({
+      member_bearer: (httpEffect) =>
+        Effect.gen(function* () {
+          const grant = yield* presentedGrant(credentials)
+          const user = grant.user
+          if (grant.plane !== "member" || !user || (user.kind !== "agent" && user.kind !== "human")) {
+            return yield* errors.unauthorized("The credential is not valid")
+          }
+          return yield* httpEffect.pipe(
+            Effect.provideService(CurrentMemberCaller, {
+              user: {
+                id: user.id,
+                publicId: user.public_id,
+                kind: user.kind,
+                role: user.role,
+                handle: user.handle,
+                displayName: user.display_name
+              },
+              credential: { publicId: grant.credential.public_id, expiresAt: grant.credential.expires_at }
+            }),
+            Effect.provideService(CallerIdentity, { key: `user:${user.id}` })
+          )
+        })
+    })
   })
 )

@@ -76,7 +76,7 @@ export const PlatformAuthenticationLive = Layer.effect(
         if (authenticated.session.kind !== expected) return yield* invalid()
         return platformCallerOf(authenticated)
       })
-    return (httpEffect) =>
+    const authenticate = <A, E, R>(httpEffect: Effect.Effect<A, E, R>) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         const credential = presented(request)
@@ -87,5 +87,12 @@ export const PlatformAuthenticationLive = Layer.effect(
           Effect.provideService(CallerIdentity, { key: `user:${caller.user.id}` })
         )
       })
+    // One rule judges both schemes (a present Authorization header is authoritative, with no
+    // fallback to the cookie). Effect tries the schemes in order and answers with the last one's
+    // failure, so the cookie scheme steps aside and the bearer scheme, tried last, judges both.
+    return PlatformAuthentication.of({
+      browser_session: () => Effect.fail(errors.unauthorized()),
+      platform_bearer: authenticate
+    })
   })
 )

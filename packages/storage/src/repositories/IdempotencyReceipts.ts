@@ -1,5 +1,6 @@
 // Rows of `idempotency_receipts`: (caller, route, key) → digest of the request and, once
-// completed, the response to replay verbatim within the replay window.
+// completed, the response to replay verbatim within the replay window. A pending receipt names
+// the node lifetime that claimed it and when; a later write on that claim must match both.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
@@ -10,6 +11,8 @@ export interface ReceiptRow {
   readonly response_status: number | null
   readonly response_headers: Record<string, string> | null
   readonly response_body: string | null
+  /** The node lifetime running the request; null for receipts claimed before lifetimes existed. */
+  readonly lifetime_id: bigint | null
   readonly created_at: Date
   readonly expires_at: Date
 }
@@ -20,29 +23,44 @@ export interface ReceiptKey {
   readonly key: string
 }
 
+/** One claim on a receipt: the row, the lifetime that made it and when (its `created_at`). */
+export interface Claim {
+  readonly id: bigint
+  readonly lifetime: bigint
+  readonly at: Date
+}
+
 /**
  * Claims the key for a new request: drops an expired receipt, then inserts a pending one.
  * Answers the new receipt's id, or the existing live receipt when the key is taken.
  */
-export const claim = Effect.fnUntraced(function* (k: ReceiptKey, digest: Uint8Array, now: Date, expiresAt: Date) {
+export const claim = Effect.fnUntraced(function* (
+  k: ReceiptKey,
+  digest: Uint8Array,
+  lifetime: bigint,
+  now: Date,
+  expiresAt: Date
+) {
   const sql = yield* SqlClient
   yield* sql`
     DELETE FROM idempotency_receipts
     WHERE caller = ${k.caller} AND route = ${k.route} AND key = ${k.key} AND expires_at <= ${now}`
   const inserted = yield* sql<{ id: bigint }>`
-    INSERT INTO idempotency_receipts (caller, route, key, request_digest, state, created_at, expires_at)
-    VALUES (${k.caller}, ${k.route}, ${k.key}, ${digest}, 'pending', ${now}, ${expiresAt})
+    INSERT INTO idempotency_receipts (caller, route, key, request_digest, state, lifetime_id, created_at, expires_at)
+    VALUES (${k.caller}, ${k.route}, ${k.key}, ${digest}, 'pending', ${lifetime}, ${now}, ${expiresAt})
     ON CONFLICT (caller, route, key) DO NOTHING
     RETURNING id`
-  if (inserted[0]) return { _tag: "Claimed" as const, id: inserted[0].id }
+  if (inserted[0]) return { _tag: "Claimed" as const, claim: { id: inserted[0].id, lifetime, at: now } }
   const rows = yield* sql<ReceiptRow>`
-    SELECT id, request_digest, state, response_status, response_headers, response_body, created_at, expires_at
+    SELECT id, request_digest, state, response_status, response_headers, response_body, lifetime_id, created_at,
+      expires_at
     FROM idempotency_receipts WHERE caller = ${k.caller} AND route = ${k.route} AND key = ${k.key}`
   return rows[0] ? { _tag: "Existing" as const, receipt: rows[0] } : { _tag: "Vanished" as const }
 })
 
+/** Keeps the response, unless the claim was taken over meanwhile. */
 export const complete = Effect.fnUntraced(function* (
-  id: bigint,
+  c: Claim,
   response: { readonly status: number; readonly headers: Record<string, string>; readonly body: string }
 ) {
   const sql = yield* SqlClient
@@ -50,27 +68,34 @@ export const complete = Effect.fnUntraced(function* (
     UPDATE idempotency_receipts
     SET state = 'completed', response_status = ${response.status},
         response_headers = ${JSON.stringify(response.headers)}::jsonb, response_body = ${response.body}
-    WHERE id = ${id}`
+    WHERE id = ${c.id} AND state = 'pending' AND lifetime_id = ${c.lifetime} AND created_at = ${c.at}`
 })
 
-export const release = Effect.fnUntraced(function* (id: bigint) {
+/** Frees the key, unless the claim was taken over meanwhile. */
+export const release = Effect.fnUntraced(function* (c: Claim) {
   const sql = yield* SqlClient
-  yield* sql`DELETE FROM idempotency_receipts WHERE id = ${id} AND state = 'pending'`
+  yield* sql`
+    DELETE FROM idempotency_receipts
+    WHERE id = ${c.id} AND state = 'pending' AND lifetime_id = ${c.lifetime} AND created_at = ${c.at}`
 })
 
-/** A pending receipt older than `staleBefore` belongs to a request that died: take it over. */
-export const takeOverStale = Effect.fnUntraced(function* (
-  id: bigint,
+/**
+ * Takes over a pending receipt whose request died, if it is still as it was seen (no one else
+ * took it over first). Answers the new claim.
+ */
+export const takeOver = Effect.fnUntraced(function* (
+  seen: ReceiptRow,
   digest: Uint8Array,
-  staleBefore: Date,
+  lifetime: bigint,
   now: Date
 ) {
   const sql = yield* SqlClient
   const rows = yield* sql`
-    UPDATE idempotency_receipts SET request_digest = ${digest}, created_at = ${now}
-    WHERE id = ${id} AND state = 'pending' AND created_at < ${staleBefore}
+    UPDATE idempotency_receipts SET request_digest = ${digest}, lifetime_id = ${lifetime}, created_at = ${now}
+    WHERE id = ${seen.id} AND state = 'pending' AND lifetime_id IS NOT DISTINCT FROM ${seen.lifetime_id}
+      AND created_at = ${seen.created_at}
     RETURNING id`
-  return rows.length > 0
+  return rows.length > 0 ? { id: seen.id, lifetime, at: now } : undefined
 })
 
 export const reapExpired = Effect.fnUntraced(function* (now: Date) {
