@@ -67,6 +67,27 @@ const presented = (request: HttpServerRequest.HttpServerRequest): Credential | u
 const isWebSocketUpgrade = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers.upgrade?.toLowerCase() === "websocket"
 
+const webSocketKey = /^[+/0-9A-Za-z]{22}==$/
+
+/**
+ * The handshake's own headers (RFC 6455 §4.2.1), judged before the socket library sees them so a
+ * bad one answers the envelope (the library answers text/plain): 400 parameter_invalid naming the
+ * header, with `Sec-WebSocket-Version: 13` when the version is the fault.
+ */
+const handshakeRefusal = (request: HttpServerRequest.HttpServerRequest) => {
+  const connection = (request.headers.connection ?? "").split(",").map((token) => token.trim().toLowerCase())
+  if (!connection.includes("upgrade")) {
+    return envelope(400, "parameter_invalid", "A WebSocket handshake needs Connection: Upgrade")
+  }
+  if (!webSocketKey.test(request.headers["sec-websocket-key"] ?? "")) {
+    return envelope(400, "parameter_invalid", "Sec-WebSocket-Key must be 16 bytes in base64")
+  }
+  if (request.headers["sec-websocket-version"]?.trim() !== "13") {
+    return envelope(400, "parameter_invalid", "Sec-WebSocket-Version must be 13", { "sec-websocket-version": "13" })
+  }
+  return undefined
+}
+
 /**
  * The ws server NodeHttpServer embeds answers with the FIRST offered subprotocol; rewrite the
  * offer on the incoming message to the one Action Cable settles on (or none), so the
@@ -123,6 +144,8 @@ const CableEndpoint = HttpRouter.use((router) =>
             ? envelope(401, "unauthorized", "Authentication is required")
             : envelope(426, "upgrade_required", "Connect with a WebSocket", { upgrade: "websocket" })
         }
+        const refusal = handshakeRefusal(request)
+        if (refusal !== undefined) return refusal
         settleProtocol(request)
         const socket = yield* request.upgrade
         yield* serveConnection(socket, identity, {

@@ -1,42 +1,55 @@
-// The one mapper of failures: every failure of every route answers {error: {code, message}}.
-// Unknown routes, decode failures, unsupported media types, oversized bodies and defects are
+// The one mapper of failures: every failure of every route answers its door's shape (Refusal.ts):
+// {error: {code, message}}, or {error, error_description} on /oauth/*. Unknown routes, decode
+// failures, refused targets and bodies, unsupported media types, oversized bodies and defects are
 // all mapped here; a defect's details go to the log, never to the client.
 import { Cause, Effect } from "effect"
 import { HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
+import { type Door, type Refusal, RequestRefused, shape } from "./Refusal.ts"
 import { describeDecodeFailure } from "./SchemaIssues.ts"
 
 export const envelope = (status: number, code: string, message: string, headers?: Record<string, string>) =>
   HttpServerResponse.jsonUnsafe({ error: { code, message } }, { status, headers })
 
-const internalError = () => envelope(500, "internal_error", "Something went wrong on our side")
-const tooLarge = () => envelope(413, "content_too_large", "The request body is too large", { connection: "close" })
+const internalError: Refusal = { status: 500, code: "internal_error", message: "Something went wrong on our side" }
+const tooLarge: Refusal = {
+  status: 413,
+  code: "content_too_large",
+  message: "The request body is too large",
+  headers: { connection: "close" }
+}
+const unreadable: Refusal = { status: 400, code: "parameter_invalid", message: "The request body could not be read" }
 
-const fromCause = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerResponse => {
+const fromCause = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerResponse | Refusal => {
   for (const reason of cause.reasons) {
     const value = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
     if (value === undefined) continue
     if (HttpServerResponse.isHttpServerResponse(value)) return value
+    if (value instanceof RequestRefused) return value
     if (HttpApiError.HttpApiSchemaError.is(value)) {
-      if (value.kind === "Body" || value.kind === "ResponseHeaders") return internalError()
+      if (value.kind === "Body" || value.kind === "ResponseHeaders") return internalError
       const failure = describeDecodeFailure(value)
-      return envelope(400, failure.code, failure.message)
+      return { status: 400, code: failure.code, message: failure.message }
     }
-    if (HttpApiError.HttpApiPayloadTooLarge.is(value)) return tooLarge()
+    if (HttpApiError.HttpApiPayloadTooLarge.is(value)) return tooLarge
     if (HttpServerError.isHttpServerError(value)) {
       switch (value.reason._tag) {
         case "RouteNotFound":
-          return envelope(404, "not_found", "Not found")
+          return { status: 404, code: "not_found", message: "Not found" }
         case "RequestParseError":
-          return value.reason.reason === "BodyTooLarge"
-            ? tooLarge()
-            : envelope(400, "parameter_invalid", "The request body could not be read")
+          if (value.reason.cause instanceof RequestRefused) return value.reason.cause
+          return value.reason.reason === "BodyTooLarge" ? tooLarge : unreadable
         default:
-          return internalError()
+          return internalError
       }
     }
   }
-  return internalError()
+  return internalError
+}
+
+const respond = (door: Door, refusal: Refusal) => {
+  const shaped = shape(door, refusal)
+  return HttpServerResponse.jsonUnsafe(shaped.body, { status: shaped.status, headers: shaped.headers })
 }
 
 const statusCodes: Record<number, string> = {
@@ -49,28 +62,34 @@ const statusCodes: Record<number, string> = {
 }
 
 /** Built-in responses that bypass the error channel: the 415 text and empty error bodies. */
-const normalize = (response: HttpServerResponse.HttpServerResponse) => {
+const normalize = (door: Door) => (response: HttpServerResponse.HttpServerResponse) => {
   if (response.status === 415) {
-    return envelope(415, "unsupported_media_type", "Send the request body as application/json")
+    return respond(door, {
+      status: 415,
+      code: "unsupported_media_type",
+      message: "Send the request body as application/json"
+    })
   }
   const code = statusCodes[response.status]
   if (code !== undefined && response.body._tag === "Empty") {
-    return envelope(response.status, code, code.replace(/_/g, " "), response.headers)
+    return respond(door, { status: response.status, code, message: code.replace(/_/g, " "), headers: response.headers })
   }
   return response
 }
 
-/** Turns every failure of `httpEffect` into the envelope (defects are logged, not shown). */
+/** Turns every failure of `httpEffect` into `door`'s shape (defects are logged, not shown). */
 export const envelopeFailures = <R>(
-  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>
+  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>,
+  door: Door
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
   httpEffect.pipe(
+    Effect.map(normalize(door)),
     Effect.catchCause((cause) => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-      const response = fromCause(cause)
+      const found = fromCause(cause)
+      const response = HttpServerResponse.isHttpServerResponse(found) ? normalize(door)(found) : respond(door, found)
       return response.status >= 500
         ? Effect.as(Effect.logError("request failed", cause), response)
         : Effect.succeed(response)
-    }),
-    Effect.map(normalize)
+    })
   )

@@ -5,24 +5,23 @@ import { createHash } from "node:crypto"
 import { errors } from "@troupe/contracts/Errors"
 import { CallerIdentity, IdempotencyKeyMaxBytes, Idempotent } from "@troupe/contracts/Idempotency"
 import { Idempotency, type StoredResponse } from "@troupe/domain/Idempotency"
+import { isObject } from "@troupe/domain/Json"
 import { Context, Effect, Layer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 
-const canonical = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(canonical)
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((key) => [key, canonical((value as Record<string, unknown>)[key])])
-    )
-  }
-  return value
-}
+/** Members sorted, as JSON.stringify meets each object (no recursion of ours; the depth is bounded). */
+const sortedMembers = (_name: string, value: unknown) =>
+  isObject(value)
+    ? Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .map((key) => [key, value[key]])
+      )
+    : value
 
 const canonicalBody = (text: string) => {
   try {
-    return JSON.stringify(canonical(JSON.parse(text)))
+    return JSON.stringify(JSON.parse(text), sortedMembers)
   } catch {
     return text
   }

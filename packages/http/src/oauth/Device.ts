@@ -36,8 +36,7 @@ export const DeviceAuthorizationRoute = HttpRouter.add(
     const request = yield* HttpServerRequest.HttpServerRequest
     const body = yield* Effect.orDie(request.text)
     const parsed = parseDeviceAuthorizationRequest(request.headers["content-type"], body)
-    if (parsed._tag === "Invalid")
-      return oauthError(parsed.error, parsed.description, parsed.error === "invalid_client" ? 401 : 400)
+    if (parsed._tag === "Invalid") return oauthError(parsed.error, parsed.description)
     const config = yield* WebConfig
     const flow = yield* DeviceFlow
     return yield* flow.start(parsed.request).pipe(
@@ -80,7 +79,7 @@ export const CancellationRoute = HttpRouter.add(
     if (read._tag === "Invalid") return oauthError("invalid_request", read.description)
     const { client_id: clientId, device_code: deviceCode } = read.params
     if (clientId !== "svc-first-party-connector" && clientId !== "svc-application") {
-      return oauthError("invalid_client", "Unknown client_id", 401)
+      return oauthError("invalid_client", "Unknown client_id")
     }
     if (!deviceCode) return oauthError("invalid_request", "device_code is required")
     const flow = yield* DeviceFlow

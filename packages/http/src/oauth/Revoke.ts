@@ -19,7 +19,7 @@ export const RevokeRoute = HttpRouter.add(
     if (read._tag === "Invalid") return oauthError("invalid_request", read.description)
     const { client_id: clientId, token } = read.params
     if (clientId !== "svc-first-party-connector" && clientId !== "svc-application") {
-      return oauthError("invalid_client", "Unknown client_id", 401)
+      return oauthError("invalid_client", "Unknown client_id")
     }
     if (!token) return oauthError("invalid_request", "token is required")
     const credentials = yield* Credentials

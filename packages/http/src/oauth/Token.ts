@@ -54,7 +54,7 @@ export const TokenRoute = HttpRouter.add(
     const params = read.params
     const clientId = params.client_id
     if (clientId !== connectorClientId && clientId !== applicationClientId) {
-      return oauthError("invalid_client", "Unknown client_id", 401)
+      return oauthError("invalid_client", "Unknown client_id")
     }
     switch (params.grant_type) {
       case deviceGrant: {

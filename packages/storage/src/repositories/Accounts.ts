@@ -1,6 +1,7 @@
 // Rows of `accounts` and `users`: the installation's one account and its people.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { isUuid } from "../Ids.ts"
 
 export type UserKind = "human" | "agent" | "system"
 export type UserRole = "owner" | "admin" | "member"
@@ -115,6 +116,7 @@ export const setUserStatus = Effect.fnUntraced(function* (id: bigint, status: Us
 })
 
 export const findUserByPublicId = Effect.fnUntraced(function* (publicId: string) {
+  if (!isUuid(publicId)) return undefined
   const sql = yield* SqlClient
   const rows = yield* sql<UserRow>`SELECT * FROM users WHERE public_id = ${publicId}`
   return rows[0]

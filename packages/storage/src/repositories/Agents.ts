@@ -2,6 +2,7 @@
 // stewarded by one human.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { isUuid } from "../Ids.ts"
 import type { UserRow } from "./Accounts.ts"
 
 export interface AgentRow extends UserRow {
@@ -19,6 +20,7 @@ export const findAgentByIdentifier = Effect.fnUntraced(function* (accountId: big
 })
 
 export const findAgentByPublicId = Effect.fnUntraced(function* (publicId: string) {
+  if (!isUuid(publicId)) return undefined
   const sql = yield* SqlClient
   const rows = yield* sql<AgentRow>`SELECT * FROM users WHERE public_id = ${publicId} AND kind = 'agent'`
   return rows[0]

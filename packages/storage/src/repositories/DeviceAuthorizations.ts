@@ -2,6 +2,7 @@
 // code, the validated request, polling state and the approval).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { isUuid } from "../Ids.ts"
 
 export type DeviceState = "pending" | "approved" | "consumed" | "denied" | "canceled" | "invalidated" | "expired"
 
@@ -61,6 +62,7 @@ export const findLiveByUserCode = Effect.fnUntraced(function* (userCode: string)
 })
 
 export const findByPublicId = Effect.fnUntraced(function* (publicId: string) {
+  if (!isUuid(publicId)) return undefined
   const sql = yield* SqlClient
   const rows = yield* sql<DeviceAuthorizationRow>`SELECT * FROM device_authorizations WHERE public_id = ${publicId}`
   return rows[0]

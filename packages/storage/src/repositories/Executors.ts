@@ -2,6 +2,7 @@
 // their authority epoch and announcement.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { isUuid } from "../Ids.ts"
 
 export type ExecutorKind = "agent_application" | "runner" | "tool_provider"
 export type AssignmentScope = "agent_private" | "user_private" | "account_wide"
@@ -59,6 +60,7 @@ export const findExecutorById = Effect.fnUntraced(function* (id: bigint) {
 })
 
 export const findExecutorByPublicId = Effect.fnUntraced(function* (publicId: string) {
+  if (!isUuid(publicId)) return undefined
   const sql = yield* SqlClient
   const rows = yield* sql<ExecutorRow>`SELECT * FROM executors WHERE public_id = ${publicId}`
   return rows[0]
