@@ -352,8 +352,15 @@ describe("device authorization request: field contents", () => {
     expectInvalid(both({ ...machineRequest, registration_identifier: emoji.repeat(129) }))
   })
 
-  it("emoji sequences joined with ZERO WIDTH JOINER are allowed in display names", () => {
-    expectValid(both({ ...agentRequest, agent_display_name: "Team 👩‍💻" }))
+  it("format characters (bidi controls, ZERO WIDTH JOINER, BOM) are refused in identifiers and display names", () => {
+    for (const bad of ["a\u202eb", "Team 👩\u200d💻", "\ufeffa", "a\u2066b\u2069", "a\u200bb"]) {
+      expectInvalid(json({ ...agentRequest, agent_identifier: bad }))
+      expectInvalid(json({ ...agentRequest, agent_display_name: bad }))
+      expectInvalid(json({ ...agentRequest, executor_display_name: bad }))
+      expectInvalid(json({ ...machineRequest, registration_identifier: bad }))
+      expectInvalid(json({ ...machineRequest, runner_display_name: bad }))
+    }
+    expectValid(both({ ...agentRequest, agent_display_name: "Team 👩💻 ✓" }))
   })
 
   it("refuses a NUL byte in any identifier or display name", () => {

@@ -1,17 +1,12 @@
 // Memory rules without a database: path grammar and grep's whole-document pre-test, which must
 // never hide a line that matches on its own.
-import {
-  compilePattern,
-  type GrepPattern,
-  matchingLines,
-  parseDocumentPath,
-  parseFilterPath
-} from "@troupe/domain/MemoryRules"
+import { compilePattern, type GrepPattern, isPatternFault } from "@troupe/domain/GrepPattern"
+import { applyEdit, matchingLines, parseDocumentPath, parseFilterPath } from "@troupe/domain/MemoryRules"
 import { describe, expect, it } from "vitest"
 
 const compiled = (pattern: string, ignoreCase = false) => {
   const result = compilePattern(pattern, ignoreCase)
-  if (typeof result === "string") throw new Error(result)
+  if (isPatternFault(result)) throw new Error(result.message)
   return result
 }
 
@@ -31,9 +26,17 @@ describe("paths", () => {
     expect(parseDocumentPath("notes.md")).toMatchObject({ code: "memory_path_invalid" })
     expect(parseDocumentPath("workspace")).toMatchObject({ code: "memory_path_invalid" })
     expect(parseDocumentPath("agent/a\u2028b")).toMatchObject({ code: "memory_path_invalid" })
+    for (const unprintable of ["\u202e", "\u200d", "\ufeff", "\u2066", "\t"]) {
+      expect(parseDocumentPath(`agent/a${unprintable}b`)).toMatchObject({ code: "memory_path_invalid" })
+    }
     expect(parseDocumentPath("agent/skills/a/b")).toMatchObject({ code: "skill_name_invalid" })
     expect(parseDocumentPath("conversation/skills/x")).toMatchObject({ code: "skill_scope_unavailable" })
     expect(parseFilterPath("agent")).toEqual({ scope: "agent", under: "agent" })
+    expect(parseDocumentPath(`workspace/${"😀".repeat(128)}`)).toMatchObject({ scope: "workspace" })
+    expect(parseDocumentPath(`workspace/${"😀".repeat(129)}`)).toMatchObject({ code: "memory_path_invalid" })
+    expect(parseDocumentPath(`user/notes/${"n".repeat(122)}`)).toMatchObject({ scope: "user" })
+    expect(parseDocumentPath(`user/notes/${"n".repeat(123)}`)).toMatchObject({ code: "memory_path_invalid" })
+    expect(parseFilterPath(`agent/${"n".repeat(129)}`)).toMatchObject({ code: "memory_path_invalid" })
     expect(parseFilterPath("agent/notes/")).toEqual({ scope: "agent", under: "agent/notes" })
   })
 })
@@ -55,18 +58,7 @@ describe("grep lines", () => {
   })
 
   it("the whole-document pre-test never hides a matching line", () => {
-    const patterns = [
-      "^foo",
-      "foo$",
-      "^$",
-      "\\Afoo",
-      "end foo\\z",
-      "(?-m)^end",
-      "line$",
-      "\\bbar\\b",
-      "(?s)foo.bar",
-      "x"
-    ]
+    const patterns = ["^foo", "foo$", "^$", "(?-i:foo)", "(?s:foo.bar)", "line$", "\\bbar\\b", "foo.bar", "[^x]", "x"]
     const documents = [content, "bar\nfoo\nend foo\nline x", "foo\nbar", "end foo", "foo bar", "line\r\nline", ""]
     for (const pattern of patterns) {
       for (const document of documents) {
@@ -83,11 +75,13 @@ describe("grep lines", () => {
   it("stops at the room it is given", () => {
     expect(matchingLines(compiled("o"), "agent/x", content, 2)).toHaveLength(2)
   })
+})
 
-  it("refuses what RE2 cannot run in linear time or what is too large", () => {
-    expect(typeof compilePattern("(a)\\1", false)).toBe("string")
-    expect(typeof compilePattern("a(?=b)", false)).toBe("string")
-    expect(typeof compilePattern("((((a{1,100}){1,100}){1,100}){1,100})", false)).toBe("string")
-    expect(typeof compilePattern("x".repeat(1025), false)).toBe("string")
+describe("edits", () => {
+  it("replace exactly one occurrence: none is memory_edit_not_found, several memory_edit_ambiguous", () => {
+    expect(applyEdit("alpha beta", "beta", "B")).toBe("alpha B")
+    expect(applyEdit("alpha beta", "gamma", "G")).toMatchObject({ code: "memory_edit_not_found" })
+    expect(applyEdit("beta beta", "beta", "B")).toMatchObject({ code: "memory_edit_ambiguous" })
+    expect(applyEdit("aaa", "aa", "b")).toMatchObject({ code: "memory_edit_ambiguous" })
   })
 })

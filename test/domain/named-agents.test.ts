@@ -1,7 +1,8 @@
 // Named agents below HTTP: the configuration validator's vocabulary and cross-field rules, and
 // the write's refusals that need a race or a shutdown to show (concurrent_write, shutdown_pending,
 // a declarer removed during the declaration), and instance definitions going with their declarer.
-import { validateConfiguration } from "@troupe/domain/AgentConfiguration"
+import { renderConfiguration, validateConfiguration } from "@troupe/domain/AgentConfiguration"
+import { kernelTools } from "@troupe/domain/KernelTools"
 import { commitPut, NamedAgents, parseDefinition, preparePut } from "@troupe/domain/NamedAgents"
 import { Stewardship } from "@troupe/domain/Stewardship"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
@@ -40,13 +41,97 @@ describe("validateConfiguration", () => {
     })
   })
 
-  it("kernel_tools takes exact canonical names only", () => {
-    expect(fault({ kernel_tools: ["memory.show", "store.get"], approval_mode: "bypass" })).toBeUndefined()
+  it("kernel_tools takes exactly the catalog's canonical names; wire names and invented names are refused", () => {
+    const canonical = [
+      "svc.conversation.cancel",
+      "svc.conversation.read",
+      "svc.conversation.search",
+      "svc.conversation.send",
+      "svc.conversation.spawn",
+      "svc.conversation.status",
+      "svc.graph.delegate_task",
+      "svc.graph.wait",
+      "svc.human.ask",
+      "svc.memory.delete",
+      "svc.memory.edit",
+      "svc.memory.grep",
+      "svc.memory.ls",
+      "svc.memory.read",
+      "svc.memory.write",
+      "svc.skill.load",
+      "svc.tools.call",
+      "svc.tools.search"
+    ]
+    expect(kernelTools.map((t) => t.canonical).sort()).toEqual(canonical)
+    expect(fault({ kernel_tools: canonical, approval_mode: "bypass" })).toBeUndefined()
     expect(fault({ kernel_tools: [] })).toBeUndefined()
     expect(fault({ kernel_tools: null })).toBeUndefined()
-    expect(fault({ kernel_tools: ["memory_show"], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
-    expect(fault({ kernel_tools: ["*"], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
-    expect(fault({ kernel_tools: ["Memory.Show"], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
+    const wire = ["memory_read", "memory_ls", "session_read", "ask", "delegate_task", "skill", "tool_search", "send"]
+    for (const name of wire) {
+      expect(fault({ kernel_tools: [name], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
+    }
+    for (const name of ["memory.list", "memory.show", "store.get", "store.put", "run.wait", "human.ask"]) {
+      expect(fault({ kernel_tools: [name], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
+    }
+    expect(fault({ kernel_tools: ["svc.memory.*"], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
+    expect(fault({ kernel_tools: ["SVC.Memory.Read"], approval_mode: "ask" })).toBe("configuration.kernel_tools[0]")
+    const wireFault = validateConfiguration({ kernel_tools: ["memory_read"], approval_mode: "ask" })
+    expect("fault" in wireFault && wireFault.fault.message).toContain('"svc.memory.read"')
+  })
+
+  it("kernel entries and aliases in tool_definitions use the same catalog; a kernel entry is exposed by its wire name", () => {
+    const tools = (entries: ReadonlyArray<Record<string, unknown>>) =>
+      validateConfiguration({ approval_mode: "ask", tool_definitions: entries })
+    const declared = tools([
+      { type: "kernel", name: "svc.memory.read" },
+      { name: "note", canonical: "svc.memory.write" }
+    ])
+    expect("configuration" in declared && declared.configuration.tool_definitions).toEqual([
+      { type: "kernel", name: "svc.memory.read" },
+      { name: "note", canonical: "svc.memory.write" }
+    ])
+    const taken = tools([
+      { type: "kernel", name: "svc.memory.read" },
+      { type: "function", function: { name: "memory_read" } }
+    ])
+    expect("fault" in taken && taken.fault.field).toBe("configuration.tool_definitions[1]")
+    expect(fault({ approval_mode: "ask", tool_definitions: [{ type: "kernel", name: "memory_read" }] })).toBe(
+      "configuration.tool_definitions[0].name"
+    )
+    expect(fault({ approval_mode: "ask", tool_definitions: [{ type: "kernel", name: "memory.show" }] })).toBe(
+      "configuration.tool_definitions[0].name"
+    )
+    expect(fault({ approval_mode: "ask", tool_definitions: [{ name: "peek", canonical: "memory_read" }] })).toBe(
+      "configuration.tool_definitions[0].canonical"
+    )
+  })
+
+  it("an alias reads back as a function block whose description names aliased catalog tools by their aliases", () => {
+    const shown = renderConfiguration({
+      tool_definitions: [
+        { name: "note", canonical: "svc.memory.write" },
+        { name: "patch", canonical: "svc.memory.edit" }
+      ]
+    })
+    expect(shown.tool_definitions).toEqual([
+      {
+        type: "function",
+        function: {
+          name: "note",
+          description: "Create or replace a memory document; to change part of one use patch.",
+          parameters: { type: "object", properties: expect.any(Object), required: ["path", "content"] }
+        }
+      },
+      {
+        type: "function",
+        function: {
+          name: "patch",
+          description:
+            "Replace the one occurrence of old_text in a memory document with new_text; read it first with memory_read.",
+          parameters: { type: "object", properties: expect.any(Object), required: ["path", "old_text", "new_text"] }
+        }
+      }
+    ])
   })
 
   it("approval_mode is required by tools, kernel tools, hooks and tool-importing runner candidates", () => {
@@ -67,7 +152,7 @@ describe("validateConfiguration", () => {
     const rules = (approval_rules: unknown) => fault({ approval_mode: "rules", approval_rules })
     expect(
       rules([
-        { tool: "memory_*|store_get", verdict: "allow" },
+        { tool: "memory_*|delegate_task", verdict: "allow" },
         { tool: "*", verdict: "ask", origin: "hook" }
       ])
     ).toBeUndefined()
@@ -79,12 +164,12 @@ describe("validateConfiguration", () => {
 
   it("aliases must name a kernel tool and its parameters; compaction and reasoning cross-field rules", () => {
     const alias = (entry: Record<string, unknown>) => fault({ approval_mode: "ask", tool_definitions: [entry] })
-    expect(alias({ name: "peek", canonical: "memory.show", omit: [] })).toBeUndefined()
-    expect(alias({ name: "peek", canonical: "memory.peek" })).toBe("configuration.tool_definitions[0].canonical")
-    expect(alias({ name: "peek", canonical: "memory.show", omit: ["path"] })).toBe(
+    expect(alias({ name: "peek", canonical: "svc.memory.read", omit: ["offset"] })).toBeUndefined()
+    expect(alias({ name: "peek", canonical: "svc.memory.peek" })).toBe("configuration.tool_definitions[0].canonical")
+    expect(alias({ name: "peek", canonical: "svc.memory.read", omit: ["path"] })).toBe(
       "configuration.tool_definitions[0].omit[0]"
     )
-    expect(alias({ name: "peek", canonical: "memory.show", params: { depth: {} } })).toBe(
+    expect(alias({ name: "peek", canonical: "svc.memory.read", params: { depth: {} } })).toBe(
       "configuration.tool_definitions[0].params.depth"
     )
     expect(fault({ compaction_policy: { mode: "kernel", tool_name: "x" } })).toBe(

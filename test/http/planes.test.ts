@@ -101,15 +101,13 @@ describe("the cross-plane matrix", () => {
       expect(response.status).toBe(200)
       check(response.body)
     }
-  const platformProfile = (credentialKind: string) =>
-    ok((body) =>
-      expect(body.profile).toMatchObject({
-        kind: "human",
-        role: "owner",
-        email: ownerCredentials.email,
-        credential: { kind: credentialKind }
-      })
-    )
+  const platformProfile = (credentialKind: "api_session" | "browser_session" | "access_token") =>
+    ok((body) => {
+      expect(body.member).toMatchObject({ kind: "human", role: "owner" })
+      expect(Object.keys(body.member).sort()).toEqual(["display_name", "handle", "kind", "public_id", "role"])
+      expect(body.credential_plane).toBe(credentialKind === "access_token" ? "platform" : null)
+      expect(JSON.stringify(body)).not.toContain(ownerCredentials.email)
+    })
   const session = (kind: "api" | "browser") => ok((body) => expect(body.session.kind).toBe(kind))
   const revoked = ok((body) => expect(body).toEqual({ revoked: true }))
   const agentProfile = ok((body) => {

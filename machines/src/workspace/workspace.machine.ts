@@ -4,29 +4,43 @@
 //   archived --restoration command, lock_version matches--> restoring, then active
 //   active|archived --DELETE--> tombstoned
 // archiving and restoring last until the settling job reports back: the place where later work
-// (stopping a workspace's conversations, for one) is carried out durably.
+// (stopping a workspace's conversations, for one) is carried out durably. Archival stamps the
+// instant it was accepted (archived_at); restoration clears it.
 import { setup } from "xstate"
 import type { WorkspaceEvent } from "./events.ts"
 
 export const workspaceEffects = {
-  /** Writes the state to the row, bumping lock_version where the command presented it. */
+  /**
+   * Writes the state to the row, bumping lock_version where the command presented it; `archival`
+   * says whether archived_at becomes the step's instant ("accepted") or null ("cleared").
+   */
   recordState: "workspace.recordState",
   /** After commit: settles an archival or restoration, then reports workspace.settled. */
   settle: "workspace.settle"
 } as const
 
-const record = (state: string) => ({
+/** The states between a lifecycle command and its settling: they accept no further command. */
+export const workspaceTransitions: ReadonlyArray<string> = ["archiving", "restoring"]
+
+export interface RecordStateParams {
+  readonly state: string
+  readonly lockVersion: number | undefined
+  readonly archival?: "accepted" | "cleared"
+}
+
+const record = (state: string, archival?: RecordStateParams["archival"]) => ({
   type: workspaceEffects.recordState,
-  params: ({ event }: { event: WorkspaceEvent }) => ({
+  params: ({ event }: { event: WorkspaceEvent }): RecordStateParams => ({
     state,
-    lockVersion: "lockVersion" in event ? event.lockVersion : undefined
+    lockVersion: "lockVersion" in event ? event.lockVersion : undefined,
+    ...(archival === undefined ? {} : { archival })
   })
 })
 
 export const workspaceMachine = setup({
   types: { context: {} as Record<string, never>, events: {} as WorkspaceEvent },
   actions: {
-    [workspaceEffects.recordState]: (_, _params: { state: string; lockVersion: number | undefined }) => {},
+    [workspaceEffects.recordState]: (_, _params: RecordStateParams) => {},
     [workspaceEffects.settle]: (_, _params: { toward: "archived" | "active" }) => {}
   }
 }).createMachine({
@@ -39,7 +53,7 @@ export const workspaceMachine = setup({
       on: {
         "workspace.archive": {
           target: "archiving",
-          actions: [record("archiving"), { type: workspaceEffects.settle, params: { toward: "archived" } }]
+          actions: [record("archiving", "accepted"), { type: workspaceEffects.settle, params: { toward: "archived" } }]
         },
         "workspace.tombstone": { target: "tombstoned", actions: record("tombstoned") }
       }
@@ -50,7 +64,7 @@ export const workspaceMachine = setup({
       on: {
         "workspace.restore": {
           target: "restoring",
-          actions: [record("restoring"), { type: workspaceEffects.settle, params: { toward: "active" } }]
+          actions: [record("restoring", "cleared"), { type: workspaceEffects.settle, params: { toward: "active" } }]
         },
         "workspace.tombstone": { target: "tombstoned", actions: record("tombstoned") }
       }

@@ -11,6 +11,7 @@ import { allocateHandle as allocateFreeHandle } from "./HandleChanges.ts"
 import { handleBase, isHandle } from "./Handles.ts"
 import { now } from "./Now.ts"
 import { hashPassword } from "./Passwords.ts"
+import { isPrintable, isPrintableText } from "./Text.ts"
 
 export interface NewHuman {
   readonly email: string
@@ -19,21 +20,21 @@ export interface NewHuman {
   readonly handle?: string | undefined
 }
 
-const controlCharacters = /[\u0000-\u001f\u007f]/
 const emailPattern = /^[^\s@]+@[^\s@]+$/
 
 /** Validates and normalizes a new human's fields. */
 export const validateHuman = (input: NewHuman): Effect.Effect<NewHuman, InvalidInput> => {
   const email = input.email.trim()
-  const displayName = input.displayName.trim()
+  // Judged before trimming: trim() would drop a U+FEFF the rule refuses.
+  const displayName = isPrintable(input.displayName) ? input.displayName.trim() : ""
   const handle = input.handle?.trim() || undefined
-  if (email.length > 254 || !emailPattern.test(email) || controlCharacters.test(email)) {
+  if (email.length > 254 || !emailPattern.test(email) || !isPrintable(email)) {
     return Effect.fail(new InvalidInput({ field: "email", message: "Enter a valid email address" }))
   }
   if (input.password.length < 8 || input.password.length > 1024 || input.password.includes("\u0000")) {
     return Effect.fail(new InvalidInput({ field: "password", message: "Use a password of 8 to 1024 characters" }))
   }
-  if (displayName.length === 0 || displayName.length > 100 || controlCharacters.test(displayName)) {
+  if (!isPrintableText(displayName, 1, 100)) {
     return Effect.fail(new InvalidInput({ field: "display_name", message: "Enter a name of 1 to 100 characters" }))
   }
   if (handle !== undefined && !isHandle(handle)) {

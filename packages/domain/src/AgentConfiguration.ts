@@ -3,7 +3,8 @@
 // read-back (every field null, the tool list [], until declared; aliases as full function blocks).
 // A fault names its field (`configuration.approval_mode`), or a JSON pointer for prompt_template
 // grammar faults (`/configuration/prompt_template/blocks/0/type`).
-import { isKernelWireAlias, kernelTool } from "./KernelTools.ts"
+import { kernelTool, kernelToolByWire, renderKernelDescription } from "./KernelTools.ts"
+import { isPrintableText } from "./Text.ts"
 
 export interface ConfigurationFault {
   readonly field: string
@@ -89,14 +90,11 @@ const modelPattern = /^[a-z0-9][a-z0-9_.-]{0,63}\/[^\s/][^\s]{0,190}$/
 const variablePattern = /^[a-z_][a-z0-9_]{0,63}$/
 const slotPattern = /^[a-z0-9][a-z0-9_-]{0,63}$/
 const toolPatternAlternative = /^(?:\*|[a-zA-Z0-9_.-]{1,128}\*?)$/
-const unprintable =
-  /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 const isObject = (value: Json): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-const printable = (value: Json, max: number): value is string =>
-  typeof value === "string" && value.length > 0 && [...value].length <= max && !unprintable.test(value)
+const printable = (value: Json, max: number): value is string => isPrintableText(value, 1, max)
 
 const fail = (field: string, message: string): never => {
   throw new Fault(field, `${field} ${message}`)
@@ -416,7 +414,8 @@ export const validateConfiguration = (
       if (typeof name !== "string") fail(field, "must be a kernel tool name")
       const text = name as string
       if (text.includes("*")) fail(field, "may not be a wildcard")
-      if (isKernelWireAlias(text)) fail(field, `is a wire alias; use ${JSON.stringify(text.replace(/_/g, "."))}`)
+      const wire = kernelToolByWire(text)
+      if (wire) fail(field, `is a wire name; use the canonical ${JSON.stringify(wire.canonical)}`)
       if (!kernelTool(text)) fail(field, `is not a kernel tool: ${JSON.stringify(text)}`)
       if (kernel.has(text)) fail(field, `repeats ${JSON.stringify(text)}`)
       kernel.add(text)
@@ -511,8 +510,11 @@ export const validateConfiguration = (
   }
 }
 
-/** An alias declaration read back as the full function block it exposes. */
-const renderTool = (stored: JsonObject): JsonObject => {
+/**
+ * An alias declaration read back as the full function block it exposes; its description names
+ * other catalog tools by the aliases `names` maps their wire names to.
+ */
+const renderTool = (stored: JsonObject, names: ReadonlyMap<string, string>): JsonObject => {
   if (stored.canonical === undefined) return stored
   const tool = kernelTool(stored.canonical as string)
   if (!tool) return stored
@@ -527,7 +529,7 @@ const renderTool = (stored: JsonObject): JsonObject => {
     type: "function",
     function: {
       name: stored.name,
-      description: (stored.description as string | undefined) ?? tool.description,
+      description: (stored.description as string | undefined) ?? renderKernelDescription(tool, names),
       parameters: { type: "object", properties, required: tool.parameters.required.filter((key) => !omit.has(key)) }
     },
     ...(stored.defer_loading === undefined ? {} : { defer_loading: stored.defer_loading })
@@ -542,8 +544,12 @@ export const renderConfiguration = (stored: unknown): StoredConfiguration => {
   for (const key of configurationFields) {
     if (stored[key] !== undefined && stored[key] !== null) out[key] = stored[key]
   }
-  out.tool_definitions = Array.isArray(stored.tool_definitions)
-    ? (stored.tool_definitions as Array<JsonObject>).map(renderTool)
-    : []
+  const tools = Array.isArray(stored.tool_definitions) ? (stored.tool_definitions as Array<JsonObject>) : []
+  const aliases = new Map<string, string>()
+  for (const entry of tools) {
+    const aliased = typeof entry.canonical === "string" ? kernelTool(entry.canonical) : undefined
+    if (aliased) aliases.set(aliased.wire, entry.name as string)
+  }
+  out.tool_definitions = tools.map((entry) => renderTool(entry, aliases))
   return out as unknown as StoredConfiguration
 }

@@ -2,6 +2,7 @@
 // environment and documents, validated with field paths.
 import type { ExecutorRow } from "@troupe/storage/repositories/Executors"
 import { canonicalBytes, isObject } from "./Json.ts"
+import { isPrintableText } from "./Text.ts"
 
 export type Announcement = ExecutorRow["announcement"]
 
@@ -25,8 +26,7 @@ const invalid = (path: string, message: string): AnnouncementRefusal => ({
   message: `${path} ${message}`
 })
 
-const printable = (value: unknown, max: number) =>
-  typeof value === "string" && value.trim() !== "" && [...value].length <= max && !/[\u0000-\u001f\u007f]/.test(value)
+const printable = (value: unknown, max: number) => isPrintableText(value, 1, max) && value.trim() !== ""
 
 const validateTool = (tool: unknown, path: string): AnnouncementRefusal | undefined => {
   if (!isObject(tool)) return invalid(path, "must be an object")

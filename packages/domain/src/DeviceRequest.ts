@@ -16,6 +16,7 @@
 // Decision (unknown parameters): only the recognized names below are examined. Any other name
 // (assignment_scope included) is ignored entirely, even when duplicated or structured, so it can
 // never influence the outcome. Parameter names are exact and case-sensitive.
+import { codePointLength, isPrintable } from "./Text.ts"
 
 export const connectorClientId = "svc-first-party-connector"
 export const applicationClientId = "svc-application"
@@ -229,21 +230,9 @@ const jsonParameters = (body: string): ReadonlyMap<Name, Raw> | "not_json" | "no
 // ---------------------------------------------------------------------------------------------
 // Field contents
 
-// Decision (printable): a character is refused when it is a control character (Unicode Cc, which
-// includes NUL, TAB, CR, LF, DEL and C1), a lone surrogate (Cs; the text must be well-formed
-// UTF-16), or a line or paragraph separator (Zl, Zp). Format characters (Cf) are allowed because
-// emoji sequences need ZERO WIDTH JOINER. The same rule applies to identifiers and display names.
-const forbiddenCharacter = /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u
+// "Printable" is Text.ts's rule (no control, format, separator or lone surrogate character), for
+// identifiers and display names alike.
 const surroundingWhitespace = /^\s|\s$/u
-
-/** Length in Unicode code points, not UTF-16 code units. */
-export const codePointLength = (text: string): number => {
-  let n = 0
-  for (const _ of text) n++
-  return n
-}
-
-const printable = (text: string): boolean => text.isWellFormed() && !forbiddenCharacter.test(text)
 
 // agent_identifier (spec: 1 to 128 printable non-NUL characters, no surrounding whitespace, exact
 // case-sensitive) and registration_identifier (spec: nonblank, at most 128, exact case-sensitive).
@@ -253,7 +242,7 @@ const printable = (text: string): boolean => text.isWellFormed() && !forbiddenCh
 // also makes "nonblank" automatic. Neither is Unicode-normalized or case-folded.
 const identifierProblem = (name: string, value: string): string | undefined => {
   const rule = `${name} must be 1 to ${identifierMaxLength} printable characters without surrounding whitespace`
-  if (!printable(value) || surroundingWhitespace.test(value)) return rule
+  if (!isPrintable(value) || surroundingWhitespace.test(value)) return rule
   if (codePointLength(value) > identifierMaxLength) return rule
   return undefined
 }
@@ -263,7 +252,7 @@ const identifierProblem = (name: string, value: string): string | undefined => {
 // presentation rather than a key, and the trimmed name must be nonblank and at most 100 code points.
 const displayName = (name: string, value: string): { readonly ok: string } | { readonly problem: string } => {
   const rule = `${name} must be nonblank, printable and at most ${displayNameMaxLength} characters`
-  if (!printable(value)) return { problem: rule }
+  if (!isPrintable(value)) return { problem: rule }
   const trimmed = value.trim()
   if (trimmed === "" || codePointLength(trimmed) > displayNameMaxLength) return { problem: rule }
   return { ok: trimmed }

@@ -13,11 +13,12 @@ import * as Repo from "@troupe/storage/repositories/Memory"
 import * as Named from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { compilePattern, isPatternFault } from "./GrepPattern.ts"
 import {
   applyEdit,
   checkContent,
   checkDescription,
-  compilePattern,
+  checkEditText,
   type GrepMatch,
   isSkillPath,
   type MemoryFault,
@@ -157,20 +158,16 @@ const matchesObserved = (row: Repo.MemoryDocumentRow, observed: Observed) =>
 
 const textMember = (members: Members, member: "old_text" | "new_text") =>
   Effect.gen(function* () {
-    const value = members[member]
-    if (value === undefined) return yield* missing(member)
-    if (typeof value !== "string" || !value.isWellFormed() || value.includes("\u0000")) {
-      return yield* refuse(422, "memory_content_invalid", `memory.${member} must be valid text`)
-    }
-    if (member === "old_text" && value === "")
-      return yield* refuse(422, "memory_content_invalid", "memory.old_text must not be empty")
+    if (members[member] === undefined) return yield* missing(member)
+    const value = checkEditText(members[member], member)
+    if (isFault(value)) return yield* refuseFault(value)
     return value
   })
 
 export class Memory extends Context.Service<
   Memory,
   {
-    /** The profile door: an agent reaches agent/ (itself) and user/ (its steward); a human user/ (itself). */
+    /** The profile door: user/ only (a human itself; an agent the human it serves, its steward). */
     readonly profileReach: (userId: bigint) => Effect.Effect<Reach, Refused>
     /** The workspace door (the caller's standing on the workspace already judged): workspace/ only. */
     readonly workspaceReach: (viewer: Viewer, workspace: Workspace) => Reach
@@ -204,7 +201,7 @@ export class Memory extends Context.Service<
               } satisfies Reach
             }
             const steward = user.steward_id === null ? undefined : yield* Accounts.findUserById(user.steward_id)
-            const anchors: Partial<Record<Scope, Repo.Anchor>> = { agent: { kind: "agent", id: user.id } }
+            const anchors: Partial<Record<Scope, Repo.Anchor>> = {}
             if (steward && steward.status === "active") anchors.user = { kind: "user", id: steward.id }
             return { anchors, ...ceilingOf(user), overridden: false } satisfies Reach
           })
@@ -342,14 +339,14 @@ export class Memory extends Context.Service<
         Effect.gen(function* () {
           if (members.pattern === undefined) return yield* missing("pattern")
           if (typeof members.pattern !== "string") return yield* malformed("pattern", "a string")
-          const ignoreCase = members.ignore_case ?? false
+          const ignoreCase = members.ignore_case === undefined ? false : members.ignore_case
           if (typeof ignoreCase !== "boolean") return yield* malformed("ignore_case", "a JSON boolean")
-          const limit = members.limit ?? memoryLimits.grepDefault
+          const limit = members.limit === undefined ? memoryLimits.grepDefault : members.limit
           if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > memoryLimits.grepMax) {
             return yield* malformed("limit", `an integer from 1 to ${memoryLimits.grepMax}`)
           }
           const pattern = compilePattern(members.pattern, ignoreCase)
-          if (typeof pattern === "string") return yield* refuse(400, "parameter_invalid", pattern)
+          if (isPatternFault(pattern)) return yield* refuse(422, pattern.code, pattern.message)
           let anchors = reachableAnchors(reach)
           let under: string | undefined
           if (members.path !== undefined && members.path !== null) {

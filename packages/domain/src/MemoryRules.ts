@@ -1,8 +1,9 @@
 // The rules of memory documents that need no database (spec "Memory document", Limits): the path
-// grammar (scope as the first segment, skills/ rows), content and description checks, and grep
-// (RE2 patterns matched line by line in linear time). Which scopes a door reaches, fencing and
-// the per-anchor limit are Memory.ts's.
-import { RE2JS } from "re2js"
+// grammar (scope as the first segment, skills/ rows), content and description checks, edits, and
+// grep's line matching (the patterns are GrepPattern.ts's). Which scopes a door reaches, fencing
+// and the per-anchor limit are Memory.ts's.
+import type { GrepPattern } from "./GrepPattern.ts"
+import { codePointLength, isPrintable } from "./Text.ts"
 
 export const scopes = ["conversation", "workspace", "user", "agent", "speaker"] as const
 export type Scope = (typeof scopes)[number]
@@ -10,15 +11,13 @@ export type Scope = (typeof scopes)[number]
 export const memoryLimits = {
   documentsPerAnchor: 64,
   documentBytes: 64 * 1024,
-  pathBytes: 1024,
+  /** Code points of the name after the scope segment. */
+  nameCharacters: 128,
   skillName: 64,
   descriptionBytes: 1024,
   grepDefault: 100,
   grepMax: 500,
   lineCharacters: 500,
-  patternCharacters: 1024,
-  /** RE2 program size (approximate instruction count) a grep pattern may compile to. */
-  patternProgramSize: 2000,
   /** Scanning stops after this long; the answer is then marked truncated. */
   grepMillis: 2000
 } as const
@@ -38,24 +37,25 @@ export interface MemoryPath {
 
 const isScope = (value: string): value is Scope => (scopes as ReadonlyArray<string>).includes(value)
 
-// Control characters (C0, DEL, C1), line and paragraph separators.
-const unprintable = /[\p{Cc}\u2028\u2029]/u
 const skillName = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
 const fault = (code: string, message: string): MemoryFault => ({ code, message })
 const pathInvalid = (message: string) => fault("memory_path_invalid", message)
 
-/** The segments of a well-formed path (or its fault): printable, no empty, "." or ".." segment. */
+/**
+ * The segments of a well-formed path (or its fault): printable (Text.ts), a known scope first, a
+ * name after it of at most 128 code points, no empty, "." or ".." segment.
+ */
 const segmentsOf = (value: unknown): ReadonlyArray<string> | MemoryFault => {
   if (typeof value !== "string") return pathInvalid("memory.path must be a string")
-  if (!value.isWellFormed() || unprintable.test(value)) return pathInvalid("memory.path must be printable text")
-  if (Buffer.byteLength(value, "utf8") > memoryLimits.pathBytes) {
-    return pathInvalid(`memory.path is longer than ${memoryLimits.pathBytes} bytes`)
-  }
+  if (!isPrintable(value)) return pathInvalid("memory.path must be printable text (no control or format characters)")
   const segments = value.split("/")
   const scope = segments[0]!
   if (!isScope(scope)) {
     return pathInvalid(`memory.path must start with its scope (${scopes.join(", ")}): <scope>/<name>`)
+  }
+  if (codePointLength(value) - scope.length - 1 > memoryLimits.nameCharacters) {
+    return pathInvalid(`memory.path's name after ${scope}/ is at most ${memoryLimits.nameCharacters} characters`)
   }
   if (segments.some((segment) => segment === "" || segment === "." || segment === "..")) {
     return pathInvalid("memory.path has an empty, . or .. segment")
@@ -133,7 +133,7 @@ export const checkDescription = (
   if (value === undefined || value === null || (typeof value === "string" && value.trim() === "")) {
     return fault("skill_description_required", "A skill row needs memory.description")
   }
-  if (typeof value !== "string" || !value.isWellFormed() || unprintable.test(value)) {
+  if (typeof value !== "string" || !isPrintable(value)) {
     return fault("memory_description_invalid", "memory.description must be one printable line")
   }
   if (Buffer.byteLength(value, "utf8") > memoryLimits.descriptionBytes) {
@@ -142,42 +142,30 @@ export const checkDescription = (
   return { description: value }
 }
 
-/** The content after replacing the one occurrence of oldText (a fault when there is not exactly one). */
+/**
+ * An edit's old_text (a non-empty string of valid text, else memory_edit_invalid) or new_text
+ * (valid text, else memory_content_invalid: it becomes content).
+ */
+export const checkEditText = (value: unknown, member: "old_text" | "new_text"): string | MemoryFault => {
+  const code = member === "old_text" ? "memory_edit_invalid" : "memory_content_invalid"
+  if (typeof value !== "string" || !value.isWellFormed() || value.includes("\u0000")) {
+    return fault(code, `memory.${member} must be a string of valid text`)
+  }
+  if (member === "old_text" && value === "") return fault(code, "memory.old_text must not be empty")
+  return value
+}
+
+/**
+ * The content after replacing the one occurrence of oldText (non-empty, see checkEditText): none
+ * is memory_edit_not_found, several memory_edit_ambiguous.
+ */
 export const applyEdit = (content: string, oldText: string, newText: string): string | MemoryFault => {
   const first = content.indexOf(oldText)
-  if (first === -1) return fault("memory_content_invalid", "memory.old_text does not occur in the document")
+  if (first === -1) return fault("memory_edit_not_found", "memory.old_text does not occur in the document")
   if (content.indexOf(oldText, first + 1) !== -1) {
-    return fault("memory_content_invalid", "memory.old_text occurs more than once; include more surrounding text")
+    return fault("memory_edit_ambiguous", "memory.old_text occurs more than once; include more surrounding text")
   }
   return content.slice(0, first) + newText + content.slice(first + oldText.length)
-}
-
-export interface GrepPattern {
-  /** Matches one line. */
-  readonly line: RE2JS
-  /**
-   * The same pattern over a whole document with ^ and $ at line ends: a document it does not
-   * match has no matching line, so it is skipped. Absent when the pattern could tell the two
-   * apart (\A, \z, or a flag group that turns a flag off).
-   */
-  readonly document: RE2JS | undefined
-}
-
-/** Compiles a grep pattern (RE2 syntax); answers a message for a pattern it refuses. */
-export const compilePattern = (pattern: string, ignoreCase: boolean): GrepPattern | string => {
-  if (pattern === "" || [...pattern].length > memoryLimits.patternCharacters) {
-    return `memory.pattern must be 1 to ${memoryLimits.patternCharacters} characters`
-  }
-  const flags = ignoreCase ? RE2JS.CASE_INSENSITIVE : 0
-  let line: RE2JS
-  try {
-    line = RE2JS.compile(pattern, flags)
-  } catch (error) {
-    return `memory.pattern is not a valid RE2 pattern: ${error instanceof Error ? error.message : String(error)}`
-  }
-  if (line.programSize() > memoryLimits.patternProgramSize) return "memory.pattern is too complex"
-  const wholeDocumentSafe = !/\\A|\\z|\(\?[a-zA-Z]*-/.test(pattern)
-  return { line, document: wholeDocumentSafe ? RE2JS.compile(pattern, flags | RE2JS.MULTILINE) : undefined }
 }
 
 export interface GrepMatch {

@@ -17,6 +17,7 @@ import { InvalidInput } from "./Errors.ts"
 import { allocateHandle } from "./HandleChanges.ts"
 import { isObject } from "./Json.ts"
 import { now } from "./Now.ts"
+import { isPrintable, isPrintableText } from "./Text.ts"
 
 export const nameGrammar = /^[a-z0-9][a-z0-9_-]{1,31}$/
 export const limits = { identifier: 128, description: 1024, systemPromptBytes: 64 * 1024, displayName: 100 } as const
@@ -83,9 +84,6 @@ export const view = (row: Named.NamedAgentRow): NamedAgentView => ({
   configuration: renderConfiguration(row.configuration)
 })
 
-const unprintable =
-  /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
 const missing = (name: string) => new BadParameter({ code: "parameter_missing", message: `${name} is required` })
 const malformed = (name: string, what: string) =>
   new BadParameter({ code: "parameter_invalid", message: `${name} must be ${what}` })
@@ -117,16 +115,17 @@ export const parseDefinition = (body: unknown): Effect.Effect<DefinitionInput, B
     }
 
     if (scope !== "instance" && scope !== "steward") return yield* invalid("scope", "must be instance or steward")
-    if (description.length === 0 || [...description].length > limits.description || unprintable.test(description)) {
+    if (!isPrintableText(description, 1, limits.description)) {
       return yield* invalid("description", `must be one printable line of 1 to ${limits.description} characters`)
     }
-    const displayName = typeof display_name === "string" ? display_name.trim() : null
+    // Judged before trimming: trim() would drop a U+FEFF the rule refuses.
     if (
-      displayName !== null &&
-      (displayName.length === 0 || [...displayName].length > limits.displayName || unprintable.test(displayName))
+      typeof display_name === "string" &&
+      !(isPrintable(display_name) && isPrintableText(display_name.trim(), 1, limits.displayName))
     ) {
       return yield* invalid("display_name", `must be 1 to ${limits.displayName} printable characters`)
     }
+    const displayName = typeof display_name === "string" ? display_name.trim() : null
     if (typeof system_prompt === "string" && Buffer.byteLength(system_prompt, "utf8") > limits.systemPromptBytes) {
       return yield* invalid("system_prompt", "is larger than 64 KiB")
     }

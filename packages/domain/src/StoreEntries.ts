@@ -1,5 +1,5 @@
 // Store entries on a host (the acting principal's profile, a workspace, a conversation): the
-// namespace and key grammar, the value bound, the per-host entry limit, lock_version fencing,
+// namespace and key rules, the value bound, the per-host entry limit, lock_version fencing,
 // and the request budget. Who may use a host (authority, concealment) is the caller's business:
 // every method takes a host the caller has already been allowed to use.
 
@@ -11,6 +11,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { InvalidInput } from "./Errors.ts"
 import { now } from "./Now.ts"
 import type { RateLimit } from "./RateLimiter.ts"
+import { isPrintableText } from "./Text.ts"
 
 export type StoreEntryHost = Repo.Host
 export type StoreEntryHostKind = Repo.HostKind
@@ -21,10 +22,9 @@ export type StoreEntrySummaryRow = Repo.StoreEntrySummaryRow
 export const maxEntriesPerHost = 64
 export const maxValueBytes = 1024 * 1024
 
-/** namespace: 1 to 64 of a-z 0-9 _ . - starting with a letter or digit. */
-export const namespacePattern = /^[a-z0-9][a-z0-9_.-]{0,63}$/
-/** key: 1 to 255 code points, none of them a control character, line or paragraph separator. */
-export const maxKeyLength = 255
+/** namespace and key: printable text (Text.ts) of 1 to this many code points, no other charset rule. */
+export const maxNamespaceLength = 80
+export const maxKeyLength = 160
 
 /**
  * The request budget: 6,000 requests per minute per caller over every store-entry route of every
@@ -48,6 +48,12 @@ export class StoreEntryLimitReached extends Schema.TaggedError<StoreEntryLimitRe
 /** The presented lock_version is not the entry's current one. */
 export class StoreEntryStale extends Schema.TaggedError<StoreEntryStale>()("StoreEntryStale", {}) {}
 
+/** The value holds a string that is not valid Unicode (a lone surrogate). */
+export class StoreEntryValueInvalid extends Schema.TaggedError<StoreEntryValueInvalid>()(
+  "StoreEntryValueInvalid",
+  {}
+) {}
+
 export class StoreEntryValueTooLarge extends Schema.TaggedError<StoreEntryValueTooLarge>()("StoreEntryValueTooLarge", {
   bytes: Schema.Number
 }) {}
@@ -59,31 +65,16 @@ export interface StoreEntryPage {
   readonly limit: number
 }
 
-// Control characters (C0, DEL, C1), line and paragraph separators.
-const unprintable = /[\p{Cc}\u2028\u2029]/u
-
-const checkNamespace = (namespace: string) =>
-  namespacePattern.test(namespace)
-    ? Effect.void
+/** namespace or key: printable text of 1 to `max` code points, else InvalidInput naming it. */
+const checkName = (field: "namespace" | "key", value: unknown, max: number) =>
+  isPrintableText(value, 1, max)
+    ? Effect.succeed(value)
     : Effect.fail(
         new InvalidInput({
-          field: "namespace",
-          message:
-            "namespace must be 1 to 64 characters of a-z, 0-9, underscore, dot and dash, starting with a letter or digit"
+          field,
+          message: `${field} must be a string of 1 to ${max} printable characters (no control or format characters)`
         })
       )
-
-const checkKey = (key: string) => {
-  const length = [...key].length
-  return length >= 1 && length <= maxKeyLength && key.isWellFormed() && !unprintable.test(key)
-    ? Effect.void
-    : Effect.fail(
-        new InvalidInput({
-          field: "key",
-          message: `key must be 1 to ${maxKeyLength} printable characters (no control characters)`
-        })
-      )
-}
 
 /** Every string of the value (object member names too) is valid Unicode. */
 const wellFormed = (value: unknown): boolean => {
@@ -98,9 +89,7 @@ const wellFormed = (value: unknown): boolean => {
 /** The value as the JSON text to store, after its checks: valid Unicode, at most maxValueBytes. */
 export const valueJson = (value: unknown) =>
   Effect.gen(function* () {
-    if (value === undefined || !wellFormed(value)) {
-      return yield* new InvalidInput({ field: "value", message: "value must be JSON with valid Unicode strings" })
-    }
+    if (value === undefined || !wellFormed(value)) return yield* new StoreEntryValueInvalid()
     // Canonical JSON (sorted members, no whitespace) has exactly the length of this text.
     const text = JSON.stringify(value)
     const bytes = Buffer.byteLength(text, "utf8")
@@ -114,10 +103,10 @@ export class StoreEntries extends Context.Service<
     readonly list: (host: StoreEntryHost, page: StoreEntryPage) => Effect.Effect<ReadonlyArray<StoreEntrySummaryRow>>
     readonly create: (
       host: StoreEntryHost,
-      entry: { readonly namespace: string; readonly key: string; readonly value: unknown }
+      entry: { readonly namespace: unknown; readonly key: unknown; readonly value: unknown }
     ) => Effect.Effect<
       StoreEntryRow,
-      InvalidInput | StoreEntryValueTooLarge | StoreEntryKeyTaken | StoreEntryLimitReached
+      InvalidInput | StoreEntryValueInvalid | StoreEntryValueTooLarge | StoreEntryKeyTaken | StoreEntryLimitReached
     >
     readonly get: (host: StoreEntryHost, publicId: string) => Effect.Effect<StoreEntryRow, StoreEntryNotFound>
     readonly replaceValue: (
@@ -125,7 +114,10 @@ export class StoreEntries extends Context.Service<
       publicId: string,
       lockVersion: number,
       value: unknown
-    ) => Effect.Effect<StoreEntryRow, InvalidInput | StoreEntryValueTooLarge | StoreEntryNotFound | StoreEntryStale>
+    ) => Effect.Effect<
+      StoreEntryRow,
+      StoreEntryValueInvalid | StoreEntryValueTooLarge | StoreEntryNotFound | StoreEntryStale
+    >
     readonly remove: (
       host: StoreEntryHost,
       publicId: string,
@@ -156,21 +148,21 @@ export class StoreEntries extends Context.Service<
 
         create: (host, entry) =>
           Effect.gen(function* () {
-            yield* checkNamespace(entry.namespace)
-            yield* checkKey(entry.key)
+            const namespace = yield* checkName("namespace", entry.namespace, maxNamespaceLength)
+            const key = yield* checkName("key", entry.key, maxKeyLength)
             const text = yield* valueJson(entry.value)
             const at = yield* now
             // Under the host's lock nothing else creates on this host, so the checks hold.
             return yield* db(
               Effect.gen(function* () {
                 yield* Repo.lockHost(host)
-                if (yield* Repo.findByKey(host, entry.namespace, entry.key)) return yield* new StoreEntryKeyTaken()
+                if (yield* Repo.findByKey(host, namespace, key)) return yield* new StoreEntryKeyTaken()
                 if ((yield* Repo.countEntries(host)) >= maxEntriesPerHost) return yield* new StoreEntryLimitReached()
                 const row = yield* Repo.insertEntry({
                   publicId: newPublicId(),
                   host,
-                  namespace: entry.namespace,
-                  key: entry.key,
+                  namespace,
+                  key,
                   valueJson: text,
                   now: at
                 })

@@ -5,6 +5,7 @@
 // to one agent refuses every other agent). access_mode and ownership_transfer are the owner's.
 // What the caller cannot see answers like absence.
 import { ActorHost } from "@troupe/actors/ActorHost"
+import { workspaceTransitions } from "@troupe/machines/workspace/workspace.machine"
 import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
@@ -14,6 +15,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { canonicalBytes, isObject } from "./Json.ts"
 import { now } from "./Now.ts"
 import { type Refused, refuse } from "./Refused.ts"
+import { isPrintableText } from "./Text.ts"
 import { messagingEntries, providerOverrides } from "./WorkspaceSettings.ts"
 
 export const notFound = () => refuse(404, "not_found", "Not found")
@@ -27,10 +29,19 @@ export interface Viewer {
   readonly human: Accounts.UserRow
 }
 
-export type Workspace = Repo.WorkspaceRow & { readonly owner_public_id: string }
+/** A workspace as answers show it: the row, its owner (always a human) and its creator. */
+export type Workspace = Repo.WorkspaceRow & {
+  readonly owner_public_id: string
+  readonly owner: { readonly public_id: string; readonly display_name: string }
+  readonly creator: { readonly public_id: string; readonly display_name: string; readonly kind: "human" | "agent" }
+}
 
-const validName = (name: unknown) =>
-  typeof name === "string" && name.trim() !== "" && [...name].length <= 255 && !/[\u0000-\u001f\u007f]/.test(name)
+const notActive = (state: string) =>
+  workspaceTransitions.includes(state)
+    ? refuse(409, "transition_in_progress", `The workspace is ${state}; wait until it settles`)
+    : refuse(409, "workspace_not_active", `The workspace is ${state}`)
+
+const validName = (name: unknown) => isPrintableText(name, 1, 255) && name.trim() !== ""
 
 export class Workspaces extends Context.Service<
   Workspaces,
@@ -98,11 +109,22 @@ export class Workspaces extends Context.Service<
       const host = yield* ActorHost
       const db = withDatabase(sql)
 
-      const withOwner = (row: Repo.WorkspaceRow) =>
-        Effect.map(
-          Accounts.findUserById(row.owner_id),
-          (owner): Workspace => ({ ...row, owner_public_id: owner!.public_id })
-        )
+      /** The rows with their owners and creators, read in one query. */
+      const withPeople = (rows: ReadonlyArray<Repo.WorkspaceRow>) =>
+        Effect.map(Repo.people(rows.flatMap((row) => [row.owner_id, row.created_by])), (found) => {
+          const byId = new Map(found.map((person) => [person.id, person]))
+          return rows.map((row): Workspace => {
+            const owner = byId.get(row.owner_id)!
+            const creator = byId.get(row.created_by)!
+            return {
+              ...row,
+              owner_public_id: owner.public_id,
+              owner: { public_id: owner.public_id, display_name: owner.display_name },
+              creator: { public_id: creator.public_id, display_name: creator.display_name, kind: creator.kind }
+            }
+          })
+        })
+      const withOwner = (row: Repo.WorkspaceRow) => Effect.map(withPeople([row]), (rows) => rows[0]!)
 
       const viewer = (userId: bigint) =>
         db(
@@ -143,12 +165,17 @@ export class Workspaces extends Context.Service<
           return row
         })
 
-      const ownerOnly = (who: Viewer, publicId: string) =>
+      /** Owner-only commands; a `transitional` one mid-transition is 409 transition_in_progress. */
+      const ownerOnly = (who: Viewer, publicId: string, transitional: boolean) =>
         Effect.gen(function* () {
           const row = yield* visible(who, publicId)
           if (who.user.id !== row.owner_id)
             return yield* refuse(403, "not_workspace_owner", "Only the workspace's owner may do this")
-          if (row.state !== "active") return yield* refuse(409, "workspace_not_active", "The workspace is not active")
+          if (row.state !== "active") {
+            return yield* transitional
+              ? notActive(row.state)
+              : refuse(409, "workspace_not_active", "The workspace is not active")
+          }
           return row
         })
 
@@ -193,7 +220,7 @@ export class Workspaces extends Context.Service<
               order: filter.order,
               limit: filter.limit
             })
-            return yield* Effect.forEach(rows, withOwner)
+            return yield* withPeople(rows)
           }).pipe(Effect.orDie)
         )
 
@@ -253,7 +280,7 @@ export class Workspaces extends Context.Service<
       const setAccessMode = (who: Viewer, publicId: string, accessMode: unknown, lockVersion: number) =>
         db(
           Effect.gen(function* () {
-            const row = yield* ownerOnly(who, publicId)
+            const row = yield* ownerOnly(who, publicId, false)
             if (accessMode !== "private" && accessMode !== "account_wide") {
               return yield* refuse(422, "validation_failed", "access_mode must be account_wide or private")
             }
@@ -264,7 +291,7 @@ export class Workspaces extends Context.Service<
       const transferOwnership = (who: Viewer, publicId: string, targetPublicId: unknown, lockVersion: number) =>
         db(
           Effect.gen(function* () {
-            const row = yield* ownerOnly(who, publicId)
+            const row = yield* ownerOnly(who, publicId, true)
             if (targetPublicId === undefined || targetPublicId === null) {
               return yield* refuse(400, "parameter_missing", "target_user_public_id is required")
             }
@@ -272,11 +299,17 @@ export class Workspaces extends Context.Service<
               return yield* refuse(400, "parameter_invalid", "target_user_public_id must be a public id")
             }
             const target = yield* Accounts.findUserByPublicId(targetPublicId)
-            if (!target || target.account_id !== row.account_id) {
-              return yield* refuse(422, "principal_unknown", "target_user_public_id names no one")
-            }
-            if (target.kind !== "human" || target.status !== "active") {
-              return yield* refuse(422, "principal_not_eligible", "A workspace belongs to an active human")
+            if (
+              !target ||
+              target.account_id !== row.account_id ||
+              target.kind !== "human" ||
+              target.status !== "active"
+            ) {
+              return yield* refuse(
+                422,
+                "target_not_eligible",
+                "target_user_public_id must name an active human of the account"
+              )
             }
             return yield* updated(row, lockVersion, { owner_id: target.id })
           })
@@ -302,13 +335,13 @@ export class Workspaces extends Context.Service<
                 "This workspace is dedicated to another agent"
               )
             }
+            if (workspaceTransitions.includes(row.state)) return yield* notActive(row.state)
             if (row.lock_version !== lockVersion) return yield* stale()
             const outcome = yield* host
               .send("workspace", row.public_id, { type: `workspace.${command}`, lockVersion } as never)
               .pipe(Effect.orDie)
             if (outcome._tag === "Vetoed") return yield* stale()
-            if (outcome._tag === "Rejected")
-              return yield* refuse(409, "workspace_not_active", `The workspace is ${row.state}`)
+            if (outcome._tag === "Rejected") return yield* notActive(outcome.state)
             return yield* withOwner((yield* Repo.findWorkspace(row.public_id))!)
           })
         )

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, request } from "../../support/http.ts"
 import { createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { about, isType, openRaw } from "../cable/support-cable.ts"
 import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../oauth/support-device.ts"
 
 let server: TestServer
@@ -92,6 +93,40 @@ describe("announcement", () => {
   it("takes a transport credential only", async () => {
     expect((await announce(tools.ownerAgent.access_token, { tools: [] })).status).toBe(401)
     expect((await announce(tools.ownerAgent.executor_access_token, { tools: [] })).status).toBe(200)
+  })
+})
+
+describe("the executor's own view", () => {
+  const presence = (executor: Record<string, unknown>) => ({
+    presence: executor.presence,
+    last_seen_at: executor.last_seen_at,
+    connected_at: executor.connected_at
+  })
+  const discovered = async (publicId: string) =>
+    (await get(`/agent_api/v1/executors/${publicId}`, tools.ownerAgent.access_token)).body.executor
+
+  it("carries presence, last_seen_at and connected_at with the discovery row's values, before and after contact", async () => {
+    const token = tools.sharedRunner.access_token
+    const before = (await get("/agent_api/v1/executor", token)).body.executor
+    expect(presence(before)).toEqual({ presence: "not_yet_seen", last_seen_at: null, connected_at: null })
+    expect(presence(await discovered(before.public_id))).toEqual(presence(before))
+
+    const inbox = JSON.stringify({ channel: "ExecutorInboxChannel" })
+    const cable = openRaw(server, { headers: bearer(token) })
+    await cable.frames.take(isType("welcome"))
+    cable.subscribe(inbox)
+    await cable.frames.take((frame: { type?: string }) => about(inbox)(frame) && frame.type === "confirm_subscription")
+    const online = (await get("/agent_api/v1/executor", token)).body.executor
+    expect(online).toMatchObject({
+      presence: "online",
+      last_seen_at: expect.any(String),
+      connected_at: expect.any(String)
+    })
+    expect(presence(await discovered(online.public_id))).toEqual(presence(online))
+    const announced = (await announce(token, { tools: [] })).body.executor
+    expect(presence(announced)).toEqual(presence(online))
+    cable.socket.close()
+    await cable.closed
   })
 })
 

@@ -1,5 +1,5 @@
 // Memory at the profile, workspace and named-agent doors over a real server: the six verbs,
-// conditional writes, scopes and anchors, skills/ rows, the 64-document and 64 KiB limits, grep
+// conditional writes, edit refusals, scopes and anchors (each door its own scope), skills/ rows, the 64-document and 64 KiB limits, grep
 // (limit, truncation, ignore_case, line cap, path filter), the caller's memory ceiling, a
 // provider's override of workspace memory, and concealment.
 import { Effect } from "effect"
@@ -36,6 +36,10 @@ const door = (prefix: string) => ({
 const profile = door("/profile")
 const workspaceDoor = (id: string) => door(`/workspaces/${id}`)
 const namedDoor = (name: string) => door(`/profile/agents/${name}`)
+/** agent/ memory of agentA's, agentB's and memberAgent's named definitions (each its own anchor). */
+const notebook = namedDoor("notebook")
+const grepper = namedDoor("grepper")
+const racer = namedDoor("racer")
 
 const fresh = { expected_public_id: null, expected_lock_version: null }
 const create = (
@@ -81,12 +85,23 @@ beforeAll(async () => {
   memberAgent = account.memberAgents[0]!
   ownerToken = account.ownerToken
   memberToken = account.memberToken
+  const declare = async (agent: ConnectedAgent, name: string) => {
+    const put = await call("PUT", `/profile/agents/${name}`, agent.token, {
+      scope: "instance",
+      description: `The ${name}`,
+      configuration: {}
+    })
+    expect(put.status).toBe(201)
+  }
+  await declare(agentA, "notebook")
+  await declare(agentB, "grepper")
+  await declare(memberAgent, "racer")
 })
 afterAll(() => server?.close())
 
-describe("profile door: the verbs", () => {
+describe("the verbs (at the named-agent door: agent/ of one definition)", () => {
   it("creates with the null pair (201 {memory} with content), shows, lists rows without content", async () => {
-    const created = await create(profile, agentA.token, "agent/notes.md", "first line\nsecond line\n")
+    const created = await create(notebook, agentA.token, "agent/notes.md", "first line\nsecond line\n")
     expect(created.status).toBe(201)
     expect(created.body.memory).toMatchObject({
       path: "agent/notes.md",
@@ -97,10 +112,10 @@ describe("profile door: the verbs", () => {
     })
     expect(created.body.memory.public_id).toMatch(/^[0-9a-f-]{36}$/)
     expect(new Date(created.body.memory.written_at).toISOString()).toBe(created.body.memory.written_at)
-    const shown = await profile.show(agentA.token, "agent/notes.md")
+    const shown = await notebook.show(agentA.token, "agent/notes.md")
     expect(shown.status).toBe(200)
     expect(shown.body).toEqual(created.body)
-    const listed = await profile.list(agentA.token)
+    const listed = await notebook.list(agentA.token)
     expect(listed.status).toBe(200)
     const row = listed.body.find((r: { path: string }) => r.path === "agent/notes.md")
     expect(row).toEqual({
@@ -114,21 +129,22 @@ describe("profile door: the verbs", () => {
   })
 
   it("accepts the members at top level too", async () => {
-    const created = await call("POST", "/profile/memory", agentA.token, {
+    const created = await call("POST", "/profile/agents/notebook/memory", agentA.token, {
       path: "agent/top.md",
       content: "x",
       ...fresh
     })
     expect(created.status).toBe(201)
     expect(
-      (await call("POST", "/profile/memory/show", agentA.token, { path: "agent/top.md" })).body.memory.content
+      (await call("POST", "/profile/agents/notebook/memory/show", agentA.token, { path: "agent/top.md" })).body.memory
+        .content
     ).toBe("x")
   })
 
   it("a replace (the observed pair) is 201, keeps public_id, advances lock_version and written_at", async () => {
-    const created = (await create(profile, agentA.token, "agent/replace.md", "v1")).body.memory
+    const created = (await create(notebook, agentA.token, "agent/replace.md", "v1")).body.memory
     server.clock.advance("1 minute")
-    const replaced = await profile.write(agentA.token, {
+    const replaced = await notebook.write(agentA.token, {
       path: "agent/replace.md",
       content: "version two",
       ...observed(created)
@@ -143,23 +159,23 @@ describe("profile door: the verbs", () => {
     expect(Date.parse(replaced.body.memory.written_at)).toBeGreaterThan(Date.parse(created.written_at))
     // The pair read before is stale now; a null pair on a present path is stale too.
     expectError(
-      await profile.write(agentA.token, { path: "agent/replace.md", content: "v3", ...observed(created) }),
+      await notebook.write(agentA.token, { path: "agent/replace.md", content: "v3", ...observed(created) }),
       409,
       "stale_object"
     )
-    expectError(await create(profile, agentA.token, "agent/replace.md", "again"), 409, "stale_object")
+    expectError(await create(notebook, agentA.token, "agent/replace.md", "again"), 409, "stale_object")
     const wrongId = { expected_public_id: "01900000-0000-7000-8000-000000000001", expected_lock_version: 1 }
     expectError(
-      await profile.write(agentA.token, { path: "agent/replace.md", content: "v3", ...wrongId }),
+      await notebook.write(agentA.token, { path: "agent/replace.md", content: "v3", ...wrongId }),
       409,
       "stale_object"
     )
   })
 
   it("delete takes the observed pair (204); then the path is memory_not_found; a recreate has a new public_id", async () => {
-    const created = (await create(profile, agentA.token, "agent/gone.md", "bye")).body.memory
+    const created = (await create(notebook, agentA.token, "agent/gone.md", "bye")).body.memory
     expectError(
-      await profile.remove(agentA.token, {
+      await notebook.remove(agentA.token, {
         path: "agent/gone.md",
         expected_public_id: created.public_id,
         expected_lock_version: 7
@@ -167,44 +183,59 @@ describe("profile door: the verbs", () => {
       409,
       "stale_object"
     )
-    expectError(await profile.remove(agentA.token, { path: "agent/gone.md", ...fresh }), 400, "parameter_invalid")
-    const removed = await profile.remove(agentA.token, { path: "agent/gone.md", ...observed(created) })
+    expectError(await notebook.remove(agentA.token, { path: "agent/gone.md", ...fresh }), 400, "parameter_invalid")
+    const removed = await notebook.remove(agentA.token, { path: "agent/gone.md", ...observed(created) })
     expect(removed.status).toBe(204)
-    expectError(await profile.show(agentA.token, "agent/gone.md"), 404, "memory_not_found")
+    expectError(await notebook.show(agentA.token, "agent/gone.md"), 404, "memory_not_found")
     expectError(
-      await profile.remove(agentA.token, { path: "agent/gone.md", ...observed(created) }),
+      await notebook.remove(agentA.token, { path: "agent/gone.md", ...observed(created) }),
       404,
       "memory_not_found"
     )
     expectError(
-      await profile.write(agentA.token, { path: "agent/gone.md", content: "x", ...observed(created) }),
+      await notebook.write(agentA.token, { path: "agent/gone.md", content: "x", ...observed(created) }),
       404,
       "memory_not_found"
     )
-    const again = (await create(profile, agentA.token, "agent/gone.md", "back")).body.memory
+    const again = (await create(notebook, agentA.token, "agent/gone.md", "back")).body.memory
     expect(again.public_id).not.toBe(created.public_id)
     expect(again.lock_version).toBe(0)
   })
 
   it("edit replaces the one occurrence of old_text (200 {memory}), fenced by the observed pair", async () => {
-    const created = (await create(profile, agentA.token, "agent/edit.md", "alpha beta gamma beta")).body.memory
+    const created = (await create(notebook, agentA.token, "agent/edit.md", "alpha beta gamma beta")).body.memory
     const path = "agent/edit.md"
     expectError(
-      await profile.edit(agentA.token, { path, old_text: "beta", new_text: "B", ...observed(created) }),
+      await notebook.edit(agentA.token, { path, old_text: "beta", new_text: "B", ...observed(created) }),
       422,
-      "memory_content_invalid"
+      "memory_edit_ambiguous"
     )
     expectError(
-      await profile.edit(agentA.token, { path, old_text: "delta", new_text: "D", ...observed(created) }),
+      await notebook.edit(agentA.token, { path, old_text: "delta", new_text: "D", ...observed(created) }),
       422,
-      "memory_content_invalid"
+      "memory_edit_not_found"
     )
     expectError(
-      await profile.edit(agentA.token, { path, old_text: "", new_text: "D", ...observed(created) }),
+      await notebook.edit(agentA.token, { path, old_text: "", new_text: "D", ...observed(created) }),
+      422,
+      "memory_edit_invalid"
+    )
+    expectError(
+      await notebook.edit(agentA.token, { path, old_text: 7, new_text: "D", ...observed(created) }),
+      422,
+      "memory_edit_invalid"
+    )
+    expectError(
+      await notebook.edit(agentA.token, { path, old_text: "alpha", new_text: ["D"], ...observed(created) }),
       422,
       "memory_content_invalid"
     )
-    const edited = await profile.edit(agentA.token, {
+    // Nothing changed on any refusal.
+    expect((await notebook.show(agentA.token, path)).body.memory).toMatchObject({
+      lock_version: 0,
+      content: "alpha beta gamma beta"
+    })
+    const edited = await notebook.edit(agentA.token, {
       path,
       old_text: "alpha",
       new_text: "ALPHA",
@@ -217,42 +248,42 @@ describe("profile door: the verbs", () => {
       content: "ALPHA beta gamma beta"
     })
     expectError(
-      await profile.edit(agentA.token, { path, old_text: "gamma", new_text: "G", ...observed(created) }),
+      await notebook.edit(agentA.token, { path, old_text: "gamma", new_text: "G", ...observed(created) }),
       409,
       "stale_object"
     )
     expectError(
-      await profile.edit(agentA.token, { path: "agent/none.md", old_text: "a", new_text: "b", ...observed(created) }),
+      await notebook.edit(agentA.token, { path: "agent/none.md", old_text: "a", new_text: "b", ...observed(created) }),
       404,
       "memory_not_found"
     )
     expectError(
-      await profile.edit(agentA.token, { path, old_text: "gamma", ...observed(edited.body.memory) }),
+      await notebook.edit(agentA.token, { path, old_text: "gamma", ...observed(edited.body.memory) }),
       400,
       "parameter_missing"
     )
     expectError(
-      await profile.edit(agentA.token, { path, old_text: "gamma", new_text: "G", ...fresh }),
+      await notebook.edit(agentA.token, { path, old_text: "gamma", new_text: "G", ...fresh }),
       400,
       "parameter_invalid"
     )
     const big = "x".repeat(64 * 1024)
     expectError(
-      await profile.edit(agentA.token, { path, old_text: "gamma", new_text: big, ...observed(edited.body.memory) }),
+      await notebook.edit(agentA.token, { path, old_text: "gamma", new_text: big, ...observed(edited.body.memory) }),
       422,
       "memory_document_too_large"
     )
   })
 
   it("the conditional pair is required on every write and delete: absent 400 parameter_missing, malformed 400 parameter_invalid", async () => {
-    expectError(await profile.write(agentA.token, { path: "agent/p.md", content: "x" }), 400, "parameter_missing")
+    expectError(await notebook.write(agentA.token, { path: "agent/p.md", content: "x" }), 400, "parameter_missing")
     expectError(
-      await profile.write(agentA.token, { path: "agent/p.md", content: "x", expected_public_id: null }),
+      await notebook.write(agentA.token, { path: "agent/p.md", content: "x", expected_public_id: null }),
       400,
       "parameter_missing"
     )
     expectError(
-      await profile.write(agentA.token, {
+      await notebook.write(agentA.token, {
         path: "agent/p.md",
         content: "x",
         expected_public_id: null,
@@ -262,7 +293,7 @@ describe("profile door: the verbs", () => {
       "parameter_invalid"
     )
     expectError(
-      await profile.write(agentA.token, {
+      await notebook.write(agentA.token, {
         path: "agent/p.md",
         content: "x",
         expected_public_id: "nope",
@@ -272,7 +303,7 @@ describe("profile door: the verbs", () => {
       "parameter_invalid"
     )
     expectError(
-      await profile.write(agentA.token, {
+      await notebook.write(agentA.token, {
         path: "agent/p.md",
         content: "x",
         expected_public_id: absentWorkspace,
@@ -281,104 +312,141 @@ describe("profile door: the verbs", () => {
       400,
       "parameter_invalid"
     )
-    expectError(await profile.remove(agentA.token, { path: "agent/p.md" }), 400, "parameter_missing")
-    expectError(await profile.write(agentA.token, { content: "x", ...fresh }), 400, "parameter_missing")
-    expectError(await profile.write(agentA.token, { path: "agent/p.md", ...fresh }), 400, "parameter_missing")
-    expectError(await profile.show(agentA.token, undefined), 400, "parameter_missing")
+    expectError(await notebook.remove(agentA.token, { path: "agent/p.md" }), 400, "parameter_missing")
+    expectError(await notebook.write(agentA.token, { content: "x", ...fresh }), 400, "parameter_missing")
+    expectError(await notebook.write(agentA.token, { path: "agent/p.md", ...fresh }), 400, "parameter_missing")
+    expectError(await notebook.show(agentA.token, undefined), 400, "parameter_missing")
   })
 })
 
-describe("profile door: scopes and anchors", () => {
-  it("an agent reaches agent/ (its own) and user/ (its steward's, shared with the steward and its other agents)", async () => {
+describe("profile door: user/ only", () => {
+  it("an agent reaches user/ of its steward (shared with the steward and its other agents); a human its own", async () => {
     await create(profile, agentA.token, "user/preferences.md", "likes tea")
     const asSteward = await profile.show(ownerToken, "user/preferences.md")
     expect(asSteward.body.memory.content).toBe("likes tea")
     expect((await profile.show(agentB.token, "user/preferences.md")).body.memory.content).toBe("likes tea")
-    // agent/ is each agent's own.
-    expectError(await profile.show(agentB.token, "agent/notes.md"), 404, "memory_not_found")
     const paths = (await profile.list(agentB.token)).body.map((r: { path: string }) => r.path)
     expect(paths).toContain("user/preferences.md")
-    expect(paths).not.toContain("agent/notes.md")
     // Another human's agent sees another user/ memory.
     expectError(await profile.show(memberAgent.token, "user/preferences.md"), 404, "memory_not_found")
     expectError(await profile.show(memberToken, "user/preferences.md"), 404, "memory_not_found")
   })
 
   it("lists in byte order of path", async () => {
-    const paths = (await profile.list(agentA.token)).body.map((r: { path: string }) => r.path)
+    for (const path of ["user/b.md", "user/B.md", "user/a/é.md", "user/a.md"])
+      await create(profile, ownerToken, path, "x")
+    const paths = (await profile.list(ownerToken)).body.map((r: { path: string }) => r.path)
     expect(paths).toEqual([...paths].sort((a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))))
   })
 
-  it("scopes the door does not reach are 422 memory_scope_unavailable", async () => {
+  it("every other scope, agent/ included, is 422 memory_scope_unavailable at every verb", async () => {
+    expectError(await create(profile, agentA.token, "agent/notes.md", "x"), 422, "memory_scope_unavailable")
+    expectError(await profile.show(agentA.token, "agent/notes.md"), 422, "memory_scope_unavailable")
     expectError(
-      await create(profile, ownerToken, "agent/x.md", "a human has no agent memory"),
+      await profile.edit(agentA.token, {
+        path: "agent/notes.md",
+        old_text: "a",
+        new_text: "b",
+        expected_public_id: absentWorkspace,
+        expected_lock_version: 0
+      }),
       422,
       "memory_scope_unavailable"
     )
-    expectError(await profile.show(ownerToken, "agent/x.md"), 422, "memory_scope_unavailable")
+    expectError(
+      await profile.remove(agentA.token, {
+        path: "agent/notes.md",
+        expected_public_id: absentWorkspace,
+        expected_lock_version: 0
+      }),
+      422,
+      "memory_scope_unavailable"
+    )
+    expectError(await create(profile, ownerToken, "agent/x.md", "x"), 422, "memory_scope_unavailable")
     for (const path of ["workspace/x.md", "conversation/x.md", "speaker/x.md"]) {
       expectError(await create(profile, agentA.token, path, "x"), 422, "memory_scope_unavailable")
     }
-    expectError(await profile.grep(agentA.token, { pattern: "x", path: "workspace" }), 422, "memory_scope_unavailable")
+    for (const path of ["agent", "workspace"]) {
+      expectError(await profile.grep(agentA.token, { pattern: "x", path }), 422, "memory_scope_unavailable")
+    }
+    // The agent's definitions' memory stays out of the profile door's list and grep.
+    const listed = (await profile.list(agentA.token)).body.map((r: { path: string }) => r.path)
+    expect(listed.every((path: string) => path.startsWith("user/"))).toBe(true)
   })
 
   it("the first segment must be a scope: a bare name, an unknown scope or a malformed path is 422 memory_path_invalid", async () => {
     for (const path of [
       "notes.md",
-      "agent",
-      "agent/",
+      "user",
+      "user/",
       "memories/x.md",
-      "agent//x",
-      "agent/../x",
-      "agent/./x",
-      "agent/a\u0000b",
+      "user//x",
+      "user/../x",
+      "user/./x",
       42,
       "a".repeat(1100)
     ]) {
-      expectError(await create(profile, agentA.token, path as string, "x"), 422, "memory_path_invalid")
+      expectError(await create(profile, ownerToken, path as string, "x"), 422, "memory_path_invalid")
     }
-    expectError(await profile.show(agentA.token, "notes.md"), 422, "memory_path_invalid")
-    expectError(await profile.grep(agentA.token, { pattern: "x", path: "notes" }), 422, "memory_path_invalid")
+    expectError(await profile.show(ownerToken, "notes.md"), 422, "memory_path_invalid")
+    expectError(await profile.grep(ownerToken, { pattern: "x", path: "notes" }), 422, "memory_path_invalid")
+  })
+
+  it("the name after the scope is at most 128 characters (code points), else 422 memory_path_invalid", async () => {
+    expect((await create(profile, ownerToken, `user/${"é".repeat(128)}`, "x")).status).toBe(201)
+    expect((await create(profile, ownerToken, `user/deep/${"n".repeat(123)}`, "x")).status).toBe(201)
+    expectError(await create(profile, ownerToken, `user/${"é".repeat(129)}`, "x"), 422, "memory_path_invalid")
+    expectError(await create(profile, ownerToken, `user/deep/${"n".repeat(124)}`, "x"), 422, "memory_path_invalid")
+    expectError(await profile.show(ownerToken, `user/${"😀".repeat(129)}`), 422, "memory_path_invalid")
+  })
+
+  it("paths are printable text: format and bidi controls (U+202E, U+200D, U+FEFF) are refused", async () => {
+    for (const path of ["user/invoice\u202etxt.exe", "user/team\u200dnotes", "user/\ufeffbom", "user/a\u2066b"]) {
+      expectError(await create(profile, ownerToken, path, "x"), 422, "memory_path_invalid")
+      expectError(await profile.show(ownerToken, path), 422, "memory_path_invalid")
+    }
+    const listed = (await profile.list(ownerToken)).body.map((r: { path: string }) => r.path)
+    expect(listed.filter((path: string) => !path.isWellFormed() || /\p{Cf}/u.test(path))).toEqual([])
   })
 })
 
 describe("skills/ rows", () => {
   it("<scope>/skills/<name> needs a description (at most 1024 bytes), shown on the row", async () => {
-    const created = await create(profile, agentA.token, "agent/skills/code-review", "# Review\nLook closely.", {
+    const created = await create(notebook, agentA.token, "agent/skills/code-review", "# Review\nLook closely.", {
       description: "Reviews code"
     })
     expect(created.status).toBe(201)
     expect(created.body.memory.description).toBe("Reviews code")
-    const row = (await profile.list(agentA.token)).body.find(
+    const row = (await notebook.list(agentA.token)).body.find(
       (r: { path: string }) => r.path === "agent/skills/code-review"
     )
     expect(row.description).toBe("Reviews code")
     expectError(
-      await create(profile, agentA.token, "agent/skills/no-description", "x"),
+      await create(notebook, agentA.token, "agent/skills/no-description", "x"),
       422,
       "skill_description_required"
     )
     expectError(
-      await create(profile, agentA.token, "agent/skills/blank", "x", { description: "  " }),
+      await create(notebook, agentA.token, "agent/skills/blank", "x", { description: "  " }),
       422,
       "skill_description_required"
     )
     expectError(
-      await create(profile, agentA.token, "agent/skills/long", "x", { description: "é".repeat(513) }),
+      await create(notebook, agentA.token, "agent/skills/long", "x", { description: "é".repeat(513) }),
       422,
       "memory_description_invalid"
     )
     expect(
-      (await create(profile, agentA.token, "agent/skills/exact", "x", { description: "d".repeat(1024) })).status
+      (await create(notebook, agentA.token, "agent/skills/exact", "x", { description: "d".repeat(1024) })).status
     ).toBe(201)
     expectError(
-      await create(profile, agentA.token, "agent/skills/two-lines", "x", { description: "a\nb" }),
+      await create(notebook, agentA.token, "agent/skills/two-lines", "x", { description: "a\nb" }),
       422,
       "memory_description_invalid"
     )
     // A replace is whole: the description is required again.
     expectError(
-      await profile.write(agentA.token, {
+      await notebook.write(agentA.token, {
         path: "agent/skills/code-review",
         content: "y",
         ...observed(created.body.memory)
@@ -390,11 +458,11 @@ describe("skills/ rows", () => {
 
   it("a description outside skills/ is refused (memory_description_invalid)", async () => {
     expectError(
-      await create(profile, agentA.token, "agent/plain.md", "x", { description: "not a skill" }),
+      await create(notebook, agentA.token, "agent/plain.md", "x", { description: "not a skill" }),
       422,
       "memory_description_invalid"
     )
-    expect((await create(profile, agentA.token, "agent/plain.md", "x", { description: null })).status).toBe(201)
+    expect((await create(notebook, agentA.token, "agent/plain.md", "x", { description: null })).status).toBe(201)
   })
 
   it("skill names are [a-z0-9] words joined by single hyphens, at most 64 characters", async () => {
@@ -408,22 +476,22 @@ describe("skills/ rows", () => {
       "nested/skill"
     ]) {
       expectError(
-        await create(profile, agentA.token, `agent/skills/${name}`, "x", { description: "d" }),
+        await create(notebook, agentA.token, `agent/skills/${name}`, "x", { description: "d" }),
         422,
         "skill_name_invalid"
       )
     }
     expect(
-      (await create(profile, agentA.token, `agent/skills/${"a".repeat(64)}`, "x", { description: "d" })).status
+      (await create(notebook, agentA.token, `agent/skills/${"a".repeat(64)}`, "x", { description: "d" })).status
     ).toBe(201)
-    expect((await create(profile, agentA.token, "agent/skills/v2-0-release", "x", { description: "d" })).status).toBe(
+    expect((await create(notebook, agentA.token, "agent/skills/v2-0-release", "x", { description: "d" })).status).toBe(
       201
     )
   })
 
   it("conversation/skills/ is refused skill_scope_unavailable", async () => {
     expectError(
-      await create(profile, agentA.token, "conversation/skills/review", "x", { description: "d" }),
+      await create(notebook, agentA.token, "conversation/skills/review", "x", { description: "d" }),
       422,
       "skill_scope_unavailable"
     )
@@ -432,20 +500,20 @@ describe("skills/ rows", () => {
 
 describe("limits", () => {
   it("64 KiB per document (UTF-8 bytes): one byte more is 422 memory_document_too_large", async () => {
-    const exact = await create(profile, agentA.token, "agent/big.md", "x".repeat(65536))
+    const exact = await create(notebook, agentA.token, "agent/big.md", "x".repeat(65536))
     expect([exact.status, exact.body.memory.bytesize]).toEqual([201, 65536])
     expectError(
-      await create(profile, agentA.token, "agent/bigger.md", "x".repeat(65537)),
+      await create(notebook, agentA.token, "agent/bigger.md", "x".repeat(65537)),
       422,
       "memory_document_too_large"
     )
     expectError(
-      await create(profile, agentA.token, "agent/wide.md", "é".repeat(32769)),
+      await create(notebook, agentA.token, "agent/wide.md", "é".repeat(32769)),
       422,
       "memory_document_too_large"
     )
     expectError(
-      await profile.write(agentA.token, {
+      await notebook.write(agentA.token, {
         path: "agent/big.md",
         content: "y".repeat(65537),
         ...observed(exact.body.memory)
@@ -455,19 +523,19 @@ describe("limits", () => {
     )
   })
 
-  it("content must be text: a non-string, a NUL or a lone surrogate is 422 memory_content_invalid", async () => {
+  it("content must be text: a non-string is 422 memory_content_invalid; NUL or a lone surrogate is refused at decoding", async () => {
     expectError(
-      await create(profile, agentA.token, "agent/c.md", 42 as unknown as string),
+      await create(notebook, agentA.token, "agent/c.md", 42 as unknown as string),
       422,
       "memory_content_invalid"
     )
-    expectError(await create(profile, agentA.token, "agent/c.md", "a\u0000b"), 422, "memory_content_invalid")
-    const lone = await request(server.baseUrl, "POST", "/agent_api/v1/profile/memory", {
+    expectError(await create(notebook, agentA.token, "agent/c.md", "a\u0000b"), 400, "parameter_invalid")
+    const lone = await request(server.baseUrl, "POST", "/agent_api/v1/profile/agents/notebook/memory", {
       headers: { ...bearer(agentA.token), "content-type": "application/json" },
       raw: '{"memory": {"path": "agent/c.md", "content": "a\\ud800b", "expected_public_id": null, "expected_lock_version": null}}'
     })
-    expectError(lone, 422, "memory_content_invalid")
-    expect((await create(profile, agentA.token, "agent/empty.md", "")).body.memory.bytesize).toBe(0)
+    expectError(lone, 400, "parameter_invalid")
+    expect((await create(notebook, agentA.token, "agent/empty.md", "")).body.memory.bytesize).toBe(0)
   })
 
   it("64 documents per anchor: the 65th create is 422 memory_full; replaces still work; a delete makes room", async () => {
@@ -478,12 +546,14 @@ describe("limits", () => {
     )
     expect(created.every((r) => r.status === 201)).toBe(true)
     expectError(await create(profile, memberToken, "user/one-more.md", "x"), 422, "memory_full")
+    // The member's agent reaches the same user/ anchor: full for it too.
+    expectError(await create(profile, memberAgent.token, "user/from-agent.md", "x"), 422, "memory_full")
     const first = created[0]!.body.memory
     expect(
       (await profile.write(memberToken, { path: first.path, content: "changed", ...observed(first) })).status
     ).toBe(201)
-    // The limit is per anchor: the member's agent has its own agent/ anchor with room.
-    expect((await create(profile, memberAgent.token, "agent/own.md", "mine")).status).toBe(201)
+    // The limit is per anchor: the member agent's definition has its own agent/ anchor with room.
+    expect((await create(racer, memberAgent.token, "agent/own.md", "mine")).status).toBe(201)
     const current = (await profile.show(memberToken, first.path)).body.memory
     expect((await profile.remove(memberToken, { path: first.path, ...observed(current) })).status).toBe(204)
     expect((await create(profile, memberToken, "user/one-more.md", "x")).status).toBe(201)
@@ -492,37 +562,35 @@ describe("limits", () => {
 
   it("concurrent creates never pass 64", async () => {
     const racing = await Promise.all(
-      Array.from({ length: 70 }, (_, i) => create(profile, memberAgent.token, `agent/race-${i}.md`, "r"))
+      Array.from({ length: 70 }, (_, i) => create(racer, memberAgent.token, `agent/race-${i}.md`, "r"))
     )
     expect(racing.filter((r) => r.status === 201)).toHaveLength(63)
     expect(racing.filter((r) => r.body?.error?.code === "memory_full")).toHaveLength(7)
-    expect(
-      (await profile.list(memberAgent.token)).body.filter((r: { path: string }) => r.path.startsWith("agent/"))
-    ).toHaveLength(64)
+    expect((await racer.list(memberAgent.token)).body).toHaveLength(64)
   })
 })
 
 describe("grep", () => {
   beforeAll(async () => {
-    await create(profile, agentB.token, "agent/a.md", "Alpha line\nsecond\nthe alpha again\r\nlast")
-    await create(profile, agentB.token, "agent/b/deep.md", "alpha deep\n")
+    await create(grepper, agentB.token, "agent/a.md", "Alpha line\nsecond\nthe alpha again\r\nlast")
+    await create(grepper, agentB.token, "agent/b/deep.md", "alpha deep\n")
     await create(
-      profile,
+      grepper,
       agentB.token,
       "agent/many.md",
       Array.from({ length: 600 }, (_, i) => `match ${i + 1}`).join("\n")
     )
-    await create(profile, agentB.token, "agent/wide.md", `${"w".repeat(800)}\n${"€".repeat(600)}`)
+    await create(grepper, agentB.token, "agent/wide.md", `${"w".repeat(800)}\n${"€".repeat(600)}`)
   })
 
   it("answers {matches: [{path, line_number, text}], truncated} in path then line order", async () => {
-    const found = await profile.grep(agentB.token, { pattern: "alpha", path: "agent/a.md" })
+    const found = await grepper.grep(agentB.token, { pattern: "alpha", path: "agent/a.md" })
     expect(found.status).toBe(200)
     expect(found.body).toEqual({
       matches: [{ path: "agent/a.md", line_number: 3, text: "the alpha again" }],
       truncated: false
     })
-    const all = await profile.grep(agentB.token, { pattern: "alpha" })
+    const all = await grepper.grep(agentB.token, { pattern: "alpha" })
     expect(all.body.matches.map((m: { path: string; line_number: number }) => `${m.path}:${m.line_number}`)).toEqual([
       "agent/a.md:3",
       "agent/b/deep.md:1"
@@ -530,73 +598,105 @@ describe("grep", () => {
   })
 
   it("ignore_case", async () => {
-    const found = await profile.grep(agentB.token, { pattern: "ALPHA", ignore_case: true, path: "agent" })
+    const found = await grepper.grep(agentB.token, { pattern: "ALPHA", ignore_case: true, path: "agent" })
     expect(found.body.matches.map((m: { path: string; line_number: number }) => `${m.path}:${m.line_number}`)).toEqual([
       "agent/a.md:1",
       "agent/a.md:3",
       "agent/b/deep.md:1"
     ])
-    expect((await profile.grep(agentB.token, { pattern: "ALPHA" })).body.matches).toEqual([])
-    expect((await profile.grep(agentB.token, { pattern: "(?i)ALPHA", path: "agent/a.md" })).body.matches).toHaveLength(
+    expect((await grepper.grep(agentB.token, { pattern: "ALPHA" })).body.matches).toEqual([])
+    expect((await grepper.grep(agentB.token, { pattern: "(?i:A)lpha", path: "agent/a.md" })).body.matches).toHaveLength(
       2
     )
   })
 
   it("limit defaults to 100 and goes up to 500; more matches set truncated", async () => {
-    const byDefault = await profile.grep(agentB.token, { pattern: "^match \\d+$" })
+    const byDefault = await grepper.grep(agentB.token, { pattern: "^match \\d+$" })
     expect([byDefault.body.matches.length, byDefault.body.truncated]).toEqual([100, true])
     expect(byDefault.body.matches[99]).toEqual({ path: "agent/many.md", line_number: 100, text: "match 100" })
-    const most = await profile.grep(agentB.token, { pattern: "^match", limit: 500 })
+    const most = await grepper.grep(agentB.token, { pattern: "^match", limit: 500 })
     expect([most.body.matches.length, most.body.truncated]).toEqual([500, true])
-    const exact = await profile.grep(agentB.token, { pattern: "^match", limit: 500, path: "agent/many.md" })
+    const exact = await grepper.grep(agentB.token, { pattern: "^match", limit: 500, path: "agent/many.md" })
     expect(exact.body.truncated).toBe(true)
-    const fits = await profile.grep(agentB.token, { pattern: "^match 5\\d\\d$", limit: 100 })
+    const fits = await grepper.grep(agentB.token, { pattern: "^match 5\\d\\d$", limit: 100 })
     expect([fits.body.matches.length, fits.body.truncated]).toEqual([100, false])
-    const one = await profile.grep(agentB.token, { pattern: "^match", limit: 1 })
+    const one = await grepper.grep(agentB.token, { pattern: "^match", limit: 1 })
     expect([one.body.matches.length, one.body.truncated]).toEqual([1, true])
     for (const limit of [0, 501, 2.5, "10", -1]) {
-      expectError(await profile.grep(agentB.token, { pattern: "x", limit }), 400, "parameter_invalid")
+      expectError(await grepper.grep(agentB.token, { pattern: "x", limit }), 400, "parameter_invalid")
     }
   })
 
   it("lines are capped at 500 characters (code points); the whole line is matched", async () => {
-    const found = await profile.grep(agentB.token, { pattern: "w$|€$", path: "agent/wide.md" })
+    const found = await grepper.grep(agentB.token, { pattern: "w$|€$", path: "agent/wide.md" })
     expect(found.body.matches.map((m: { text: string }) => [...m.text].length)).toEqual([500, 500])
     expect(found.body.matches[1].text).toBe("€".repeat(500))
   })
 
   it("path filters by scope, directory or document", async () => {
-    expect((await profile.grep(agentB.token, { pattern: "alpha", path: "agent/b" })).body.matches).toHaveLength(1)
-    expect((await profile.grep(agentB.token, { pattern: "alpha", path: "agent/b/" })).body.matches).toHaveLength(1)
-    expect((await profile.grep(agentB.token, { pattern: "alpha", path: "agent/c" })).body.matches).toEqual([])
+    expect((await grepper.grep(agentB.token, { pattern: "alpha", path: "agent/b" })).body.matches).toHaveLength(1)
+    expect((await grepper.grep(agentB.token, { pattern: "alpha", path: "agent/b/" })).body.matches).toHaveLength(1)
+    expect((await grepper.grep(agentB.token, { pattern: "alpha", path: "agent/c" })).body.matches).toEqual([])
     expect((await profile.grep(agentB.token, { pattern: "tea", path: "user" })).body.matches).toEqual([
       { path: "user/preferences.md", line_number: 1, text: "likes tea" }
     ])
   })
 
-  it("patterns are RE2: \\b works, backreferences are refused, pathological patterns stay linear", async () => {
-    expect((await profile.grep(agentB.token, { pattern: "\\bdeep\\b" })).body.matches).toHaveLength(1)
-    expectError(await profile.grep(agentB.token, { pattern: "(a)\\1" }), 400, "parameter_invalid")
-    expectError(await profile.grep(agentB.token, { pattern: "[" }), 400, "parameter_invalid")
-    expectError(await profile.grep(agentB.token, { pattern: "" }), 400, "parameter_invalid")
-    expectError(await profile.grep(agentB.token, { pattern: 7 }), 400, "parameter_invalid")
-    expectError(await profile.grep(agentB.token, {}), 400, "parameter_missing")
-    expectError(await profile.grep(agentB.token, { pattern: "x", ignore_case: "yes" }), 400, "parameter_invalid")
-    const hostile = await profile.grep(agentB.token, { pattern: "(a|aa)+$|(x+x+)+y" })
+  it("patterns are JavaScript regular expressions (u flag), run in linear time", async () => {
+    const matched = async (pattern: string) =>
+      (await grepper.grep(agentB.token, { pattern })).body.matches.map(
+        (m: { path: string; line_number: number }) => `${m.path}:${m.line_number}`
+      )
+    expect(await matched("\\bdeep\\b")).toEqual(["agent/b/deep.md:1"])
+    expect(await matched("^(?<word>\\p{Lu}\\p{Ll}+) line$")).toEqual(["agent/a.md:1"])
+    expect(await matched("€{600}")).toEqual(["agent/wide.md:2"])
+    expect(await matched("\\u{20AC}$")).toEqual(["agent/wide.md:2"])
+    // The empty pattern compiles and matches every line.
+    const every = await grepper.grep(agentB.token, { pattern: "", path: "agent/a.md" })
+    expect(every.body.matches).toHaveLength(4)
+    const hostile = await grepper.grep(agentB.token, { pattern: "(a|aa)+$|(x+x+)+y" })
     expect(hostile.status).toBe(200)
+  })
+
+  it("a pattern that does not compile is 422 memory_pattern_invalid", async () => {
+    for (const pattern of ["[", "(?i)alpha", "a**", "\\p{Han}", "\\k<missing>"]) {
+      expectError(await grepper.grep(agentB.token, { pattern }), 422, "memory_pattern_invalid")
+    }
+  })
+
+  it("over 1024 bytes, a backreference or lookaround is 422 memory_pattern_too_costly", async () => {
+    expect((await grepper.grep(agentB.token, { pattern: "é".repeat(512) })).status).toBe(200)
+    for (const pattern of [
+      "é".repeat(513),
+      "(a)\\1",
+      "(?<l>a)\\k<l>",
+      "alpha(?= again)",
+      "(?<!the )alpha",
+      "a{1001}"
+    ]) {
+      expectError(await grepper.grep(agentB.token, { pattern }), 422, "memory_pattern_too_costly")
+    }
+  })
+
+  it("the members' shapes stay 400s", async () => {
+    expectError(await grepper.grep(agentB.token, { pattern: 7 }), 400, "parameter_invalid")
+    expectError(await grepper.grep(agentB.token, {}), 400, "parameter_missing")
+    expectError(await grepper.grep(agentB.token, { pattern: "x", ignore_case: "yes" }), 400, "parameter_invalid")
+    expectError(await grepper.grep(agentB.token, { pattern: "x", ignore_case: null }), 400, "parameter_invalid")
+    expectError(await grepper.grep(agentB.token, { pattern: "x", limit: null }), 400, "parameter_invalid")
   })
 })
 
 describe("the caller's memory ceiling (memory_context_limit)", () => {
   it("access read makes writes 403 memory_read_only; roots leave other scopes unavailable", async () => {
     const limited = await connectAgent(server, ownerBrowser, "mem-limited")
-    const doc = (await create(profile, limited.token, "agent/before.md", "written before the limit")).body.memory
-    await setMemoryLimit(limited, { roots: ["agent"], access: "read" })
-    expect((await profile.show(limited.token, "agent/before.md")).status).toBe(200)
-    expectError(await create(profile, limited.token, "agent/after.md", "x"), 403, "memory_read_only")
+    const doc = (await create(profile, limited.token, "user/limited-before.md", "written before the limit")).body.memory
+    await setMemoryLimit(limited, { roots: ["user"], access: "read" })
+    expect((await profile.show(limited.token, "user/limited-before.md")).status).toBe(200)
+    expectError(await create(profile, limited.token, "user/limited-after.md", "x"), 403, "memory_read_only")
     expectError(
       await profile.edit(limited.token, {
-        path: "agent/before.md",
+        path: "user/limited-before.md",
         old_text: "before",
         new_text: "after",
         ...observed(doc)
@@ -605,14 +705,15 @@ describe("the caller's memory ceiling (memory_context_limit)", () => {
       "memory_read_only"
     )
     expectError(
-      await profile.remove(limited.token, { path: "agent/before.md", ...observed(doc) }),
+      await profile.remove(limited.token, { path: "user/limited-before.md", ...observed(doc) }),
       403,
       "memory_read_only"
     )
-    expectError(await profile.show(limited.token, "user/preferences.md"), 422, "memory_scope_unavailable")
-    expect((await profile.list(limited.token)).body.map((r: { path: string }) => r.path)).toEqual(["agent/before.md"])
+    await setMemoryLimit(limited, { roots: ["agent"], access: null })
+    expectError(await profile.show(limited.token, "user/limited-before.md"), 422, "memory_scope_unavailable")
+    expect((await profile.list(limited.token)).body).toEqual([])
     await setMemoryLimit(limited, { roots: null, access: "read_write" })
-    expect((await create(profile, limited.token, "agent/after.md", "x")).status).toBe(201)
+    expect((await create(profile, limited.token, "user/limited-after.md", "x")).status).toBe(201)
   })
 })
 
@@ -855,8 +956,8 @@ describe("named-agent door", () => {
     })
     expect(edited.body.memory).toMatchObject({ lock_version: 1, content: "be thorough" })
     expect((await create(at, agentA.token, "agent/skills/triage", "steps", { description: "Triage" })).status).toBe(201)
-    // The definition's memory is its own, not the declarer's agent/.
-    expectError(await profile.show(agentA.token, "agent/persona-notes.md"), 404, "memory_not_found")
+    // The definition's memory is its own, not another definition's.
+    expectError(await notebook.show(agentA.token, "agent/persona-notes.md"), 404, "memory_not_found")
     expectError(await create(at, agentA.token, "user/x.md", "x"), 422, "memory_scope_unavailable")
     expectError(await create(at, agentA.token, "workspace/x.md", "x"), 422, "memory_scope_unavailable")
     expect(

@@ -93,7 +93,7 @@ describe("PUT", () => {
       configuration: {
         tool_definitions: [
           { type: "function", function: { name: "lint", description: "Lint", parameters: { type: "object" } } },
-          { name: "peek", canonical: "memory.show", description: "Peek at memory" }
+          { name: "peek", canonical: "svc.memory.read", description: "Peek at memory", omit: ["offset", "limit"] }
         ],
         approval_mode: "ask",
         default_model: "local/echo"
@@ -298,11 +298,16 @@ describe("body validation", () => {
     const fault = async (configuration: Record<string, unknown>, field: string) =>
       expectError(await put(app.token, "configcheck", definition({ configuration })), 422, "validation_failed", field)
     await fault({ approval_mode: "sometimes" }, "configuration.approval_mode")
-    await fault({ kernel_tools: ["memory_show"] }, "configuration.kernel_tools[0]")
-    await fault({ kernel_tools: ["memory.*"], approval_mode: "ask" }, "configuration.kernel_tools[0]")
-    await fault({ kernel_tools: ["memory.show", "memory.show"], approval_mode: "ask" }, "configuration.kernel_tools[1]")
+    await fault({ kernel_tools: ["memory_read"] }, "configuration.kernel_tools[0]")
+    await fault({ kernel_tools: ["memory_read"], approval_mode: "ask" }, "configuration.kernel_tools[0]")
+    await fault({ kernel_tools: ["memory.list"], approval_mode: "ask" }, "configuration.kernel_tools[0]")
+    await fault({ kernel_tools: ["svc.memory.*"], approval_mode: "ask" }, "configuration.kernel_tools[0]")
+    await fault(
+      { kernel_tools: ["svc.memory.read", "svc.memory.read"], approval_mode: "ask" },
+      "configuration.kernel_tools[1]"
+    )
     await fault({ kernel_tools: ["shell.exec"], approval_mode: "ask" }, "configuration.kernel_tools[0]")
-    await fault({ kernel_tools: ["memory.show"] }, "configuration.approval_mode")
+    await fault({ kernel_tools: ["svc.memory.read"] }, "configuration.approval_mode")
     await fault({ tool_definitions: [{ type: "function", function: { name: "x" } }] }, "configuration.approval_mode")
     await fault(
       {
@@ -447,14 +452,14 @@ describe("GET /agent_api/v1/profile", () => {
       Effect.flatMap(
         SqlClient,
         (sql) =>
-          sql`UPDATE users SET configuration = ${JSON.stringify({ approval_mode: "ask", kernel_tools: ["memory.show"] })}::jsonb
+          sql`UPDATE users SET configuration = ${JSON.stringify({ approval_mode: "ask", kernel_tools: ["svc.memory.read"] })}::jsonb
               WHERE public_id = ${other.publicId}`
       )
     )
     const declared = await call("GET", "/agent_api/v1/profile", other.token)
     expect(declared.body.configuration).toMatchObject({
       approval_mode: "ask",
-      kernel_tools: ["memory.show"],
+      kernel_tools: ["svc.memory.read"],
       tool_definitions: []
     })
     expect(declared.body.configuration.default_model).toBeNull()

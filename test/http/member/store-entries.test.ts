@@ -158,25 +158,46 @@ describe("create", () => {
     expect(noValue.body.error.message).toContain("value")
   })
 
-  it("malformed members, namespaces and keys answer 400 parameter_invalid", async () => {
-    for (const entry of [
-      { namespace: 5, key: "k", value: 1 },
-      { namespace: null, key: "k", value: 1 },
-      { namespace: "ns", key: ["k"], value: 1 },
-      { namespace: "", key: "k", value: 1 },
-      { namespace: "Upper", key: "k", value: 1 },
-      { namespace: "-dash-first", key: "k", value: 1 },
-      { namespace: "has space", key: "k", value: 1 },
-      { namespace: "slash/ns", key: "k", value: 1 },
-      { namespace: "n".repeat(65), key: "k", value: 1 },
-      { namespace: "ns", key: "", value: 1 },
-      { namespace: "ns", key: "line\nbreak", value: 1 },
-      { namespace: "ns", key: "tab\there", value: 1 },
-      { namespace: "ns", key: "nul\u0000", value: 1 },
-      { namespace: "ns", key: "k".repeat(256), value: 1 }
-    ]) {
-      expectError(await create(agent.token, entry), 400, "parameter_invalid")
+  it("a namespace or key that is not a string, empty, too long or not printable is 422 validation_failed naming it", async () => {
+    for (const [member, entry] of [
+      ["namespace", { namespace: 5, key: "k", value: 1 }],
+      ["namespace", { namespace: null, key: "k", value: 1 }],
+      ["key", { namespace: "ns", key: ["k"], value: 1 }],
+      ["key", { namespace: "ns", key: { k: 1 }, value: 1 }],
+      ["namespace", { namespace: "", key: "k", value: 1 }],
+      ["namespace", { namespace: "n".repeat(81), key: "k", value: 1 }],
+      ["namespace", { namespace: "🗂".repeat(81), key: "k", value: 1 }],
+      ["namespace", { namespace: "tab\there", key: "k", value: 1 }],
+      ["namespace", { namespace: "rtl\u202eoverride", key: "k", value: 1 }],
+      ["key", { namespace: "ns", key: "", value: 1 }],
+      ["key", { namespace: "ns", key: "line\nbreak", value: 1 }],
+      ["key", { namespace: "ns", key: "next\u0085line", value: 1 }],
+      ["key", { namespace: "ns", key: "para\u2029graph", value: 1 }],
+      ["key", { namespace: "ns", key: "k".repeat(161), value: 1 }],
+      ["key", { namespace: "ns", key: "🔑".repeat(161), value: 1 }]
+    ] as const) {
+      const response = await create(agent.token, entry)
+      expectError(response, 422, "validation_failed")
+      expect(response.body.error.message).toContain(`store_entry.${member}`)
     }
+  })
+
+  it("format and bidi controls are refused in keys (U+202E, U+200D, U+FEFF), so keys that read alike never differ unseen", async () => {
+    for (const key of [
+      "invoice\u202eFDP.exe",
+      "team\u200dkey",
+      "\ufeffbom",
+      "iso\u2066late\u2069",
+      "zero\u200bwidth"
+    ]) {
+      expectError(await create(agent.token, { namespace: "format", key, value: 1 }), 422, "validation_failed")
+    }
+    expect((await call("GET", collection, agent.token)).body.store_entries).not.toContainEqual(
+      expect.objectContaining({ namespace: "format" })
+    )
+  })
+
+  it("a malformed value or body answers 400 parameter_invalid", async () => {
     expectError(
       await call("POST", collection, agent.token, {
         raw: '{"store_entry": {"namespace": "ns", "key": "k", "value": "\\ud800"}}',
@@ -198,10 +219,15 @@ describe("create", () => {
       400,
       "idempotency_key_required"
     )
-    // The edges of the grammar are accepted.
-    expect((await create(agent.token, { namespace: "n".repeat(64), key: "k".repeat(255), value: 1 })).status).toBe(201)
-    expect((await create(agent.token, { namespace: "a.b_c-9", key: "user:42/ключ ✓", value: 1 })).status).toBe(201)
-    expect((await create(agent.token, { namespace: "0", key: "🔑".repeat(255), value: 1 })).status).toBe(201)
+  })
+
+  it("no charset rule beyond printable text: the edges of the lengths (code points) are accepted", async () => {
+    expect((await create(agent.token, { namespace: "n".repeat(80), key: "k".repeat(160), value: 1 })).status).toBe(201)
+    expect((await create(agent.token, { namespace: "Upper Case/ns", key: "user:42/ключ ✓", value: 1 })).status).toBe(
+      201
+    )
+    expect((await create(agent.token, { namespace: "🗂".repeat(80), key: "🔑".repeat(160), value: 1 })).status).toBe(201)
+    expect((await create(agent.token, { namespace: "-dash first", key: " padded ", value: 1 })).status).toBe(201)
   })
 })
 

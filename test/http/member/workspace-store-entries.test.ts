@@ -142,29 +142,32 @@ describe("create errors", () => {
     await created(agent.token, elsewhere.public_id, { namespace: "dup", key: "once", value: 1 })
   })
 
-  it("absent members answer 400 parameter_missing, a bad namespace 400 parameter_invalid", async () => {
+  it("absent members answer 400 parameter_missing; a bad namespace or key 422 validation_failed naming it", async () => {
     const send = (body: unknown) =>
       call("POST", entriesOf(ws.public_id), agent.token, body, { "idempotency-key": freshKey() })
     expectError(await send({}), 400, "parameter_missing")
     expectError(await send({ store_entry: { key: "b", value: 1 } }), 400, "parameter_missing")
     expectError(await send({ store_entry: { namespace: "a", value: 1 } }), 400, "parameter_missing")
     expectError(await send({ store_entry: { namespace: "a", key: "b" } }), 400, "parameter_missing")
-    for (const namespace of ["", "Upper", "-dash-first", "has space", "n".repeat(65)]) {
-      expectError(await send({ store_entry: { namespace, key: "k", value: 1 } }), 400, "parameter_invalid")
+    for (const namespace of ["", "n".repeat(81), 7, null, "rtl\u202eoverride"]) {
+      const response = await send({ store_entry: { namespace, key: "k", value: 1 } })
+      expectError(response, 422, "validation_failed")
+      expect(response.body.error.message).toContain("store_entry.namespace")
     }
-    expectError(
-      await send({ store_entry: { namespace: "ns", key: "line\nbreak", value: 1 } }),
-      400,
-      "parameter_invalid"
-    )
+    for (const key of ["", "k".repeat(161), "line\nbreak", "zwj\u200dkey", "\ufeffbom"]) {
+      const response = await send({ store_entry: { namespace: "ns", key, value: 1 } })
+      expectError(response, 422, "validation_failed")
+      expect(response.body.error.message).toContain("store_entry.key")
+    }
+    expect((await send({ store_entry: { namespace: "Upper Case", key: "k".repeat(160), value: 1 } })).status).toBe(201)
   })
 
   it("a refused create keeps no receipt: the corrected retry with the same key is accepted", async () => {
     const key = freshKey()
     expectError(
-      await create(agent.token, ws.public_id, { namespace: "Bad", key: "k", value: 1 }, key),
-      400,
-      "parameter_invalid"
+      await create(agent.token, ws.public_id, { namespace: "", key: "k", value: 1 }, key),
+      422,
+      "validation_failed"
     )
     const retried = await create(agent.token, ws.public_id, { namespace: "good", key: "k", value: 1 }, key)
     expect([retried.status, retried.headers.get("idempotency-replayed")]).toEqual([201, "false"])

@@ -53,6 +53,33 @@ describe("create", () => {
     expect(JSON.stringify(created.body)).not.toContain("dedicat")
   })
 
+  it("answers carry archived_at (null while live), the owner and the creator", async () => {
+    const profile = (await call("GET", "/profile", ownerToken)).body.member
+    const byHuman = (await create(ownerToken, { name: "Projected" })).body.workspace
+    const human = { public_id: profile.public_id, display_name: profile.display_name }
+    expect(byHuman).toMatchObject({
+      archived_at: null,
+      owner_public_id: profile.public_id,
+      owner: human,
+      creator: { ...human, kind: "human" }
+    })
+    expect(Object.keys(byHuman.owner).sort()).toEqual(["display_name", "public_id"])
+    const agent = (await call("GET", "/profile", ownerAgent.token)).body.member
+    const byAgent = (await create(ownerAgent.token, { name: "Agent projected" })).body.workspace
+    expect(byAgent).toMatchObject({
+      owner: human,
+      creator: { public_id: agent.public_id, display_name: agent.display_name, kind: "agent" }
+    })
+    expect((await call("GET", `/workspaces/${byAgent.public_id}`, ownerToken)).body.workspace).toEqual(byAgent)
+    const patched = await call("PATCH", `/workspaces/${byAgent.public_id}`, ownerToken, {
+      workspace: { name: "Renamed", lock_version: 0 }
+    })
+    expect(patched.body.workspace).toMatchObject({ archived_at: null, owner: human, creator: byAgent.creator })
+    const rows = (await call("GET", "/workspaces?limit=100", ownerToken)).body.workspaces
+    expect(rows.find((w: { public_id: string }) => w.public_id === byHuman.public_id)).toEqual(byHuman)
+    for (const row of rows) expect(row.archived_at).toBeNull()
+  })
+
   it("an agent's create is forced private, owned by its steward and dedicated to it; dedicated/agent_identifier are ignored", async () => {
     const created = await create(ownerAgent.token, {
       name: "Agent room",
@@ -172,10 +199,12 @@ describe("changes", () => {
       ownership_transfer: { target_user_public_id: memberPublicId, lock_version: 0 }
     })
     expect(transferred.body.workspace.owner_public_id).toBe(memberPublicId)
+    expect(transferred.body.workspace.owner.public_id).toBe(memberPublicId)
+    expect(transferred.body.workspace.creator).toEqual(ws.creator)
     const toAgent = await call("POST", `/workspaces/${ws.public_id}/ownership_transfer`, memberToken, {
       ownership_transfer: { target_user_public_id: memberAgent.publicId, lock_version: 1 }
     })
-    expect(toAgent.body.error.code).toBe("principal_not_eligible")
+    expect([toAgent.status, toAgent.body.error.code]).toEqual([422, "target_not_eligible"])
   })
 
   it("the dedication fence refuses other agents' writes with workspace_agent_identifier_mismatch; humans may write", async () => {
@@ -201,14 +230,16 @@ describe("lifecycle", () => {
       command: { lock_version: 0 }
     })
     expect(archival.body.workspace.state).toBe("archiving")
+    const archivedAt = archival.body.workspace.archived_at
+    expect(Date.parse(archivedAt)).toBeGreaterThanOrEqual(Date.parse(ws.created_at))
     await waitForActorState(server, "workspace", ws.public_id, "archived")
     const archived = (await call("GET", `/workspaces/${ws.public_id}`, ownerToken)).body.workspace
     expect(archived.state).toBe("archived")
-    expect(
-      (await call("GET", "/workspaces?state=archived", ownerToken)).body.workspaces.map(
-        (w: { public_id: string }) => w.public_id
-      )
-    ).toContain(ws.public_id)
+    expect(archived.archived_at).toBe(archivedAt)
+    const listed = (await call("GET", "/workspaces?state=archived", ownerToken)).body.workspaces.find(
+      (w: { public_id: string }) => w.public_id === ws.public_id
+    )
+    expect(listed.archived_at).toBe(archivedAt)
     const patch = await call("PATCH", `/workspaces/${ws.public_id}`, ownerToken, {
       workspace: { name: "x", lock_version: archived.lock_version }
     })
@@ -224,10 +255,10 @@ describe("lifecycle", () => {
     const restoring = await call("POST", `/workspaces/${ws.public_id}/restoration`, ownerToken, {
       command: { lock_version: archived.lock_version }
     })
-    expect(restoring.body.workspace.state).toBe("restoring")
+    expect(restoring.body.workspace).toMatchObject({ state: "restoring", archived_at: null })
     await waitForActorState(server, "workspace", ws.public_id, "active")
     const active = (await call("GET", `/workspaces/${ws.public_id}`, ownerToken)).body.workspace
-    expect(active.state).toBe("active")
+    expect(active).toMatchObject({ state: "active", archived_at: null })
     expect((await call("DELETE", `/workspaces/${ws.public_id}`, ownerToken)).body.error.code).toBe("parameter_missing")
     const deleted = await call("DELETE", `/workspaces/${ws.public_id}?lock_version=${active.lock_version}`, ownerToken)
     expect(deleted.body.workspace.state).toBe("tombstoned")

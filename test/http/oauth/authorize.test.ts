@@ -130,7 +130,7 @@ describe("codes", () => {
     const platform = await request(server.baseUrl, "GET", "/api/v1/profile", {
       headers: bearer(issued.body.access_token)
     })
-    expect(platform.body.profile).toMatchObject({ role: "owner", credential: { kind: "access_token" } })
+    expect(platform.body).toMatchObject({ member: { role: "owner" }, credential_plane: "platform" })
     const member = await request(server.baseUrl, "GET", "/agent_api/v1/profile", {
       headers: bearer(issued.body.agent.access_token)
     })

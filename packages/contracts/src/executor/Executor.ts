@@ -1,4 +1,5 @@
-// Executor plane: GET /agent_api/v1/executor, the address the transport credential speaks for.
+// Executor plane: GET /agent_api/v1/executor, the address the transport credential speaks for
+// (with the presence members of its discovery row).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, ContentTooLarge, Unprocessable } from "../Errors.ts"
@@ -22,6 +23,8 @@ export const ServedTool = Schema.Struct({
 
 export const ServedDocument = Schema.Struct({ name: Schema.String, description: Schema.String })
 
+export const Presence = Schema.Literals(["online", "offline", "not_yet_seen"])
+
 export const Executor = Schema.Struct({
   public_id: Schema.String,
   kind: Schema.Literals(["agent_application", "runner", "tool_provider"]),
@@ -30,7 +33,10 @@ export const Executor = Schema.Struct({
   credential_epoch: Schema.Number,
   served_tools: Schema.Array(ServedTool),
   environment: Schema.NullOr(Schema.Unknown),
-  served_documents: Schema.Array(ServedDocument)
+  served_documents: Schema.Array(ServedDocument),
+  presence: Presence,
+  last_seen_at: Schema.NullOr(Schema.String),
+  connected_at: Schema.NullOr(Schema.String)
 })
 
 const ExecutorDescription = Schema.Struct({ executor: Executor, measured_at: Schema.String })

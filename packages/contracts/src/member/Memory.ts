@@ -63,7 +63,7 @@ export const memoryEndpoints = <const Path extends `/${string}/memory`, const Pa
     error: errors
   }).annotate(
     OpenApi.Description,
-    "{memory: {pattern (RE2), path?, ignore_case?, limit? (1 to 500, default 100)}}; lines capped at 500 characters."
+    "{memory: {pattern (a JavaScript regular expression, u flag), path?, ignore_case?, limit? (1 to 500, default 100)}}; lines capped at 500 characters. 422 memory_pattern_invalid when it does not compile, memory_pattern_too_costly over 1024 bytes or with a backreference or lookaround."
   ),
   edit: HttpApiEndpoint.post("edit", `${base}/edit`, {
     params,
@@ -72,7 +72,7 @@ export const memoryEndpoints = <const Path extends `/${string}/memory`, const Pa
     error: errors
   }).annotate(
     OpenApi.Description,
-    "{memory: {path, old_text, new_text, expected_public_id, expected_lock_version}}: old_text must occur exactly once."
+    "{memory: {path, old_text, new_text, expected_public_id, expected_lock_version}}: old_text must occur exactly once (422 memory_edit_not_found, memory_edit_ambiguous; empty: memory_edit_invalid)."
   ),
   remove: HttpApiEndpoint.post("remove", `${base}/delete`, { params, payload: Schema.Unknown, error: errors }).annotate(
     OpenApi.Description,
@@ -82,7 +82,7 @@ export const memoryEndpoints = <const Path extends `/${string}/memory`, const Pa
 
 const profile = memoryEndpoints("/agent_api/v1/profile/memory", {})
 
-/** The caller's own memory: agent/ (an agent itself) and user/ (the human it serves, or itself). */
+/** The caller's user/ memory: a human's own, or for an agent the human it serves (its steward). */
 export class ProfileMemoryGroup extends HttpApiGroup.make("profileMemory")
   .add(profile.list, profile.write, profile.show, profile.grep, profile.edit, profile.remove)
   .middleware(MemberAuthentication)

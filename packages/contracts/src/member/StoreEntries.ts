@@ -13,7 +13,7 @@ import {
   RateLimitedResponse,
   Unprocessable
 } from "../Errors.ts"
-import { type CallerIdentity, Idempotent } from "../Idempotency.ts"
+import { type CallerIdentity, IdempotencyKeyHeader, Idempotent } from "../Idempotency.ts"
 import { PageQuery, Pagination } from "../Pagination.ts"
 import { MemberAuthentication } from "./Caller.ts"
 
@@ -37,8 +37,14 @@ export const StoreEntryListResponse = Schema.Struct({
   pagination: Pagination
 })
 
+// namespace and key are read as any JSON so that a non-string is the domain's 422 validation_failed
+// naming the member (an absent one is still 400 parameter_missing).
 export const CreateStoreEntryPayload = Schema.Struct({
-  store_entry: Schema.Struct({ namespace: Schema.String, key: Schema.String, value: Schema.Unknown })
+  store_entry: Schema.Struct({
+    namespace: Schema.Unknown.annotate({ description: "1 to 80 printable characters" }),
+    key: Schema.Unknown.annotate({ description: "1 to 160 printable characters" }),
+    value: Schema.Unknown
+  })
 })
 
 // Left open here so the handler can say which of value and lock_version is missing or malformed.
@@ -92,6 +98,7 @@ export const storeEntryEndpoints = <const Path extends `/${string}`, const HostP
     }),
     create: HttpApiEndpoint.post("create", collection, {
       params: hostParams,
+      headers: IdempotencyKeyHeader,
       payload: CreateStoreEntryPayload,
       success: StoreEntryResponse.pipe(HttpApiSchema.status(201)),
       error: [NotFound, ...hostErrors]

@@ -12,7 +12,7 @@ import {
   RateLimitedResponse,
   Unprocessable
 } from "../Errors.ts"
-import { Idempotent } from "../Idempotency.ts"
+import { IdempotencyKeyHeader, Idempotent } from "../Idempotency.ts"
 import { Pagination } from "../Pagination.ts"
 import { MemberAuthentication } from "./Caller.ts"
 
@@ -23,7 +23,18 @@ export const Workspace = Schema.Struct({
   metadata: Schema.Unknown,
   lock_version: Schema.Number,
   state: Schema.Literals(["active", "archiving", "archived", "restoring", "tombstoned"]),
+  archived_at: Schema.NullOr(Schema.String).annotate({
+    description: "The instant archival was accepted; null while live (restoration clears it)"
+  }),
   owner_public_id: Schema.String,
+  owner: Schema.Struct({ public_id: Schema.String, display_name: Schema.String }).annotate({
+    description: "The owner, always a human"
+  }),
+  creator: Schema.Struct({
+    public_id: Schema.String,
+    display_name: Schema.String,
+    kind: Schema.Literals(["human", "agent"])
+  }).annotate({ description: "The principal that created the workspace" }),
   tool_provider_overrides: Schema.Unknown,
   created_at: Schema.String,
   updated_at: Schema.String
@@ -131,6 +142,7 @@ export class WorkspacesGroup extends HttpApiGroup.make("workspaces")
   .middleware(MemberAuthentication)
   .add(
     HttpApiEndpoint.post("create", "/agent_api/v1/workspaces", {
+      headers: IdempotencyKeyHeader,
       payload: Schema.Unknown,
       success: one.pipe(HttpApiSchema.status(201)),
       error: [...errors, RateLimitedResponse]

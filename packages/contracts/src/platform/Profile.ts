@@ -1,26 +1,24 @@
-// Platform: profile. GET /api/v1/profile returns the human platform credential's identity.
+// Platform: profile. GET /api/v1/profile (SUPPLEMENT "Platform profile"): the human behind the
+// platform credential and which plane that credential is. No e-mail, no credential material.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { PlatformAuthentication } from "./Caller.ts"
 
-export const PlatformProfile = Schema.Struct({
+export const PlatformMember = Schema.Struct({
   public_id: Schema.String,
   kind: Schema.Literal("human"),
   role: Schema.Literals(["owner", "admin", "member"]),
-  email: Schema.String,
-  display_name: Schema.String,
   handle: Schema.String,
-  credential: Schema.Struct({
-    kind: Schema.Literals(["api_session", "browser_session", "access_token"]),
-    public_id: Schema.String,
-    expires_at: Schema.NullOr(Schema.String)
+  display_name: Schema.String
+})
+
+export const PlatformProfile = Schema.Struct({
+  member: PlatformMember,
+  credential_plane: Schema.NullOr(Schema.Literal("platform")).annotate({
+    description: "null for an API session bearer or the browser cookie; platform for a platform-plane access token"
   })
 })
 
 export class ProfileGroup extends HttpApiGroup.make("profile")
-  .add(
-    HttpApiEndpoint.get("show", "/api/v1/profile", {
-      success: Schema.Struct({ profile: PlatformProfile })
-    }).middleware(PlatformAuthentication)
-  )
+  .add(HttpApiEndpoint.get("show", "/api/v1/profile", { success: PlatformProfile }).middleware(PlatformAuthentication))
   .annotateMerge(OpenApi.annotations({ title: "Platform: profile" })) {}

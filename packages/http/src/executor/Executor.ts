@@ -1,10 +1,12 @@
 // Handlers of the executor plane's own address: GET /agent_api/v1/executor and PUT
-// /agent_api/v1/executor/announcement (whole replacement; the answer is the same description).
+// /agent_api/v1/executor/announcement (whole replacement; the answer is the same description,
+// with the presence members the discovery row shows).
 import { TroupeApi } from "@troupe/contracts/Api"
 import { errors } from "@troupe/contracts/Errors"
 import { CurrentExecutorCaller } from "@troupe/contracts/executor/Caller"
 import { validateAnnouncement } from "@troupe/domain/Announcements"
 import { now } from "@troupe/domain/Now"
+import { presenceFields } from "@troupe/domain/Presence"
 import * as Executors from "@troupe/storage/repositories/Executors"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -29,7 +31,10 @@ export const ExecutorHandlers = HttpApiBuilder.group(
     const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
       effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
     const describe = (row: Executors.ExecutorRow) =>
-      Effect.map(now, (at) => ({ executor: executorJson(row), measured_at: at.toISOString() }))
+      Effect.map(now, (at) => ({
+        executor: { ...executorJson(row), ...presenceFields(row, at) },
+        measured_at: at.toISOString()
+      }))
     return handlers
       .handle("show", () =>
         Effect.gen(function* () {

@@ -4,7 +4,7 @@ import { TroupeApi } from "@troupe/contracts/Api"
 import { errors } from "@troupe/contracts/Errors"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
 import { now } from "@troupe/domain/Now"
-import { presenceOf } from "@troupe/domain/Presence"
+import { presenceFields } from "@troupe/domain/Presence"
 import { isUuid } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Executors from "@troupe/storage/repositories/Executors"
@@ -18,9 +18,7 @@ const discovered = (row: Executors.ExecutorRow & { readonly agent_public_id: str
   kind: row.kind as "runner" | "tool_provider",
   assignment_scope: row.assignment_scope,
   assignment_agent_public_id: row.assignment_scope === "agent_private" ? row.agent_public_id : null,
-  presence: presenceOf(row, at),
-  last_seen_at: row.last_seen_at?.toISOString() ?? null,
-  connected_at: row.connected_at?.toISOString() ?? null
+  ...presenceFields(row, at)
 })
 
 export const ExecutorsHandlers = HttpApiBuilder.group(

@@ -65,8 +65,11 @@ export const storeEntrySummaryJson = (row: StoreEntrySummaryRow) => ({
 
 export const storeEntryJson = (row: StoreEntryRow) => ({ ...storeEntrySummaryJson(row), value: row.value })
 
+/** A namespace or key outside its rule is 422 validation_failed naming the member. */
 const invalid = (error: { readonly field: string; readonly message: string }) =>
-  errors.parameterInvalid(`store_entry.${error.field}: ${error.message}`)
+  errors.unprocessable("validation_failed", `store_entry.${error.field}: ${error.message}`)
+
+const valueInvalid = () => errors.parameterInvalid("store_entry.value must be JSON with valid Unicode strings")
 
 const tooLarge = () => errors.contentTooLarge("store_entry.value is over 1 MiB of canonical JSON")
 
@@ -93,13 +96,14 @@ export const storeEntryRequests = {
 
   create: (
     host: StoreEntryHost,
-    payload: { readonly store_entry: { readonly namespace: string; readonly key: string; readonly value: unknown } }
+    payload: { readonly store_entry: { readonly namespace: unknown; readonly key: unknown; readonly value: unknown } }
   ) =>
     Effect.gen(function* () {
       const entries = yield* StoreEntries
       const row = yield* entries.create(host, payload.store_entry).pipe(
         Effect.catchTags({
           InvalidInput: (error) => Effect.fail(invalid(error)),
+          StoreEntryValueInvalid: () => Effect.fail(valueInvalid()),
           StoreEntryValueTooLarge: () => Effect.fail(tooLarge()),
           StoreEntryKeyTaken: () =>
             Effect.fail(errors.conflict("key_taken", "This host already has an entry under that namespace and key")),
@@ -134,7 +138,7 @@ export const storeEntryRequests = {
       const entries = yield* StoreEntries
       const row = yield* entries.replaceValue(host, storeEntryId, lockVersion, members.value).pipe(
         Effect.catchTags({
-          InvalidInput: (error) => Effect.fail(invalid(error)),
+          StoreEntryValueInvalid: () => Effect.fail(valueInvalid()),
           StoreEntryValueTooLarge: () => Effect.fail(tooLarge()),
           StoreEntryNotFound: () => Effect.fail(notFound()),
           StoreEntryStale: () => Effect.fail(staleObject())

@@ -10,6 +10,7 @@ import { parseLockVersion } from "../conventions/LockVersion.ts"
 import { pageOf, parsePage, publicIdKey } from "../conventions/Pagination.ts"
 import { answerRefusal, unwrap } from "./Refusals.ts"
 
+/** One representation for list rows and single answers (SUPPLEMENT's row members are a subset). */
 export const workspaceJson = (row: Workspace) => ({
   public_id: row.public_id,
   name: row.name,
@@ -17,7 +18,10 @@ export const workspaceJson = (row: Workspace) => ({
   metadata: row.metadata,
   lock_version: row.lock_version,
   state: row.state,
+  archived_at: row.archived_at?.toISOString() ?? null,
   owner_public_id: row.owner_public_id,
+  owner: row.owner,
+  creator: row.creator,
   tool_provider_overrides: row.tool_provider_overrides,
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString()

@@ -24,6 +24,8 @@ export interface WorkspaceRow {
   readonly tool_provider_overrides: Record<string, string>
   readonly state: WorkspaceState
   readonly lock_version: number
+  /** The instant archival was accepted; null while live. */
+  readonly archived_at: Date | null
   readonly created_at: Date
   readonly updated_at: Date
   readonly tombstoned_at: Date | null
@@ -65,6 +67,8 @@ export interface Changes {
   readonly messaging?: ReadonlyArray<MessagingEntry>
   readonly tool_provider_overrides?: Record<string, string>
   readonly state?: WorkspaceState
+  /** A Date stamps, null clears. */
+  readonly archived_at?: Date | null
 }
 
 /**
@@ -129,6 +133,21 @@ export const listVisible = Effect.fnUntraced(function* (filter: ListFilter) {
       AND ${dedication} AND ${after}
     ORDER BY public_id ${filter.order === "desc" ? sql`DESC` : sql`ASC`}
     LIMIT ${filter.limit}`
+})
+
+/** An owner or creator as workspace answers name them. */
+export interface PersonRow {
+  readonly id: bigint
+  readonly public_id: string
+  readonly display_name: string
+  readonly kind: "human" | "agent"
+}
+
+/** The users named by `ids`, in one query. */
+export const people = Effect.fnUntraced(function* (ids: ReadonlyArray<bigint>) {
+  const sql = yield* SqlClient
+  return yield* sql<PersonRow>`
+    SELECT id, public_id, display_name, kind FROM users WHERE id = ANY(${[...new Set(ids)]}::bigint[])`
 })
 
 export interface PrincipalRow {

@@ -1,0 +1,127 @@
+// The account the hostile-input walk stands on: an owner signed in, two agents and a runner
+// connected through the real device flow, every kind of credential, and a workspace, store entries
+// and a named agent to name in paths, gathered as the context hostile variants are built in.
+import { randomUUID } from "node:crypto"
+import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../http/oauth/support-device.ts"
+import { sampleFromSchema } from "./hostile-bodies.ts"
+import type { Credential, VariantContext } from "./hostile-requests.ts"
+import { type JsonSchema, type Route, resolve, sampleBodies } from "./hostile-routes.ts"
+import { type Browser, bearer, csrfTokenIn, request } from "./http.ts"
+import { apiToken, createOwner, ownerCredentials, personalToken } from "./people.ts"
+import type { TestServer } from "./server.ts"
+
+const connect = async (
+  server: TestServer,
+  browser: Browser,
+  fields: Record<string, string>,
+  scope?: "user_private"
+) => {
+  const started = await startDevice(server, fields)
+  await decide(browser, started.user_code, "approve", scope)
+  const issued = await poll(server, started.device_code)
+  if (issued.status !== 200) throw new Error(`connecting failed: ${JSON.stringify(issued.body)}`)
+  return issued.body as { access_token: string; refresh_token: string; executor_access_token?: string }
+}
+
+/** Answers the body of a request that must succeed while the fixtures are made. */
+const made = async (server: TestServer, method: string, path: string, token: string, body?: unknown) => {
+  const headers = { ...bearer(token), "idempotency-key": randomUUID() }
+  const response = await request(server.baseUrl, method, path, { headers, body })
+  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`)
+  return response.body
+}
+
+/** The test's own account, credentials and resources, and the variant context over them. */
+export const hostileContext = async (server: TestServer, document: JsonSchema): Promise<VariantContext> => {
+  const owner = await createOwner(server)
+  const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+  const agent = await connect(server, browser, agentFields("hostile-agent"))
+  const other = await connect(server, browser, agentFields("hostile-other"))
+  const runner = await connect(server, browser, machineFields("hostile-runner"), "user_private")
+  const transport = agent.executor_access_token!
+  const humanMember = await personalToken(server, owner, "member")
+  const agentPublicId = (await made(server, "GET", "/agent_api/v1/profile", agent.access_token)).member.public_id
+  const otherAgentPublicId = (await made(server, "GET", "/agent_api/v1/profile", other.access_token)).member.public_id
+  const ids = { agentPublicId, otherAgentPublicId }
+  const samples = sampleBodies(ids)
+  const workspace = (
+    await made(server, "POST", "/agent_api/v1/workspaces", agent.access_token, { workspace: { name: "Room" } })
+  ).workspace.public_id
+  const entry = { store_entry: { namespace: "fixture", key: "k", value: 1 } }
+  const profileEntry = (await made(server, "POST", "/agent_api/v1/profile/store_entries", agent.access_token, entry))
+    .store_entry.public_id
+  const workspaceEntry = (
+    await made(server, "POST", `/agent_api/v1/workspaces/${workspace}/store_entries`, agent.access_token, entry)
+  ).store_entry.public_id
+  const namedAgent = "hostile-helper"
+  await made(
+    server,
+    "PUT",
+    `/agent_api/v1/profile/agents/${namedAgent}`,
+    agent.access_token,
+    samples["PUT /agent_api/v1/profile/agents/{name}"]
+  )
+  const executor = (await made(server, "GET", "/agent_api/v1/executor", transport)).executor.public_id
+  const apiSession = await apiToken(server)
+  const actor = (await made(server, "GET", "/api/v1/admin/actors?limit=1", apiSession)).actors[0]
+  const supervisor = (await made(server, "GET", "/api/v1/admin/supervisors", apiSession)).supervisors[0].kind
+  const csrf = csrfTokenIn((await browser.get("/agents")).text)
+  const cookie = { cookie: browser.cookieHeader }
+
+  const credentials: Array<Credential & { opens: (route: Route) => boolean }> = [
+    { name: "API session bearer", headers: bearer(apiSession), opens: (r) => r.plane === "platform" },
+    {
+      name: "platform personal token",
+      headers: bearer(await personalToken(server, owner, "platform")),
+      opens: (r) => r.plane === "platform"
+    },
+    {
+      name: "browser session cookie",
+      headers: cookie,
+      opens: (r) => r.plane === "browser" || (r.plane === "platform" && r.method === "GET")
+    },
+    { name: "agent member token", headers: bearer(agent.access_token), opens: (r) => r.plane === "member" },
+    { name: "human member token", headers: bearer(humanMember), opens: (r) => r.plane === "member" },
+    {
+      name: "agent application transport token",
+      headers: bearer(transport),
+      opens: (r) => r.plane === "executor"
+    },
+    {
+      name: "runner transport token",
+      headers: bearer(runner.access_token),
+      opens: (r) => r.plane === "executor"
+    },
+    { name: "agent refresh token", headers: bearer(agent.refresh_token), opens: () => false }
+  ]
+  const own: Record<Route["plane"], Record<string, string>> = {
+    platform: bearer(apiSession),
+    member: bearer(agent.access_token),
+    executor: bearer(transport),
+    browser: cookie,
+    none: {}
+  }
+  const param = (route: Route, name: string): string => {
+    // Pages name resources that do not exist, so a form that slips through changes nothing.
+    if (route.door === "page") return randomUUID()
+    if (name === "workspace_id") return workspace
+    if (name === "store_entry_id") return route.path.includes("{workspace_id}") ? workspaceEntry : profileEntry
+    if (name === "name") return namedAgent
+    if (name === "slot") return route.path.includes("{workspace_id}") ? "character" : "summarizer"
+    if (name === "public_id") return route.path.includes("/executors/") ? executor : otherAgentPublicId
+    if (name === "kind") return route.path.includes("/supervisors/") ? supervisor : actor.kind
+    if (name === "id") return actor.id
+    return randomUUID()
+  }
+  return {
+    // A steward renames its agents: the human's member token at the principals route.
+    own: (route) => (route.path.includes("/principals/") ? bearer(humanMember) : own[route.plane]),
+    // Each credential is sent wherever it opens nothing.
+    foreign: (route) => credentials.filter((credential) => !credential.opens(route)),
+    param,
+    sample: (route) =>
+      samples[`${route.method} ${route.path}`] ??
+      (route.schema ? sampleFromSchema(route.schema, (schema) => resolve(document, schema)) : undefined),
+    csrf
+  }
+}
