@@ -74,12 +74,14 @@ const answering = (url: Redacted.Redacted<string>) =>
 const client = (url: Redacted.Redacted<string>, maxConnections: number) =>
   PgClient.layer({ url, maxConnections, idleTimeout: "60 seconds", applicationName: "troupe" })
 
+/** The embedded database's one connection, over its private Unix socket. */
+const embeddedClient = (path: string) =>
+  PgClient.layer({ path, username: "postgres", database: "postgres", maxConnections: 1, applicationName: "troupe" })
+
 export const layer = (config: DatabaseConfig) =>
   config._tag === "postgres"
     ? EventBus.postgres.pipe(
         Layer.provideMerge(answering(config.url)),
         Layer.provideMerge(client(config.url, config.maxConnections ?? 10))
       )
-    : EventBus.inProcess.pipe(
-        Layer.merge(Layer.unwrap(Effect.map(startEmbedded(config.dataDir), (url) => client(Redacted.make(url), 1))))
-      )
+    : EventBus.inProcess.pipe(Layer.merge(Layer.unwrap(Effect.map(startEmbedded(config.dataDir), embeddedClient))))

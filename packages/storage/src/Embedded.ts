@@ -1,8 +1,10 @@
-// The embedded database: PGlite persisted under the data directory, served on a loopback port
-// by pglite-socket so the same wire client (@effect/sql-pg) talks to it as to PostgreSQL.
-// PGlite runs one session, so its clients must use a pool of one connection.
-import { mkdir, open, readFile, rm } from "node:fs/promises"
-import { dirname } from "node:path"
+// The embedded database: PGlite persisted under the data directory, served by pglite-socket on a
+// Unix socket in a private directory (mode 0700, so no other OS user can connect: PGlite asks no
+// password) so the same wire client (@effect/sql-pg) talks to it as to PostgreSQL. PGlite runs
+// one session, so its clients must use a pool of one connection.
+import { mkdir, mkdtemp, open, readFile, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect, type Scope } from "effect"
@@ -64,21 +66,32 @@ const lockDataDir = (dataDir: string) =>
     (path) => Effect.promise(() => rm(path, { force: true }))
   )
 
-/** Opens (or creates) the embedded database under `dataDir` and returns a connection URL. */
+/**
+ * The socket's directory: made by mkdtemp, so it is new, 0700 and short enough for a socket
+ * path wherever the data directory lives.
+ */
+const privateSocketDir = Effect.acquireRelease(
+  Effect.promise(() => mkdtemp(join(tmpdir(), "troupe-pg-"))),
+  (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+)
+
+/** Opens (or creates) the embedded database under `dataDir` and returns its socket's path. */
 export const startEmbedded = (dataDir: string): Effect.Effect<string, EmbeddedDatabaseError, Scope.Scope> =>
-  Effect.andThen(
-    lockDataDir(dataDir),
-    Effect.acquireRelease(
+  Effect.gen(function* () {
+    yield* lockDataDir(dataDir)
+    const path = join(yield* privateSocketDir, ".s.PGSQL.5432")
+    yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
           await mkdir(dataDir, { recursive: true })
           const db = await PGlite.create(dataDir)
-          const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1" })
+          const server = new PGLiteSocketServer({ db, path })
           await server.start()
           return { db, server }
         },
         catch: (cause) => new EmbeddedDatabaseError(`could not open the embedded database in ${dataDir}`, { cause })
       }),
       ({ db, server }) => Effect.promise(() => server.stop().then(() => db.close()))
-    ).pipe(Effect.map(({ server }) => `postgres://postgres@${server.getServerConn()}/postgres`))
-  )
+    )
+    return path
+  })

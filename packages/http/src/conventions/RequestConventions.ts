@@ -2,8 +2,8 @@
 // sent a sane one), the error envelope of the request's door for every failure, the canonical
 // target (refused when it is not valid percent-encoded UTF-8) and the strict request every route
 // reads, Cache-Control: no-store on API answers (they may carry credentials), and one log line
-// with method, path (never the query string), status and duration. Headers and bodies are never
-// logged.
+// with method, path (never the query string), status and duration (at Debug for the /health and
+// /ready probes, which would otherwise fill the log). Headers and bodies are never logged.
 import { randomUUID } from "node:crypto"
 import { Clock, Effect, type Types } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -14,6 +14,7 @@ import { strictRequest } from "./StrictRequest.ts"
 
 const apiPrefixes = ["/api/", "/agent_api/", "/oauth/"]
 const requestIdPattern = /^[A-Za-z0-9._-]{1,128}$/
+const probes = new Set(["/health", "/ready"])
 
 export const RequestConventions = HttpRouter.middleware(
   (
@@ -34,7 +35,8 @@ export const RequestConventions = HttpRouter.middleware(
       )
       const api = apiPrefixes.some((prefix) => path.startsWith(prefix))
       const elapsed = (yield* Clock.currentTimeMillis) - started
-      yield* Effect.logInfo(`${request.method} ${path} ${response.status} ${elapsed}ms`)
+      const line = `${request.method} ${path} ${response.status} ${elapsed}ms`
+      yield* probes.has(path) ? Effect.logDebug(line) : Effect.logInfo(line)
       return HttpServerResponse.setHeaders(response, {
         "x-request-id": requestId,
         ...(api && response.headers["cache-control"] === undefined ? { "cache-control": "no-store" } : {})
