@@ -9,8 +9,9 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { npmStart, type Run, stopTree, troupe, within } from "../support/commands.ts"
 import { Browser, bearer, csrfTokenIn, request } from "../support/http.ts"
+import { within } from "../support/processes.ts"
+import { npmStart, type ServerChild, troupe } from "../support/troupe-process.ts"
 
 const owner = { email: "olive@example.com", name: "Olive Owner", password: "correct horse battery" }
 const member = { email: "mo@example.com", name: "Mo Member", password: "member password" }
@@ -18,7 +19,7 @@ const tokenLine = /^(sk-svc-api-v1-\S+)\n$/
 
 let dataRoot: string
 let dataDir: string
-let server: Run
+let server: ServerChild
 
 const socketPath = () => join(dataDir, "control", "troupe.sock")
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
@@ -40,7 +41,7 @@ beforeAll(async () => {
   server = await npmStart(dataDir)
 })
 afterAll(async () => {
-  await stopTree(server)
+  await server.stop()
   await rm(dataRoot, { recursive: true, force: true })
 })
 
@@ -120,7 +121,7 @@ describe("troupe commands beside npm start on the embedded database", { timeout:
   })
 
   it("a server stopped with SIGTERM removes its socket", async () => {
-    await stopTree(server)
+    await server.stop()
     expect(existsSync(socketPath())).toBe(false)
     expect(existsSync(join(dataDir, "pg.lock"))).toBe(false)
   })

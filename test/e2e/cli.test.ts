@@ -1,49 +1,22 @@
 // End to end: the `troupe` command against a fresh database — migrate, the headless first boot
 // (owner create) and user create — with its output and exit codes.
-import { spawn } from "node:child_process"
-import { dirname, resolve } from "node:path"
-import { Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/database.ts"
 import { bearer, request } from "../support/http.ts"
 import { startTestServer } from "../support/server.ts"
+import { databaseEnv, troupe as troupeCommand } from "../support/troupe-process.ts"
 
-const root = resolve(import.meta.dirname, "../..")
-const bin = resolve(root, "node_modules/.bin")
 const publicId = "[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 
 let database: TestDatabase
-let databaseEnv: Record<string, string>
 
 beforeAll(async () => {
   database = await freshDatabase()
-  databaseEnv =
-    database.config._tag === "postgres"
-      ? { DATABASE_URL: Redacted.value(database.config.url) }
-      : // The CLI keeps the embedded database in <TROUPE_DATA_DIR>/pg.
-        { TROUPE_DATA_DIR: dirname(database.config.dataDir) }
 })
-
-interface Result {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
 
 /** Runs node_modules/.bin/troupe (on the pinned Node 24) against the test database. */
 const troupe = (args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) =>
-  new Promise<Result>((done, fail) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` }
-    for (const name of ["DATABASE_URL", "TROUPE_DATA_DIR", "TROUPE_PASSWORD", "SERVICE_SETUP_SECRET"]) delete env[name]
-    Object.assign(env, databaseEnv, extraEnv)
-    const child = spawn(resolve(bin, "troupe"), args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once("error", fail)
-    child.once("close", (code) => done({ code, stdout, stderr }))
-  })
+  troupeCommand(args, { ...databaseEnv(database.config), ...extraEnv })
 
 describe("the troupe command", { timeout: 60_000 }, () => {
   let afterMigrate = false

@@ -2,49 +2,26 @@
 // fix, exits 78 (EX_CONFIG), and shows no stack trace: bad values of every variable in the
 // README's Configuration table, a busy port, a database that does not exist or does not
 // answer, and a data directory that cannot be used.
-import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort } from "../support/commands.ts"
 import { adminUrl, postgresReachable } from "../support/database.ts"
+import { freePort } from "../support/processes.ts"
+import { troupe } from "../support/troupe-process.ts"
 
-const root = resolve(import.meta.dirname, "../..")
-const troupeBin = resolve(root, "node_modules/.bin/troupe")
 const withPostgres = await postgresReachable()
-
-interface Result {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
 
 let scratch: string
 let busy: Server
 let busyPort: number
 let closedPort: number
 
-/** `troupe serve` on the pinned Node with the test's environment plus `extra`. */
-const serve = async (extra: Record<string, string>) => {
-  const port = String(await freePort())
-  return new Promise<Result>((done, fail) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${resolve(root, "node_modules/.bin")}:${process.env.PATH}` }
-    for (const name of Object.keys(env)) {
-      if (/^(PORT|HOST|PUBLIC_BASE_URL|DATABASE_|TROUPE_|SERVICE_|LOG_LEVEL)/.test(name)) delete env[name]
-    }
-    Object.assign(env, { PORT: port, TROUPE_DATA_DIR: join(scratch, "data"), ...extra })
-    const child = spawn(troupeBin, ["serve"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once("error", fail)
-    child.once("close", (code) => done({ code, stdout, stderr }))
-  })
-}
+/** `troupe serve` on the pinned Node with none of Troupe's variables but a free port, a data directory and `extra`. */
+const serve = async (extra: Record<string, string>) =>
+  troupe(["serve"], { PORT: String(await freePort()), TROUPE_DATA_DIR: join(scratch, "data"), ...extra })
 
 const postgresAt = (database: string) => {
   const url = new URL(adminUrl)

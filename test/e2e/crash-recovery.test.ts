@@ -10,8 +10,9 @@ import { freshEmbedded, freshPostgres, postgresReachable, type TestDatabase } fr
 import { bearer, request } from "../support/http.ts"
 import { awaitLockGone, pendingReceipt, requestDigest } from "../support/lifetimes.ts"
 import { createOwner, personalToken } from "../support/people.ts"
+import { within } from "../support/processes.ts"
 import { startTestServer } from "../support/server.ts"
-import { type ServerProcess, startServerProcess, within } from "../support/serverProcess.ts"
+import { killAll, troupeServe } from "../support/troupe-process.ts"
 
 const onPostgres = await postgresReachable()
 const path = "/agent_api/v1/workspaces"
@@ -19,18 +20,11 @@ const name = "Survives a crash"
 const key = "create-across-a-crash"
 const body = { workspace: { name } }
 
-const started = new Set<ServerProcess>()
 const databases = new Set<TestDatabase>()
 afterAll(async () => {
-  for (const server of started) await server.kill9()
+  await killAll()
   for (const database of databases) await database.drop()
 })
-
-const start = async (database: TestDatabase) => {
-  const server = await startServerProcess(database.config)
-  started.add(server)
-  return server
-}
 
 /** The owner and their member token, made by an in-process server that then stops cleanly. */
 const prepare = async (database: TestDatabase) => {
@@ -64,7 +58,7 @@ describe("a create pending when the server is killed", { timeout: 240_000 }, () 
   it("embedded database: the restarted server takes the receipt over at once", async () => {
     const database = await freshEmbedded()
     const { token, caller } = await prepare(database)
-    const first = await start(database)
+    const first = await troupeServe(database.config)
     await first.kill9()
     await Effect.runPromise(
       Effect.gen(function* () {
@@ -75,7 +69,7 @@ describe("a create pending when the server is killed", { timeout: 240_000 }, () 
         yield* pendingReceipt({ caller, route: `POST ${path}`, key, digest }, open[0]!.id)
       }).pipe(Effect.provide(Database.layer(database.config)))
     )
-    const second = await start(database)
+    const second = await troupeServe(database.config)
     await expectRecovered(second.baseUrl, token)
     await second.stop()
   })
@@ -87,7 +81,7 @@ describe("a create pending when the server is killed", { timeout: 240_000 }, () 
     if (database.config._tag !== "postgres") return
     const url = database.config.url
     const { token } = await prepare(database)
-    const first = await start(database)
+    const first = await troupeServe(database.config)
     const holder = await openSession(url)
     await holder.query("BEGIN")
     await holder.query("LOCK TABLE workspaces IN SHARE MODE")
@@ -103,7 +97,7 @@ describe("a create pending when the server is killed", { timeout: 240_000 }, () 
     await holder.query("ROLLBACK")
     await holder.close()
     await awaitLockGone(url, receipt!.lifetime_id as bigint)
-    const second = await start(database)
+    const second = await troupeServe(database.config)
     await expectRecovered(second.baseUrl, token)
     await second.stop()
   })

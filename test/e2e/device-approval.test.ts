@@ -5,46 +5,17 @@
 // case, with a dash) reaches the same page; Deny makes the next poll access_denied; a member
 // cannot approve an agent the owner stewards. No page request leaves the server's host.
 import * as Executors from "@troupe/storage/repositories/Executors"
-import type { Browser, BrowserContext, Page } from "playwright-core"
-import { afterAll, beforeAll, expect, it } from "vitest"
+import type { Page } from "playwright-core"
+import { expect, it } from "vitest"
 import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../http/oauth/support-device.ts"
-import { launchChromium } from "../support/chromium.ts"
+import { serverBesideChromium } from "../support/browser-pages.ts"
 import { bearer, request } from "../support/http.ts"
 import { createMember, createOwner, memberCredentials, ownerCredentials } from "../support/people.ts"
-import { startTestServer, type TestServer } from "../support/server.ts"
 
-let server: TestServer
-let browser: Browser
-
-beforeAll(async () => {
-  server = await startTestServer()
+const file = serverBesideChromium(async (server) => {
   await createOwner(server)
   await createMember(server)
-  browser = await launchChromium()
 })
-afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-})
-
-/** A fresh browser context whose page records every request it makes. */
-const openPage = async () => {
-  const context: BrowserContext = await browser.newContext()
-  const page: Page = await context.newPage()
-  const requested: Array<string> = []
-  page.on("request", (req) => requested.push(req.url()))
-  page.on("websocket", (socket) => requested.push(socket.url()))
-  const errors: Array<string> = []
-  page.on("pageerror", (error) => errors.push(error.message))
-  const finish = async () => {
-    const host = new URL(server.baseUrl).host
-    expect(requested.length).toBeGreaterThan(0)
-    expect(requested.filter((url) => new URL(url).host !== host)).toEqual([])
-    expect(errors).toEqual([])
-    await context.close()
-  }
-  return { page, finish }
-}
 
 /** Fills the /login form the page was sent to; answers the response of the page it returns to. */
 const signIn = async (page: Page, credentials: { email: string; password: string }) => {
@@ -59,8 +30,8 @@ const signIn = async (page: Page, credentials: { email: string; password: string
 }
 
 it("approves a fresh standalone machine for everyone after signing in; the next poll issues its transport credential", async () => {
-  const started = await startDevice(server, machineFields("chromium-runner"))
-  const { page, finish } = await openPage()
+  const started = await startDevice(file.server, machineFields("chromium-runner"))
+  const { page, finish } = await file.openPage()
   await page.goto(started.verification_uri_complete)
   const back = await signIn(page, ownerCredentials)
   expect(back.status()).toBe(200)
@@ -77,10 +48,10 @@ it("approves a fresh standalone machine for everyone after signing in; the next 
   expect(decided.status()).toBe(200)
   expect(await page.textContent("#outcome")).toBe("Approved")
 
-  const issued = await poll(server, started.device_code)
+  const issued = await poll(file.server, started.device_code)
   expect(issued.status).toBe(200)
   expect(issued.body).toMatchObject({ plane: "executor_transport", token_type: "Bearer" })
-  const executor = await request(server.baseUrl, "GET", "/agent_api/v1/executor", {
+  const executor = await request(file.server.baseUrl, "GET", "/agent_api/v1/executor", {
     headers: bearer(issued.body.access_token)
   })
   expect(executor.status).toBe(200)
@@ -89,14 +60,14 @@ it("approves a fresh standalone machine for everyone after signing in; the next 
     status: "active",
     display_name: "Runner chromium-runner"
   })
-  const row = await server.run(Executors.findExecutorByPublicId(executor.body.executor.public_id))
+  const row = await file.server.run(Executors.findExecutorByPublicId(executor.body.executor.public_id))
   expect(row?.assignment_scope).toBe("account_wide")
   await finish()
 })
 
 it("a code typed by hand in lower case reaches the same confirm page; Deny makes the next poll access_denied", async () => {
-  const started = await startDevice(server, machineFields("typed-runner"))
-  const { page, finish } = await openPage()
+  const started = await startDevice(file.server, machineFields("typed-runner"))
+  const { page, finish } = await file.openPage()
   await page.goto(started.verification_uri)
   expect((await signIn(page, ownerCredentials)).status()).toBe(200)
   const typed = started.user_code.toLowerCase()
@@ -109,27 +80,27 @@ it("a code typed by hand in lower case reaches the same confirm page; Deny makes
 
   await page.click("#deny")
   await page.locator("#outcome", { hasText: "Denied" }).waitFor()
-  expect((await poll(server, started.device_code)).body.error).toBe("access_denied")
+  expect((await poll(file.server, started.device_code)).body.error).toBe("access_denied")
   await finish()
 })
 
 it("refuses a member approving a code for an agent the owner stewards, with a 403 page before any credential exists", async () => {
-  const owner = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
-  const first = await startDevice(server, agentFields("owners-agent"))
+  const owner = await signedInBrowser(file.server, ownerCredentials.email, ownerCredentials.password)
+  const first = await startDevice(file.server, agentFields("owners-agent"))
   expect((await decide(owner, first.user_code, "approve")).status).toBe(200)
-  const connected = await poll(server, first.device_code)
+  const connected = await poll(file.server, first.device_code)
   expect(connected.status).toBe(200)
 
-  const started = await startDevice(server, agentFields("owners-agent"))
-  const { page, finish } = await openPage()
+  const started = await startDevice(file.server, agentFields("owners-agent"))
+  const { page, finish } = await file.openPage()
   await page.goto(started.verification_uri_complete)
   const refused = await signIn(page, memberCredentials)
   expect(refused.status()).toBe(403)
   expect(await page.textContent("h1")).toBe("Not allowed")
   expect(await page.locator("#approve").count()).toBe(0)
 
-  expect((await poll(server, started.device_code)).body.error).toBe("authorization_pending")
-  const profile = await request(server.baseUrl, "GET", "/agent_api/v1/profile", {
+  expect((await poll(file.server, started.device_code)).body.error).toBe("authorization_pending")
+  const profile = await request(file.server.baseUrl, "GET", "/agent_api/v1/profile", {
     headers: bearer(connected.body.access_token)
   })
   expect(profile.status).toBe(200)

@@ -1,96 +1,30 @@
 // End to end: the README's start command (`npm start`) really starts Troupe on the embedded
 // database when DATABASE_URL is unset, answers every request from the moment its port accepts
 // connections, stops cleanly on SIGTERM, and keeps its data across runs.
-import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort, within } from "../support/commands.ts"
 import { Browser, bearer, csrfTokenIn, request } from "../support/http.ts"
+import { freePort, within } from "../support/processes.ts"
 import { probeStartup } from "../support/startup-probe.ts"
+import { killAll, npmStart, type ServerChild } from "../support/troupe-process.ts"
 
-const root = resolve(import.meta.dirname, "../..")
 const owner = { display_name: "Olive Owner", email: "olive@example.com", password: "correct horse battery" }
-
-interface Run {
-  readonly child: ChildProcess
-  readonly baseUrl: string
-  /** Everything the process tree wrote to stdout and stderr so far. */
-  readonly output: () => string
-  /** npm's own exit. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  /** Every process holding the output pipes (npm, its shell, the server) has exited. */
-  readonly closed: Promise<void>
-}
-
-/**
- * `npm start` in the repository, in a process group of its own so the whole tree can be
- * cleaned up. Resolves once the server logs that it is listening.
- */
-const npmStart = async (dataDir: string, port?: number): Promise<Run> => {
-  port ??= await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, TROUPE_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: "Info" }
-  delete env.DATABASE_URL
-  delete env.SERVICE_SETUP_SECRET
-  const child = spawn("npm", ["start"], { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })
-  let output = ""
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.once("exit", (code, signal) => done({ code, signal }))
-  )
-  const closed = new Promise<void>((done) => child.once("close", () => done()))
-  const listening = new Promise<void>((done, fail) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      if (/Troupe listening on http:\/\/127\.0\.0\.1:\d+/.test(output)) done()
-    }
-    child.stdout!.on("data", onData)
-    child.stderr!.on("data", onData)
-    child.once("error", fail)
-    void exited.then(({ code, signal }) =>
-      fail(new Error(`npm start exited (code ${code}, signal ${signal}) before listening:\n${output}`))
-    )
-  })
-  const run: Run = { child, baseUrl: `http://127.0.0.1:${port}`, output: () => output, exited, closed }
-  started.add(run)
-  await within(90_000, () => `npm start on port ${port}\n${output}`, listening)
-  return run
-}
-
-const started = new Set<Run>()
-
-/** Stops every process of a run's group (npm, shell, server) and waits until they are gone. */
-const stopTree = async (run: Run) => {
-  const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-run.child.pid!, signal)
-    } catch {
-      // The group is already gone.
-    }
-  }
-  signalGroup("SIGTERM")
-  try {
-    await within(15_000, "the process group to stop", run.closed)
-  } catch {
-    signalGroup("SIGKILL")
-    await within(5_000, "the process group to die", run.closed)
-  }
-  started.delete(run)
-}
 
 let dataRoot: string
 beforeAll(async () => {
   dataRoot = await mkdtemp(join(tmpdir(), "troupe-start-"))
 })
 afterAll(async () => {
-  for (const run of started) await stopTree(run)
+  await killAll()
   await rm(dataRoot, { recursive: true, force: true })
 })
 
 describe("npm start on the embedded database", { timeout: 120_000 }, () => {
   let dataDir: string
-  let first: Run
+  let first: ServerChild
 
   // The port listens seconds before the application is ready (the embedded database opens,
   // migrations run, supervisors start): a request in that window used to be read and never
@@ -124,6 +58,8 @@ describe("npm start on the embedded database", { timeout: 120_000 }, () => {
   it("serves /openapi.json and the first-boot page with DATABASE_URL unset", async () => {
     expect(first).toBeDefined()
     expect(first.output()).toContain(`database: embedded (${join(dataDir, "pg")})`)
+    expect(first.output()).toMatch(/GET \/openapi\.json|POST \/oauth\/token/)
+    expect(first.output()).not.toMatch(/GET \/(ready|health) /)
     expect(existsSync(join(dataDir, "pg.lock"))).toBe(true)
     const openapi = await request(first.baseUrl, "GET", "/openapi.json")
     expect(openapi.status).toBe(200)
@@ -153,7 +89,7 @@ describe("npm start on the embedded database", { timeout: 120_000 }, () => {
   it("a second npm start on the same data dir keeps the data: the owner created before signs in", async () => {
     expect(first).toBeDefined()
     // Whatever the previous test left running is stopped first.
-    await stopTree(first)
+    await first.stop()
     expect(existsSync(join(dataDir, "pg.lock"))).toBe(false)
     const second = await npmStart(dataDir)
     const setup = await new Browser(second.baseUrl).get("/setup")
@@ -165,7 +101,7 @@ describe("npm start on the embedded database", { timeout: 120_000 }, () => {
     expect(session.status).toBe(201)
     const profile = await request(second.baseUrl, "GET", "/api/v1/profile", { headers: bearer(session.body.token) })
     expect(profile.body.member).toMatchObject({ role: "owner", handle: "olive-owner" })
-    await stopTree(second)
+    await second.stop()
     expect(existsSync(join(dataDir, "pg.lock"))).toBe(false)
   })
 
@@ -174,6 +110,6 @@ describe("npm start on the embedded database", { timeout: 120_000 }, () => {
     const dataDir = join(dataRoot, "fresh", "data")
     const run = await npmStart(dataDir)
     expect((await request(run.baseUrl, "GET", "/openapi.json")).status).toBe(200)
-    await stopTree(run)
+    await run.stop()
   })
 })

@@ -2,38 +2,20 @@
 // visit goes through /login and back to /tokens; the mint form shows a member token once, which
 // works on /agent_api/v1 at once and is then listed without its secret; Revoke ends it for the API
 // at once. No page request leaves the server's host, and no page throws.
-import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, expect, it } from "vitest"
-import { launchChromium } from "../support/chromium.ts"
+import { expect, it } from "vitest"
+import { serverBesideChromium } from "../support/browser-pages.ts"
 import { bearer, request } from "../support/http.ts"
 import { createOwner, ownerCredentials } from "../support/people.ts"
-import { startTestServer, type TestServer } from "../support/server.ts"
 
-let server: TestServer
-let browser: Browser
-
-beforeAll(async () => {
-  server = await startTestServer()
-  await createOwner(server)
-  browser = await launchChromium()
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-})
+const file = serverBesideChromium(createOwner)
 
 const memberProfile = async (token: string) =>
-  (await request(server.baseUrl, "GET", "/agent_api/v1/profile", { headers: bearer(token) })).status
+  (await request(file.server.baseUrl, "GET", "/agent_api/v1/profile", { headers: bearer(token) })).status
 
 it("mints a member token shown once, lists it without its secret and revokes it", async () => {
-  const context = await browser.newContext()
-  const page = await context.newPage()
-  const requested: Array<string> = []
-  page.on("request", (req) => requested.push(req.url()))
-  const errors: Array<string> = []
-  page.on("pageerror", (error) => errors.push(error.message))
+  const { page, finish } = await file.openPage()
 
-  await page.goto(`${server.baseUrl}/tokens`)
+  await page.goto(`${file.server.baseUrl}/tokens`)
   expect(new URL(page.url()).pathname).toBe("/login")
   await page.fill("#email", ownerCredentials.email)
   await page.fill("#password", ownerCredentials.password)
@@ -64,9 +46,5 @@ it("mints a member token shown once, lists it without its secret and revokes it"
   ])
   expect(await page.locator("tr", { hasText: "laptop agent" }).locator(".state").textContent()).toBe("revoked")
   expect(await memberProfile(token)).toBe(401)
-
-  const host = new URL(server.baseUrl).host
-  expect(requested.filter((url) => new URL(url).host !== host)).toEqual([])
-  expect(errors).toEqual([])
-  await context.close()
+  await finish()
 })

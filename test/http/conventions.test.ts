@@ -3,7 +3,7 @@
 // Rules the real API does not exercise yet go through a test-only API mounted beside it.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bearer, request } from "../support/http.ts"
+import { bearer, type JsonResponse, request } from "../support/http.ts"
 import { apiToken, createHuman, createOwner, memberCredentials, ownerCredentials } from "../support/people.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 import { ConventionsTestRoutes, defectSecret, listedIds, widgetRuns } from "./support-conventions-api.ts"
@@ -21,35 +21,15 @@ beforeAll(async () => {
 })
 afterAll(() => server?.close())
 
-/** A response with its body both verbatim and parsed, for rules about exact bytes. */
-const send = async (
+/** A response with its body both verbatim (`text`) and parsed, for rules about exact bytes. */
+const send = (
   method: string,
   path: string,
   options: { readonly body?: string; readonly headers?: Record<string, string> } = {}
-) => {
-  const response = await fetch(`${server.baseUrl}${path}`, {
-    method,
-    headers: options.headers,
-    body: options.body,
-    redirect: "manual"
-  })
-  const text = await response.text()
-  let json: any
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = undefined
-  }
-  return { status: response.status, headers: response.headers, text, json }
-}
+) => request(server.baseUrl, method, path, { raw: options.body, headers: options.headers })
 
-const expectEnvelope = (
-  response: { status: number; headers: Headers; body?: unknown; json?: unknown },
-  status: number,
-  code: string
-) => {
-  const body = "json" in response ? response.json : response.body
-  expect({ status: response.status, body }).toEqual({
+const expectEnvelope = (response: JsonResponse, status: number, code: string) => {
+  expect({ status: response.status, body: response.body }).toEqual({
     status,
     body: { error: { code, message: expect.any(String) } }
   })
@@ -336,7 +316,7 @@ describe("Idempotency-Key", () => {
     const response = await create({ name }, freshKey())
     expect(response.status).toBe(201)
     expect(response.headers.get("idempotency-replayed")).toBe("false")
-    expect(response.json).toEqual({ widget: { id: expect.any(Number), name }, run: 1 })
+    expect(response.body).toEqual({ widget: { id: expect.any(Number), name }, run: 1 })
     expect(response.headers.get("content-type")).toMatch(/^application\/json/)
     expect(widgetRuns.get(name)).toBe(1)
   })
@@ -373,7 +353,7 @@ describe("Idempotency-Key", () => {
     expect([owner.status, member.status]).toEqual([201, 201])
     expect(owner.headers.get("idempotency-replayed")).toBe("false")
     expect(member.headers.get("idempotency-replayed")).toBe("false")
-    expect(member.json.widget.id).not.toBe(owner.json.widget.id)
+    expect(member.body.widget.id).not.toBe(owner.body.widget.id)
     expect(widgetRuns.get(name)).toBe(2)
     const ownerAgain = await create({ name }, key, ownerToken)
     const memberAgain = await create({ name }, key, memberToken)
@@ -408,7 +388,7 @@ describe("Idempotency-Key", () => {
     const after = await create({ name }, key)
     expect(after.status).toBe(201)
     expect(after.headers.get("idempotency-replayed")).toBe("false")
-    expect(after.json.run).toBe(2)
+    expect(after.body.run).toBe(2)
     expect(widgetRuns.get(name)).toBe(2)
   })
 
@@ -453,7 +433,7 @@ describe("concealment", () => {
   it("an existing resource the caller cannot see answers exactly like an absent one: 404 not_found", async () => {
     const visible = await send("GET", "/test/things/1", { headers: bearer(ownerToken) })
     expect(visible.status).toBe(200)
-    expect(visible.json).toEqual({ thing: { id: 1 } })
+    expect(visible.body).toEqual({ thing: { id: 1 } })
     const invisible = await send("GET", "/test/things/2", { headers: bearer(ownerToken) })
     const absent = await send("GET", "/test/things/999", { headers: bearer(ownerToken) })
     expectEnvelope(invisible, 404, "not_found")

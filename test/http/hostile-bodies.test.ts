@@ -25,27 +25,8 @@ let keys = 0
 const freshKey = () => `hostile-${++keys}`
 
 /** Sends exact bytes (a Buffer body gets no Content-Type unless one is given). */
-const send = async (
-  method: string,
-  path: string,
-  body: string | Buffer | undefined,
-  headers: Record<string, string>
-) => {
-  const response = await fetch(`${server.baseUrl}${path}`, {
-    method,
-    headers,
-    body: typeof body === "string" ? Buffer.from(body) : body,
-    redirect: "manual"
-  })
-  const text = await response.text()
-  let json: any
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = text
-  }
-  return { status: response.status, headers: response.headers, body: json }
-}
+const send = (method: string, path: string, body: string | Buffer | undefined, headers: Record<string, string>) =>
+  request(server.baseUrl, method, path, { raw: typeof body === "string" ? Buffer.from(body) : body, headers })
 
 const jsonType = { "content-type": "application/json" }
 const formType = { "content-type": "application/x-www-form-urlencoded" }

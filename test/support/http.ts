@@ -1,19 +1,23 @@
-// Small helpers over fetch for HTTP tests: JSON requests, a cookie jar for browser flows, and
-// the hidden CSRF field of a page.
+// Small helpers over fetch for HTTP tests: JSON requests (or exact bodies), a cookie jar for
+// browser flows, and the hidden CSRF field of a page.
 export interface JsonResponse<T = any> {
   readonly status: number
   readonly headers: Headers
+  /** The body parsed as JSON; its text when it is not JSON; undefined when empty. */
   readonly body: T
+  /** The body verbatim, for rules about exact bytes. */
+  readonly text: string
 }
 
+/** `body` goes as JSON; `raw` as it is (a Buffer with no Content-Type unless `headers` give one). */
 export const request = async <T = any>(
   baseUrl: string,
   method: string,
   path: string,
-  options: { readonly body?: unknown; readonly raw?: string; readonly headers?: Record<string, string> } = {}
+  options: { readonly body?: unknown; readonly raw?: string | Buffer; readonly headers?: Record<string, string> } = {}
 ): Promise<JsonResponse<T>> => {
   const headers: Record<string, string> = { ...options.headers }
-  let body: string | undefined
+  let body: string | Buffer | undefined
   if (options.raw !== undefined) body = options.raw
   else if (options.body !== undefined) {
     body = JSON.stringify(options.body)
@@ -27,7 +31,7 @@ export const request = async <T = any>(
   } catch {
     parsed = text
   }
-  return { status: response.status, headers: response.headers, body: parsed as T }
+  return { status: response.status, headers: response.headers, body: parsed as T, text }
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })

@@ -1,6 +1,5 @@
 // A real Troupe server for one test file: in this process, on a free loopback port, over a
 // fresh database, with a clock the test can move. Tests talk to it over HTTP with fetch.
-import { createServer } from "node:net"
 import { CableTiming } from "@troupe/http/cable/Cable"
 import { type ConnectionTiming, defaultTiming } from "@troupe/http/cable/Connection"
 import type { ServerConfig } from "@troupe/server/Config"
@@ -8,6 +7,7 @@ import { serverLayer } from "@troupe/server/Server"
 import { Clock, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { type MovableClock, makeMovableClock } from "./clock.ts"
 import { freshDatabase, type TestDatabase } from "./database.ts"
+import { freePort } from "./processes.ts"
 
 export interface TestServerOptions {
   readonly setupSecret?: string
@@ -19,16 +19,6 @@ export interface TestServerOptions {
   /** Shorter cable ping and recheck intervals, so tests need not wait 30 s. */
   readonly cableTiming?: Partial<ConnectionTiming>
 }
-
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
   const database = options.database ?? (await freshDatabase())
