@@ -23,6 +23,11 @@
 // (PostgreSQL's is not in it). Absolute figures vary with the machine and its disk; compare
 // ratios. The grep table's ratio runs the other way (grep time / baseline time, lower is better).
 // The same figures go to bench/results/<timestamp>.json (gitignored).
+//
+// Third, the HTTP scenario (scripts/bench/http.ts): `troupe serve` against a bare node:http twin
+// answering the same bytes, for the static OAuth metadata and an authenticated profile read,
+// under wrk (or a Node load client) on a database of its own.
+// `npm run bench -- http` (or `steps`, `grep`, several) runs only the scenarios named.
 import { mkdir, writeFile } from "node:fs/promises"
 import { NodeRuntime } from "@effect/platform-node"
 import { ActorHost } from "@troupe/actors/ActorHost"
@@ -33,6 +38,7 @@ import { Console, Effect, Layer, References } from "effect"
 import { baselineStepper, seedBaseline } from "./bench/baseline.ts"
 import { benchDatabase, poolSize } from "./bench/database.ts"
 import { type GrepFigures, grepHeader, grepTable, memoryGrep } from "./bench/grep.ts"
+import { type HttpReport, httpScenario, httpTable } from "./bench/http.ts"
 import { benchBinding, benchKind, countEvent } from "./bench/machine.ts"
 import { alternate, formatTable, type Sample, type Timing } from "./bench/measure.ts"
 
@@ -42,6 +48,8 @@ const roundMillis = 500
 const measureMillis = Math.round(Number(process.env.BENCH_SECONDS ?? 3) * 1000)
 const timing: Timing = { warmupMillis, roundMillis, measureMillis }
 const resultsDir = new URL("../bench/results/", import.meta.url)
+const named = new Set(process.argv.slice(2))
+const runs = (scenario: "steps" | "grep" | "http") => named.size === 0 || named.has(scenario)
 
 interface Level {
   readonly concurrency: number
@@ -104,16 +112,21 @@ const program = Effect.gen(function* () {
     Layer.provideMerge(migratedDatabase(database.config)),
     Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
   )
-  const results = yield* Effect.forEach(levels, runLevel).pipe(Effect.provide(layer))
-  yield* Console.log(table(results))
+  const results = runs("steps") ? yield* Effect.forEach(levels, runLevel).pipe(Effect.provide(layer)) : []
+  if (runs("steps")) yield* Console.log(table(results))
 
-  yield* Console.log(grepHeader)
-  const grep: ReadonlyArray<GrepFigures> = yield* memoryGrep(timing).pipe(
-    Effect.provide(
-      migratedDatabase(database.config).pipe(Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn")))
-    )
-  )
-  yield* Console.log(grepTable(grep))
+  if (runs("grep")) yield* Console.log(grepHeader)
+  const grep: ReadonlyArray<GrepFigures> = runs("grep")
+    ? yield* memoryGrep(timing).pipe(
+        Effect.provide(
+          migratedDatabase(database.config).pipe(Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn")))
+        )
+      )
+    : []
+  if (runs("grep")) yield* Console.log(grepTable(grep))
+
+  const http: HttpReport | undefined = runs("http") ? yield* httpScenario(measureMillis) : undefined
+  if (http) yield* Console.log(httpTable(http))
 
   const report = {
     startedAt: startedAt.toISOString(),
@@ -130,7 +143,8 @@ const program = Effect.gen(function* () {
       baseline: "the same SELECT of the anchor's documents + one String.prototype.includes pass",
       ratio: "grep p50 / baseline p50, lower is better",
       patterns: grep
-    }
+    },
+    http
   }
   yield* Effect.promise(async () => {
     await mkdir(resultsDir, { recursive: true })

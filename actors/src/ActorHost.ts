@@ -1,31 +1,45 @@
 // The actor host: one mailbox per actor (events processed one at a time on this node), and the
 // step: transition, then ONE transaction writing the seq-fenced snapshot, the binding's row
-// writes, timer rows, job rows, outbox items, a journal row and the bus notices (delivered on
-// commit); after commit, wake the runners, then reply. A seq conflict (another writer) reloads
-// and retries; a failing step is retried from the last committed snapshot with backoff, then
-// quarantined with a dead letter.
+// writes, timer rows, job rows, told messages, outbox items, a journal row and the bus notices
+// (delivered on commit); after commit, wake the runners, then reply. A seq conflict (another
+// writer) reloads and retries; a failing step is retried from the last committed snapshot with
+// backoff, then quarantined with a dead letter. Timers, job reports and told messages arrive as
+// deliveries, each settled in the step that applies it (so a repeat is dropped).
 
 import { EventBus } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
+import * as Messages from "@troupe/storage/repositories/ActorMessages"
 import * as Repo from "@troupe/storage/repositories/Actors"
 import * as Outbox from "@troupe/storage/repositories/Outbox"
 import { Cause, Clock, Context, Duration, Effect, Layer, Queue, RcMap, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type AnyMachineSnapshot, initialTransition, transition } from "xstate"
-import { type ActorEvent, ActorSpawner, type Binding, Bindings, Veto } from "./Binding.ts"
+import {
+  type ActorEvent,
+  type Binding,
+  Bindings,
+  type EventOf,
+  type InputOf,
+  type RepliesOf,
+  type StepInfo,
+  TransactionalActors,
+  Veto
+} from "./Binding.ts"
 import { ActorExists, ActorNotFound, ActorQuarantined, InvalidMessage, UnknownKind } from "./Errors.ts"
-import { planActions, type StepPlan, stateText } from "./Plan.ts"
+import { planActions, type StepPlan, stateText, UnboundAction } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
+import { restore } from "./Snapshots.ts"
 import { Supervision } from "./Supervision.ts"
+import { traceCreate, traceStep } from "./Tracing.ts"
 
-export type StepOutcome =
+export type StepOutcome<Replies = Readonly<Record<string, unknown>>> =
   | {
       readonly _tag: "Accepted"
       readonly state: string
       readonly status: string
       readonly seq: bigint
       /** What the step's row handlers answered, by action name. */
-      readonly replies: Readonly<Record<string, unknown>>
+      readonly replies: Replies
     }
   | { readonly _tag: "Vetoed"; readonly state: string; readonly reason: string }
   | { readonly _tag: "Rejected"; readonly state: string; readonly accepts: ReadonlyArray<string> }
@@ -48,6 +62,25 @@ class StaleDelivery extends Schema.TaggedError<StaleDelivery>()("StaleDelivery",
 export type Delivery =
   | { readonly _tag: "Timer"; readonly timer: Repo.TimerRow }
   | { readonly _tag: "Job"; readonly job: Repo.JobRow }
+  | { readonly _tag: "Message"; readonly message: Messages.MessageRow }
+
+/**
+ * What became of a delivery: applied by a step, refused by the actor (recorded, never retried),
+ * already settled by an earlier delivery, or left waiting for an actor that does not exist yet or
+ * is quarantined (only a message waits; a timer or job report to such an actor is dropped).
+ */
+export type DeliveryResult = "applied" | "rejected" | "stale" | "absent" | "quarantined"
+
+/** How a step settles the delivery it applies (or refuses) in its own transaction. */
+type Verdict =
+  | { readonly _tag: "Delivered"; readonly seq: bigint }
+  | { readonly _tag: "Rejected"; readonly reason: string }
+
+interface Sender {
+  readonly kind: string
+  readonly actorId: string
+  readonly seq: bigint
+}
 
 export interface HostOptions {
   /** Attempts of one event before the actor is quarantined. */
@@ -80,10 +113,21 @@ const acceptedEvents = (snapshot: AnyMachineSnapshot): ReadonlyArray<string> =>
     .filter((type) => !type.startsWith("xstate."))
     .sort()
 
-/** Decodes a message against one of the machine's schemas. */
-const validate = (kind: string, schema: Schema.Top, value: unknown) =>
-  Schema.decodeUnknownEffect(schema as Schema.Codec<unknown>)(value).pipe(
+/** Decodes an input against the machine's schema. */
+const validate = (kind: string, schema: Schema.Decoder<unknown>, value: unknown) =>
+  Schema.decodeUnknownEffect(schema)(value).pipe(
     Effect.mapError((error) => new InvalidMessage({ kind, message: error.message }))
+  )
+
+const isActorEvent = (value: unknown): value is ActorEvent =>
+  typeof value === "object" && value !== null && "type" in value && typeof value.type === "string"
+
+/** Decodes an event against the machine's schema: the step applies what the schema decoded. */
+const validateEvent = (kind: string, schema: Schema.Decoder<unknown>, value: unknown) =>
+  Effect.flatMap(validate(kind, schema, value), (event) =>
+    isActorEvent(event)
+      ? Effect.succeed(event)
+      : Effect.fail(new InvalidMessage({ kind, message: "an event has a type" }))
   )
 
 const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n")[0] ?? "step failed"
@@ -91,22 +135,46 @@ const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n"
 const statusOf = (status: string): Repo.SnapshotRow["status"] =>
   status === "active" ? "active" : status === "done" ? "done" : "error"
 
+/** Typed access to the actors of one kind, from its definition (`ActorHost.ref`). */
+export interface ActorRef<D extends Binding> {
+  /** Starts an actor; joins the caller's transaction when there is one. */
+  readonly create: (
+    actorId: string,
+    input: InputOf<D>
+  ) => Effect.Effect<{ readonly state: string }, ActorExists | InvalidMessage | Veto>
+  /** Steps the actor with the event and answers the outcome, with the row handlers' replies. */
+  readonly send: (
+    actorId: string,
+    event: EventOf<D>
+  ) => Effect.Effect<StepOutcome<RepliesOf<D>>, ActorNotFound | ActorQuarantined | InvalidMessage>
+  /**
+   * Tells the actor the event as a durable message, joining the caller's transaction when there
+   * is one (delivered after commit, at least once, applied at most once).
+   */
+  readonly tell: (actorId: string, event: EventOf<D>) => Effect.Effect<void, InvalidMessage>
+}
+
 export class ActorHost extends Context.Service<
   ActorHost,
   {
-    /** Starts an actor; joins the caller's transaction when there is one. */
+    /** The typed ref of a registered kind (a definition the runtime does not hold is a defect). */
+    readonly ref: <D extends Binding>(definition: D) => ActorRef<D>
+    /** Other actors as a command's own transaction (no actor's step) may start or tell them. */
+    readonly transactional: TransactionalActors["Service"]
+    /** Starts an actor of a kind named at run time (operators' tools, tests); callers use `ref`. */
     readonly create: (
       kind: string,
       actorId: string,
       input: unknown
     ) => Effect.Effect<{ readonly state: string }, ActorExists | UnknownKind | InvalidMessage | Veto>
+    /** Sends to an actor of a kind named at run time (operators' tools, tests); callers use `ref`. */
     readonly send: (
       kind: string,
       actorId: string,
       event: ActorEvent
     ) => Effect.Effect<StepOutcome, ActorNotFound | ActorQuarantined | UnknownKind | InvalidMessage>
-    /** Delivers a timer or a job's report (the runners call this). */
-    readonly deliver: (delivery: Delivery, event: ActorEvent | undefined) => Effect.Effect<void>
+    /** Delivers a timer, a job's report or a told message (the runners call this). */
+    readonly deliver: (delivery: Delivery, event: unknown) => Effect.Effect<DeliveryResult>
     readonly binding: (kind: string) => Effect.Effect<Binding, UnknownKind>
     /** Drops the actor from memory and lifts its quarantine: it restarts from its last snapshot. */
     readonly restartActor: (kind: string, actorId: string) => Effect.Effect<boolean>
@@ -150,18 +218,8 @@ export class ActorHost extends Context.Service<
           return entry
         })
 
-        const resolve = (binding: Binding, row: Repo.SnapshotRow) => {
-          if (row.version > binding.entry.version) {
-            return Effect.die(
-              new Error(`${row.kind} ${row.actor_id}: snapshot version ${row.version} is newer than this server's`)
-            )
-          }
-          const persisted =
-            row.version < binding.entry.version && binding.entry.upgrade
-              ? binding.entry.upgrade(row.snapshot, row.version)
-              : row.snapshot
-          return Effect.sync(() => binding.entry.machine.resolveState(persisted as never) as AnyMachineSnapshot)
-        }
+        /** A snapshot this server cannot restore (newer, unmigrated, unreadable) fails the step. */
+        const resolve = (binding: Binding, row: Repo.SnapshotRow) => Effect.orDie(restore(binding, row))
 
         /** The writes every step shares: row handlers, timers, jobs, outbox items, journal. */
         const writeEffects = (
@@ -171,14 +229,18 @@ export class ActorHost extends Context.Service<
           seq: bigint,
           at: Date,
           final: boolean,
-          journal: Omit<Repo.JournalWrite, "kind" | "actorId" | "seq" | "actions" | "at">
+          journal: Omit<Repo.JournalWrite, "kind" | "actorId" | "seq" | "actions" | "at">,
+          sender: StepInfo["sender"] = undefined
         ) =>
           Effect.gen(function* () {
-            const step = { kind: binding.kind, actorId, seq, now: at }
+            const step: StepInfo = { kind: binding.kind, actorId, seq, now: at, sender }
+            const actors = transactionalActors({ kind: binding.kind, actorId, seq })
             const replies: Record<string, unknown> = {}
             for (const row of plan.rows) {
-              const reply = yield* binding.rows[row.name]!(row.params, step).pipe(
-                Effect.provideService(ActorSpawner, spawner),
+              const handler = binding.rows[row.name]
+              if (!handler) return yield* Effect.die(new UnboundAction(`${binding.kind}: no row handler ${row.name}`))
+              const reply = yield* handler(row.params, step).pipe(
+                Effect.provideService(TransactionalActors, actors),
                 Effect.catch((error) => (error instanceof Veto ? Effect.fail(error) : Effect.die(error)))
               )
               if (reply !== undefined) replies[row.name] = reply
@@ -246,19 +308,60 @@ export class ActorHost extends Context.Service<
             if (plan.jobs.length > 0) yield* Queue.offer(signals.jobs, undefined)
           })
 
-        const spawner = ActorSpawner.of({
-          create: (kind, actorId, input) =>
-            Effect.orDie(Effect.asVoid(Effect.provideService(create(kind, actorId, input), SqlClient, sql)))
-        })
+        /** Writes a message row in the current transaction; the runner is woken after commit. */
+        const tell = (kind: string, actorId: string, told: unknown, from: Sender | undefined) =>
+          Effect.gen(function* () {
+            const binding = yield* bindingOf(kind)
+            const event = yield* validateEvent(kind, binding.entry.events, told)
+            yield* Messages.insertMessage({ from, toKind: kind, toActorId: actorId, event, now: yield* now }).pipe(
+              Effect.orDie
+            )
+            yield* sql.afterCommit(Queue.offer(signals.messages, undefined))
+          })
+
+        /** What a step's row handlers (or a command's transaction) may do to other actors. */
+        const transactionalActors = (from: Sender | undefined) =>
+          TransactionalActors.of({
+            create: (definition, actorId, input) =>
+              Effect.orDie(
+                Effect.asVoid(Effect.provideService(create(registered(definition), actorId, input), SqlClient, sql))
+              ),
+            tell: (definition, actorId, event) =>
+              Effect.orDie(Effect.provideService(tell(registered(definition), actorId, event, from), SqlClient, sql))
+          })
+
+        /** The kind of a definition this runtime holds; any other is a defect of the composition. */
+        const registered = (definition: Binding) => {
+          if (bindings.get(definition.kind) !== definition) {
+            throw new Error(`the runtime holds no definition ${definition.kind} (or holds another one)`)
+          }
+          return definition.kind
+        }
+
+        const ref = <D extends Binding>(definition: D): ActorRef<D> => {
+          const kind = registered(definition)
+          const withSql = <A, E>(effect: Effect.Effect<A, E | UnknownKind, SqlClient>) =>
+            effect.pipe(
+              Effect.catchTag("UnknownKind", (error) => Effect.die(error)),
+              Effect.provideService(SqlClient, sql)
+            )
+          return {
+            create: (actorId, input) => withSql(create(kind, actorId, input)),
+            // The replies were answered by this definition's own row handlers, by their names.
+            send: (actorId, event) =>
+              withSql(send(kind, actorId, event)).pipe(Effect.map((outcome) => outcome as StepOutcome<RepliesOf<D>>)),
+            tell: (actorId, event) => withSql(tell(kind, actorId, event, undefined))
+          }
+        }
 
         const create = (
           kind: string,
           actorId: string,
-          input: unknown
+          given: unknown
         ): Effect.Effect<{ readonly state: string }, ActorExists | UnknownKind | InvalidMessage | Veto, SqlClient> =>
           Effect.gen(function* () {
             const binding = yield* bindingOf(kind)
-            yield* validate(kind, binding.entry.input, input)
+            const input = yield* validate(kind, binding.entry.input, given)
             const [snapshot, actions] = initialTransition(binding.entry.machine, input)
             const plan = planActions(binding, actions, 1n)
             const at = yield* now
@@ -288,6 +391,9 @@ export class ActorHost extends Context.Service<
                 now: at
               })
               if (!inserted) return yield* new ActorExists({ kind, actorId })
+              if ((yield* Messages.retryActorMessagesNow(kind, actorId, at)) > 0) {
+                yield* sql.afterCommit(Queue.offer(signals.messages, undefined))
+              }
               yield* writeEffects(binding, actorId, plan, 1n, at, snapshot.status !== "active", {
                 event: { type: "xstate.init", input },
                 fromState: null,
@@ -296,7 +402,7 @@ export class ActorHost extends Context.Service<
               yield* sql.afterCommit(afterCommit(binding, actorId, row, snapshot, plan))
             }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
             return { state }
-          })
+          }).pipe(traceCreate(kind, actorId))
 
         /** One attempt at a step from the last committed snapshot. */
         const attempt = (binding: Binding, actorId: string, event: ActorEvent, delivery: Delivery | undefined) =>
@@ -307,13 +413,16 @@ export class ActorHost extends Context.Service<
             if (row.quarantined_at) return yield* new ActorQuarantined({ kind: binding.kind, actorId })
             const state = entry.resolved ?? (yield* resolve(binding, row))
             entry.resolved = state
-            const [next, actions] = transition(binding.entry.machine, state, event as never)
+            const [next, actions] = transition(binding.entry.machine, state, event)
             const at = yield* now
             if (next === state && actions.length === 0) {
               // A rejection judged on a cached snapshot is only final if no other node moved it.
               const current = yield* Repo.findSnapshot(binding.kind, actorId)
               if (current && current.seq !== row.seq) return yield* new SeqConflict()
-              if (delivery) yield* settleDelivery(delivery, at).pipe(sql.withTransaction)
+              if (delivery) {
+                const reason = `${event.type} is not accepted in state ${row.state_value}`
+                yield* settleDelivery(delivery, at, { _tag: "Rejected", reason }).pipe(sql.withTransaction)
+              }
               return { _tag: "Rejected", state: row.state_value, accepts: acceptedEvents(state) } as StepOutcome
             }
             const seq = row.seq + 1n
@@ -328,7 +437,7 @@ export class ActorHost extends Context.Service<
               updated_at: at
             }
             const replies = yield* Effect.gen(function* () {
-              if (delivery) yield* settleDelivery(delivery, at)
+              if (delivery) yield* settleDelivery(delivery, at, { _tag: "Delivered", seq })
               const advanced = yield* Repo.advanceSnapshot(
                 {
                   kind: binding.kind,
@@ -343,26 +452,41 @@ export class ActorHost extends Context.Service<
                 row.seq
               )
               if (!advanced) return yield* new SeqConflict()
-              const replies = yield* writeEffects(binding, actorId, plan, seq, at, next.status !== "active", {
-                event,
-                fromState: row.state_value,
-                toState: nextRow.state_value
-              })
+              const replies = yield* writeEffects(
+                binding,
+                actorId,
+                plan,
+                seq,
+                at,
+                next.status !== "active",
+                { event, fromState: row.state_value, toState: nextRow.state_value },
+                senderOf(delivery)
+              )
               yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, plan))
               return replies
             }).pipe(sql.withTransaction)
             return { _tag: "Accepted", state: nextRow.state_value, status: nextRow.status, seq, replies } as StepOutcome
           })
 
-        /** Consumes the delivered timer row or finishes the reported job, or fails if already done. */
-        const settleDelivery = (delivery: Delivery, at: Date) =>
+        /**
+         * Consumes the delivered timer row, finishes the reported job or settles the told message,
+         * or fails if an earlier delivery already did (the message's id is its dedupe key).
+         */
+        const settleDelivery = (delivery: Delivery, at: Date, verdict: Verdict) =>
           Effect.gen(function* () {
             const fresh =
               delivery._tag === "Timer"
                 ? yield* Repo.consumeTimer(delivery.timer.id, delivery.timer.set_at_seq)
-                : yield* Repo.finishJob(delivery.job.id, at)
+                : delivery._tag === "Job"
+                  ? yield* Repo.finishJob(delivery.job.id, at)
+                  : yield* Messages.settleMessage(delivery.message.id, verdict, at)
             if (!fresh) return yield* new StaleDelivery()
           })
+
+        const senderOf = (delivery: Delivery | undefined): StepInfo["sender"] =>
+          delivery?._tag === "Message" && delivery.message.from_kind !== null && delivery.message.from_actor_id !== null
+            ? { kind: delivery.message.from_kind, actorId: delivery.message.from_actor_id }
+            : undefined
 
         const quarantine = (binding: Binding, actorId: string, event: ActorEvent, error: string, attempts: number) =>
           Effect.gen(function* () {
@@ -422,39 +546,61 @@ export class ActorHost extends Context.Service<
                 })
               )
             })
-          )
+          ).pipe(traceStep(binding.kind, actorId, event.type, delivery?._tag.toLowerCase() ?? "send"))
 
-        const send = (kind: string, actorId: string, event: ActorEvent) =>
+        const send = (kind: string, actorId: string, sent: unknown) =>
           Effect.gen(function* () {
             const binding = yield* bindingOf(kind)
-            yield* validate(kind, binding.entry.events, event)
+            const event = yield* validateEvent(kind, binding.entry.events, sent)
             return (yield* step(binding, actorId, event, undefined))!
           })
 
-        const deliver = (delivery: Delivery, event: ActorEvent | undefined) =>
+        /** Settles a delivery no step will apply; answers whether it was still unsettled. */
+        const refuseDelivery = (delivery: Delivery, reason: string) =>
           Effect.gen(function* () {
-            const row = delivery._tag === "Timer" ? delivery.timer : delivery.job
-            const binding = bindings.get(row.kind)
-            const valid =
-              binding !== undefined &&
-              event !== undefined &&
-              (yield* Effect.isSuccess(validate(row.kind, binding.entry.events, event)))
-            if (!binding || event === undefined || !valid) {
-              if (binding && event !== undefined) {
+            return yield* settleDelivery(delivery, yield* now, { _tag: "Rejected", reason }).pipe(
+              sql.withTransaction,
+              Effect.as<DeliveryResult>("rejected"),
+              Effect.catchTag("StaleDelivery", () => Effect.succeed<DeliveryResult>("stale")),
+              Effect.orDie
+            )
+          })
+
+        const deliver = (delivery: Delivery, delivered: unknown) =>
+          Effect.gen(function* () {
+            const [kind, actorId] =
+              delivery._tag === "Timer"
+                ? [delivery.timer.kind, delivery.timer.actor_id]
+                : delivery._tag === "Job"
+                  ? [delivery.job.kind, delivery.job.actor_id]
+                  : [delivery.message.to_kind, delivery.message.to_actor_id]
+            const binding = bindings.get(kind)
+            const event =
+              binding === undefined || delivered === undefined
+                ? undefined
+                : yield* Effect.option(validateEvent(kind, binding.entry.events, delivered)).pipe(
+                    Effect.map((decoded) => (decoded._tag === "Some" ? decoded.value : undefined))
+                  )
+            if (!binding || event === undefined) {
+              if (binding && delivered !== undefined) {
                 yield* Effect.logError(
-                  `${row.kind} ${row.actor_id}: dropped a ${delivery._tag.toLowerCase()} event of the wrong shape`
+                  `${kind} ${actorId}: dropped a ${delivery._tag.toLowerCase()} event of the wrong shape`
                 )
               }
-              yield* settleDelivery(delivery, yield* now).pipe(
-                sql.withTransaction,
-                Effect.catchTag("StaleDelivery", () => Effect.void),
-                Effect.orDie
-              )
-              return
+              return yield* refuseDelivery(delivery, binding ? "an event of the wrong shape" : `no kind ${kind}`)
             }
-            yield* step(binding, row.actor_id, event, delivery).pipe(
-              Effect.catchTags({ ActorNotFound: () => Effect.void, ActorQuarantined: () => Effect.void })
+            const outcome = yield* step(binding, actorId, event, delivery).pipe(
+              Effect.catchTags({
+                ActorNotFound: () => Effect.succeed("absent" as const),
+                ActorQuarantined: () => Effect.succeed("quarantined" as const)
+              })
             )
+            if (outcome === undefined) return "stale"
+            if (typeof outcome === "string") return outcome
+            if (outcome._tag === "Accepted") return "applied"
+            // A vetoed step wrote nothing: a message it refused is settled as rejected.
+            if (outcome._tag === "Vetoed") return yield* refuseDelivery(delivery, `vetoed: ${outcome.reason}`)
+            return "rejected"
           })
 
         const restartActor = (kind: string, actorId: string) =>
@@ -463,9 +609,11 @@ export class ActorHost extends Context.Service<
             const row = yield* Repo.findSnapshot(kind, actorId).pipe(Effect.orDie)
             if (!row) return false
             if (row.quarantined_at) yield* Repo.setQuarantined(kind, actorId, null).pipe(Effect.orDie)
+            yield* Messages.retryActorMessagesNow(kind, actorId, yield* now).pipe(Effect.orDie)
             yield* supervision.recordRestart(kind, yield* now)
             yield* Queue.offer(signals.timers, undefined)
             yield* Queue.offer(signals.jobs, undefined)
+            yield* Queue.offer(signals.messages, undefined)
             return true
           })
 
@@ -476,6 +624,7 @@ export class ActorHost extends Context.Service<
             yield* supervision.recordRestart(kind, yield* now)
             yield* Queue.offer(signals.timers, undefined)
             yield* Queue.offer(signals.jobs, undefined)
+            yield* Queue.offer(signals.messages, undefined)
           })
 
         const liveCount = (kind: string) =>
@@ -496,6 +645,8 @@ export class ActorHost extends Context.Service<
         )
 
         return ActorHost.of({
+          ref,
+          transactional: transactionalActors(undefined),
           create: (kind, actorId, input) => Effect.provideService(create(kind, actorId, input), SqlClient, sql),
           send: (kind, actorId, event) => Effect.provideService(send(kind, actorId, event), SqlClient, sql),
           deliver: (delivery, event) => Effect.provideService(deliver(delivery, event), SqlClient, sql),

@@ -1,8 +1,13 @@
-// A binding ties a machine to the shell: which named effect requests are row writes in the
-// step's transaction, which are after-commit jobs, and where its narrated items go.
+// A binding ties a machine to the shell, one definition per kind (`defineActor`): its machine
+// entry (machine, version, input and event schemas, effect names, snapshot migrations), which
+// effect requests are row writes in the step's transaction and which are after-commit jobs, and
+// where its narrated items go. Handlers' params are typed from the machine's effect requests and
+// their replies reach the caller typed; `Binding` is the same definition with its types erased.
 import type { MachineEntry } from "@troupe/machines/registry"
 import { Context, type Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import type { StateMachine } from "xstate"
 
 export interface ActorEvent {
   readonly type: string
@@ -15,6 +20,8 @@ export interface StepInfo {
   /** The seq this step commits. */
   readonly seq: bigint
   readonly now: Date
+  /** The actor that told the message this step applies (tell it a reply), when it came from one. */
+  readonly sender: { readonly kind: string; readonly actorId: string } | undefined
 }
 
 export interface JobInfo {
@@ -31,36 +38,143 @@ export interface JobInfo {
  */
 export class Veto extends Schema.TaggedError<Veto>()("Veto", { reason: Schema.String }) {}
 
-/**
- * Row writes run inside the step's transaction: a failure rolls the whole step back. What a
- * handler answers (when not undefined) is handed to the caller of `send` under the action's
- * name, never journaled: the way to show a minted secret once.
- */
-export type RowHandler = (params: any, step: StepInfo) => Effect.Effect<unknown, unknown, SqlClient | ActorSpawner>
+/** What the named action `name` of a machine is given (from its `setup({ actions })`). */
+type ParamsOf<M, Name> =
+  M extends StateMachine<
+    infer _Context,
+    infer _Event,
+    infer _Children,
+    infer _Actor,
+    infer Action,
+    infer _Guard,
+    infer _Delay,
+    infer _StateValue,
+    infer _Tag,
+    infer _Input,
+    infer _Output,
+    infer _Emitted,
+    infer _Meta,
+    infer _Schema,
+    infer _TransitionMeta
+  >
+    ? Extract<Action, { readonly type: Name }>["params"]
+    : never
+
+type EffectName<E extends MachineEntry> = E["effects"][keyof E["effects"]]
 
 /**
- * What a row handler may do to other actors within its step: start them, joining the step's
- * transaction. (Sending to another actor from inside a step would hold a transaction while
- * waiting for that actor's mailbox; that is what jobs are for.)
+ * Row writes run inside the step's transaction: a failure rolls the whole step back (a `Veto`
+ * answers `Vetoed`; anything else is a failure of the step). What a handler answers (when not
+ * undefined) is handed to the caller of `send` under the action's name, never journaled: the way
+ * to show a minted secret once.
  */
-export class ActorSpawner extends Context.Service<
-  ActorSpawner,
-  { readonly create: (kind: string, actorId: string, input: unknown) => Effect.Effect<void> }
->()("@troupe/actors/ActorSpawner") {}
+export type RowHandler<Params, Reply> = (
+  params: Params,
+  step: StepInfo
+) => Effect.Effect<Reply, Veto | SqlError, SqlClient | TransactionalActors>
 
 /** After-commit work; answers the event to report back to the actor, if any. Failures retry. */
-export type JobHandler = (params: any, job: JobInfo) => Effect.Effect<ActorEvent | undefined, unknown>
+export type JobHandler<Params, Event> = (params: Params, job: JobInfo) => Effect.Effect<Event | undefined, unknown>
 
-export interface Binding {
-  readonly kind: string
-  readonly entry: MachineEntry
+type RowHandlers<E extends MachineEntry> = {
+  readonly [N in EffectName<E>]?: RowHandler<ParamsOf<E["machine"], N>, unknown>
+}
+
+type JobHandlers<E extends MachineEntry> = {
+  readonly [N in EffectName<E>]?: JobHandler<ParamsOf<E["machine"], N>, E["events"]["Type"]>
+}
+
+/** Keys of `T` that are not in `K` may not be given. */
+type Only<T, K extends PropertyKey> = { readonly [N in Exclude<keyof T, K>]: never }
+
+/** One kind of actor: its machine entry, its handlers, and where its narrated items go. */
+export interface ActorDefinition<
+  Kind extends string,
+  Entry extends MachineEntry,
+  Rows extends RowHandlers<Entry>,
+  Jobs extends JobHandlers<Entry>
+> {
+  readonly kind: Kind
+  readonly entry: Entry
   /** The resource type narrated items describe, e.g. "api_session". */
   readonly resourceType: string
   /** The event stream the actor's emitted items are appended to. */
   readonly stream: (actorId: string) => string
-  readonly rows: Readonly<Record<string, RowHandler>>
-  readonly jobs: Readonly<Record<string, JobHandler>>
+  /** Effect requests carried out in the step's transaction. */
+  readonly rows: Rows
+  /** Effect requests carried out after commit (every effect request is one or the other). */
+  readonly jobs: Jobs
 }
+
+/**
+ * Defines an actor kind. Every effect request the machine names is exactly one of a row handler
+ * or a job: a missing one or an unknown row handler does not compile, an unknown or doubled job
+ * throws here (at import); handlers' params are typed from the machine's actions, and job reports
+ * must be events of the machine.
+ */
+export const defineActor = <
+  const Kind extends string,
+  Entry extends MachineEntry,
+  Rows extends RowHandlers<Entry> & Only<Rows, EffectName<Entry>>,
+  Jobs extends JobHandlers<Entry>
+>(
+  definition: ActorDefinition<Kind, Entry, Rows, Jobs> & {
+    readonly jobs: { readonly [N in Exclude<EffectName<Entry>, keyof Rows>]: unknown }
+  }
+): ActorDefinition<Kind, Entry, Rows, Jobs> => {
+  const effects = new Set<string>(Object.values(definition.entry.effects))
+  for (const name of Object.keys(definition.jobs)) {
+    if (!effects.has(name) || name in definition.rows) {
+      throw new Error(`${definition.kind}: ${name} is not an effect request of its own, or is also a row handler`)
+    }
+  }
+  return definition
+}
+
+/** The definition with its types erased, as the host holds it (methods keep params bivariant). */
+export interface Binding {
+  readonly kind: string
+  readonly entry: MachineEntry
+  readonly resourceType: string
+  readonly stream: (actorId: string) => string
+  readonly rows: Readonly<Record<string, ErasedRowHandler | undefined>>
+  readonly jobs: Readonly<Record<string, ErasedJobHandler | undefined>>
+}
+
+type ErasedRowHandler = {
+  handle(params: unknown, step: StepInfo): Effect.Effect<unknown, Veto | SqlError, SqlClient | TransactionalActors>
+}["handle"]
+
+type ErasedJobHandler = {
+  handle(params: unknown, job: JobInfo): Effect.Effect<ActorEvent | undefined, unknown>
+}["handle"]
+
+/** What `create` is given for a kind. */
+export type InputOf<D extends Binding> = D["entry"]["input"]["Type"]
+/** The events a kind accepts. */
+export type EventOf<D extends Binding> = D["entry"]["events"]["Type"]
+/** What a step's row handlers answer, by effect request name. */
+export type RepliesOf<D extends Binding> = {
+  readonly [N in keyof D["rows"]]?: D["rows"][N] extends (
+    ...args: never
+  ) => Effect.Effect<infer Reply, infer _E, infer _R>
+    ? Reply
+    : never
+}
+
+/**
+ * Other actors as seen from inside a transaction (a step's, or a command's own): `create` starts
+ * one in it; `tell` writes a durable message in it, delivered after commit, at least once, and
+ * applied by the receiver at most once. A step never waits on another actor's mailbox while it
+ * holds its transaction: what it tells is delivered by the message runner.
+ */
+export class TransactionalActors extends Context.Service<
+  TransactionalActors,
+  {
+    readonly create: <D extends Binding>(definition: D, actorId: string, input: InputOf<D>) => Effect.Effect<void>
+    readonly tell: <D extends Binding>(definition: D, actorId: string, event: EventOf<D>) => Effect.Effect<void>
+  }
+>()("@troupe/actors/TransactionalActors") {}
 
 export class Bindings extends Context.Service<Bindings, ReadonlyMap<string, Binding>>()("@troupe/actors/Bindings") {}
 

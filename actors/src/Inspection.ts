@@ -1,13 +1,16 @@
 // What operators and the state visualizer read: every machine (definition, version, Mermaid),
 // actors by kind, state, quarantine or stuckness, and one actor in full (context, timers, jobs,
-// journal, dead letters). A non-terminal actor is stuck when nothing will move it: no timer,
-// no pending job, and no state that names a waiting party (`meta.waitsOn`).
+// messages waiting for it, journal, dead letters). A non-terminal actor is stuck when nothing
+// will move it: no timer, no pending job or message, and no state that names a waiting party
+// (`meta.waitsOn`).
+import { SnapshotVersionError } from "@troupe/machines/registry"
+import * as Messages from "@troupe/storage/repositories/ActorMessages"
 import * as Repo from "@troupe/storage/repositories/Actors"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { AnyMachineSnapshot } from "xstate"
 import { Bindings } from "./Binding.ts"
 import { toMermaid } from "./Mermaid.ts"
+import { restoreSnapshot } from "./Snapshots.ts"
 
 export interface MachineView {
   readonly kind: string
@@ -35,6 +38,8 @@ export interface ActorDetail {
   readonly waitsOn: ReadonlyArray<string>
   readonly timers: ReadonlyArray<Repo.TimerRow>
   readonly jobs: ReadonlyArray<Repo.JobRow>
+  /** Messages told to the actor and not yet applied or refused (oldest first, at most 100). */
+  readonly pendingMessages: ReadonlyArray<Messages.MessageRow>
   readonly journal: ReadonlyArray<Repo.JournalRow>
   readonly deadLetters: ReadonlyArray<{
     readonly event: unknown
@@ -44,10 +49,13 @@ export interface ActorDetail {
   }>
 }
 
-const statePaths = (node: {
+interface StatePathNode {
   readonly path: ReadonlyArray<string>
-  readonly states: Record<string, any>
-}): Array<string> => Object.values(node.states).flatMap((child) => [child.path.join("."), ...statePaths(child)])
+  readonly states: Readonly<Record<string, StatePathNode>>
+}
+
+const statePaths = (node: StatePathNode): Array<string> =>
+  Object.values(node.states).flatMap((child) => [child.path.join("."), ...statePaths(child)])
 
 export class Inspection extends Context.Service<
   Inspection,
@@ -67,12 +75,8 @@ export class Inspection extends Context.Service<
 
       const resolved = (row: Repo.SnapshotRow) => {
         const binding = bindings.get(row.kind)
-        if (!binding || row.version > binding.entry.version) return undefined
-        const persisted =
-          row.version < binding.entry.version && binding.entry.upgrade
-            ? binding.entry.upgrade(row.snapshot, row.version)
-            : row.snapshot
-        return binding.entry.machine.resolveState(persisted as never) as AnyMachineSnapshot
+        const restored = binding === undefined ? undefined : restoreSnapshot(binding, row)
+        return restored instanceof SnapshotVersionError ? undefined : restored
       }
 
       const waitingParties = (row: Repo.SnapshotRow) => {
@@ -88,7 +92,7 @@ export class Inspection extends Context.Service<
           kind: binding.kind,
           machine: binding.entry.machine.id,
           version: binding.entry.version,
-          states: statePaths(binding.entry.machine.root as never),
+          states: statePaths(binding.entry.machine.root),
           // The definition as plain JSON (actions implemented in the shell appear by name only).
           definition: JSON.parse(JSON.stringify(binding.entry.machine.root.definition)) as unknown,
           mermaid: toMermaid(binding.entry.machine)
@@ -129,9 +133,11 @@ export class Inspection extends Context.Service<
           if (!row) return undefined
           const timers = yield* db(Repo.actorTimers(kind, actorId))
           const jobs = yield* db(Repo.actorJobs(kind, actorId))
+          const pendingMessages = yield* db(Messages.pendingMessagesTo(kind, actorId, 100))
           const journal = yield* db(Repo.readJournal(kind, actorId, journalAfter, 200))
           const deadLetters = yield* db(Repo.deadLetters(kind, actorId))
-          const idle = timers.length === 0 && !jobs.some((job) => job.state === "pending")
+          const idle =
+            timers.length === 0 && !jobs.some((job) => job.state === "pending") && pendingMessages.length === 0
           return {
             row,
             context: (row.snapshot as { context?: unknown }).context ?? null,
@@ -139,6 +145,7 @@ export class Inspection extends Context.Service<
             waitsOn: waitingParties(row),
             timers,
             jobs,
+            pendingMessages,
             journal,
             deadLetters
           }

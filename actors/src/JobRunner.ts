@@ -12,6 +12,7 @@ import { ActorHost } from "./ActorHost.ts"
 import { Bindings } from "./Binding.ts"
 import { runnerLoop } from "./RunnerLoop.ts"
 import { RunnerSignals } from "./Signals.ts"
+import { traceJob } from "./Tracing.ts"
 
 const batch = 16
 /** How long a runner holds a job; a job still running then is cut off and retried. */
@@ -89,7 +90,8 @@ export class JobRunner extends Context.Service<
                 )
                 yield* notify(job, "retrying")
               })
-          })
+          }),
+          traceJob(job)
         )
 
       const runReady = Effect.gen(function* () {

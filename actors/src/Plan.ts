@@ -26,6 +26,24 @@ export class UnboundAction extends Error {
   override readonly name = "UnboundAction"
 }
 
+/** A built-in action's params, as XState hands them over (raise, cancel, emit). */
+interface BuiltinParams {
+  readonly event?: unknown
+  readonly id?: unknown
+  readonly delay?: unknown
+  readonly sendId?: unknown
+}
+
+const builtinParams = (params: unknown): BuiltinParams => (typeof params === "object" && params !== null ? params : {})
+
+const emitted = (event: unknown): { readonly type: string; readonly payload: Record<string, unknown> } => {
+  if (typeof event !== "object" || event === null || !("type" in event) || typeof event.type !== "string") {
+    throw new UnboundAction(`an emitted item needs a type`)
+  }
+  const { type, ...payload } = event
+  return { type, payload }
+}
+
 export const planActions = (binding: Binding, actions: ReadonlyArray<ExecutableAction>, seq: bigint): StepPlan => {
   const plan = {
     timers: [] as Array<TimerOp>,
@@ -35,14 +53,14 @@ export const planActions = (binding: Binding, actions: ReadonlyArray<ExecutableA
     actionTypes: actions.map((action) => action.type)
   }
   actions.forEach((action, index) => {
-    const params = (action.params ?? {}) as Record<string, any>
+    const params = builtinParams(action.params)
     switch (action.type) {
       case "xstate.raise":
         // An undelayed raise is handled inside the transition; a delayed one is a timer row.
         if (typeof params.delay === "number") {
           plan.timers.push({
             op: "set",
-            timerId: params.id ?? `${seq}:${index}`,
+            timerId: typeof params.id === "string" ? params.id : `${seq}:${index}`,
             event: params.event,
             delayMillis: params.delay
           })
@@ -51,11 +69,9 @@ export const planActions = (binding: Binding, actions: ReadonlyArray<ExecutableA
       case "xstate.cancel":
         plan.timers.push({ op: "cancel", timerId: String(params.sendId) })
         return
-      case "xstate.emit": {
-        const { type, ...payload } = params.event as { type: string }
-        plan.emits.push({ type, payload })
+      case "xstate.emit":
+        plan.emits.push(emitted(params.event))
         return
-      }
       case "xstate.assign":
         return
     }

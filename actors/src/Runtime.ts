@@ -4,6 +4,7 @@ import { ActorHost, defaultHostOptions, type HostOptions } from "./ActorHost.ts"
 import { type Binding, Bindings, bindingsOf } from "./Binding.ts"
 import { Inspection } from "./Inspection.ts"
 import { JobRunner } from "./JobRunner.ts"
+import { MessageRunner } from "./MessageRunner.ts"
 import { RunnerSignals } from "./Signals.ts"
 import { Streams } from "./Streams.ts"
 import { Supervision } from "./Supervision.ts"
@@ -23,7 +24,7 @@ export const runtimeLayer = (bindings: ReadonlyArray<Binding>, options: HostOpti
     )
   )
   const host = ActorHost.layer(options).pipe(Layer.provideMerge(base))
-  return Layer.mergeAll(TimerRunner.layer, JobRunner.layer, Streams.layer, Inspection.layer).pipe(
+  return Layer.mergeAll(TimerRunner.layer, JobRunner.layer, MessageRunner.layer, Streams.layer, Inspection.layer).pipe(
     Layer.provideMerge(host)
   )
 }

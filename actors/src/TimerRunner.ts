@@ -9,6 +9,7 @@ import { ActorHost } from "./ActorHost.ts"
 import type { ActorEvent } from "./Binding.ts"
 import { runnerLoop } from "./RunnerLoop.ts"
 import { RunnerSignals } from "./Signals.ts"
+import { actorAddress } from "./Tracing.ts"
 
 const batch = 100
 
@@ -32,7 +33,9 @@ export class TimerRunner extends Context.Service<
           const now = new Date(yield* Clock.currentTimeMillis)
           const due = yield* Repo.dueTimers(now, batch)
           for (const timer of due) {
-            yield* host.deliver({ _tag: "Timer", timer }, timer.event as ActorEvent)
+            yield* host
+              .deliver({ _tag: "Timer", timer }, timer.event as ActorEvent)
+              .pipe(Effect.annotateLogs(actorAddress(timer.kind, timer.actor_id)))
             delivered++
           }
           if (due.length < batch) return delivered

@@ -53,7 +53,8 @@ const seedAnchor = Effect.gen(function* () {
     password: "bench-password",
     displayName: "Bench"
   })
-  const reach = yield* memory.profileReach(owner.id)
+  const principal = { id: owner.id, accountId: owner.account_id, kind: "human" } as const
+  const reach = memory.profileReach({ user: { ...principal, configuration: null }, human: principal })
   for (let index = 0; index < documents; index++) {
     yield* memory.write(reach, {
       path: `user/notes/${String(index).padStart(2, "0")}`,

@@ -2,7 +2,7 @@
 // each step writes exactly a snapshot, a journal row and an outbox item (no row handlers, jobs
 // or timers).
 
-import type { Binding } from "@troupe/actors/Binding"
+import { defineActor } from "@troupe/actors/Binding"
 import { Schema } from "effect"
 import { assign, emit, setup } from "xstate"
 
@@ -32,16 +32,18 @@ export const benchMachine = setup({
   }
 })
 
-export const benchBinding: Binding = {
+export const benchBinding = defineActor({
   kind: benchKind,
   entry: {
     machine: benchMachine,
     version: 1,
     input: Schema.Struct({}),
-    events: Schema.Struct({ type: Schema.Literal("bench.count") })
+    events: Schema.Struct({ type: Schema.Literal("bench.count") }),
+    effects: {},
+    migrations: {}
   },
   resourceType: "bench_counter",
   stream: (actorId) => `bench_counter:${actorId}`,
   rows: {},
   jobs: {}
-}
+})

@@ -3,6 +3,7 @@
 import { ActorHost, type HostOptions } from "@troupe/actors/ActorHost"
 import type { Binding } from "@troupe/actors/Binding"
 import { JobRunner } from "@troupe/actors/JobRunner"
+import { MessageRunner } from "@troupe/actors/MessageRunner"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { TimerRunner } from "@troupe/actors/TimerRunner"
 import { migratedDatabase } from "@troupe/server/Server"
@@ -33,6 +34,7 @@ export const startRuntime = async (
     ) => run(Effect.flatMap(SqlClient, f)),
     runDueTimers: () => run(Effect.flatMap(TimerRunner, (runner) => runner.runDue)),
     runReadyJobs: () => run(Effect.flatMap(JobRunner, (runner) => runner.runReady)),
+    runReadyMessages: () => run(Effect.flatMap(MessageRunner, (runner) => runner.runReady)),
     dispose: () => runtime.dispose()
   }
 }

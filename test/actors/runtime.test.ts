@@ -135,7 +135,20 @@ describe("steps", () => {
     expect(outcome).toEqual({
       _tag: "Rejected",
       state: "idle",
-      accepts: ["arm", "count", "disarm", "explode", "fetch", "finish", "guarded", "mint", "ping"]
+      accepts: [
+        "arm",
+        "count",
+        "disarm",
+        "explode",
+        "fetch",
+        "finish",
+        "greet",
+        "guarded",
+        "mint",
+        "ping",
+        "tell",
+        "tellAndFail"
+      ]
     })
     expect((await snapshot(id)).seq).toBe(1n)
   })

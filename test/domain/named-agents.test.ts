@@ -204,9 +204,15 @@ describe("validateConfiguration", () => {
 describe("parseDefinition", () => {
   it("judges shape (400) before values (422)", async () => {
     const failure = (body: unknown) =>
-      Effect.runPromise(Effect.flip(parseDefinition(body)).pipe(Effect.map((e) => ("code" in e ? e.code : e.field))))
+      Effect.runPromise(
+        Effect.flip(parseDefinition(body)).pipe(
+          Effect.map((e) => (e.code === "validation_failed" ? e.message : e.code))
+        )
+      )
     expect(await failure({ scope: "nope", description: 1, configuration: {} })).toBe("parameter_invalid")
-    expect(await failure({ scope: "nope", description: "d", configuration: {} })).toBe("scope")
+    expect(await failure({ scope: "nope", description: "d", configuration: {} })).toBe(
+      "scope must be instance or steward"
+    )
     expect(await failure({ scope: "instance", description: "d", configuration: {}, create_only: "false" })).toBe(
       "parameter_invalid"
     )
@@ -218,10 +224,8 @@ describe("write refusals", () => {
   let declarer: ConnectedAgent
   const body = { scope: "instance", description: "d", configuration: {} }
   const idOf = (publicId: string) => server.run(Accounts.findUserByPublicId(publicId).pipe(Effect.map((u) => u!.id)))
-  const tag = <A, E>(effect: Effect.Effect<A, E, any>) =>
-    server.run(
-      effect.pipe(Effect.match({ onFailure: (e) => (e as { _tag: string })._tag, onSuccess: () => "succeeded" }))
-    )
+  const code = <A, E extends { readonly code: string }>(effect: Effect.Effect<A, E, any>) =>
+    server.run(effect.pipe(Effect.match({ onFailure: (e) => e.code, onSuccess: () => "succeeded" })))
   const exec = (statement: (sql: SqlClient) => Effect.Effect<unknown, unknown>) =>
     server.run(Effect.flatMap(SqlClient, statement))
 
@@ -237,12 +241,12 @@ describe("write refusals", () => {
     const input = await server.run(parseDefinition(body))
     const first = await server.run(preparePut(id, "racer"))
     const second = await server.run(preparePut(id, "racer"))
-    expect(await tag(commitPut(first, input))).toBe("succeeded")
-    expect(await tag(commitPut(second, input))).toBe("ConcurrentWrite")
+    expect(await code(commitPut(first, input))).toBe("succeeded")
+    expect(await code(commitPut(second, input))).toBe("concurrent_write")
     const third = await server.run(preparePut(id, "racer"))
     const fourth = await server.run(preparePut(id, "racer"))
-    expect(await tag(commitPut(third, input))).toBe("succeeded")
-    expect(await tag(commitPut(fourth, input))).toBe("ConcurrentWrite")
+    expect(await code(commitPut(third, input))).toBe("succeeded")
+    expect(await code(commitPut(fourth, input))).toBe("concurrent_write")
   })
 
   it("a steward shutdown that began after the read is shutdown_pending", async () => {
@@ -250,9 +254,9 @@ describe("write refusals", () => {
     const input = await server.run(parseDefinition(body))
     const prepared = await server.run(preparePut(id, "late"))
     await exec((sql) => sql`UPDATE users SET shutdown_generation = shutdown_generation + 1 WHERE kind = 'human'`)
-    expect(await tag(commitPut(prepared, input))).toBe("ShutdownPending")
+    expect(await code(commitPut(prepared, input))).toBe("shutdown_pending")
     await exec((sql) => sql`UPDATE users SET shutdown_generation = shutdown_generation - 1 WHERE kind = 'human'`)
-    expect(await tag(commitPut(prepared, input))).toBe("succeeded")
+    expect(await code(commitPut(prepared, input))).toBe("succeeded")
   })
 
   it("a declarer removed during the declaration is refused, and its instance definitions go with it", async () => {
@@ -265,7 +269,7 @@ describe("write refusals", () => {
     const prepared = await server.run(preparePut(id, "orphan"))
     const owner = await server.run(Effect.flatMap(Accounts.currentAccount, (a) => Accounts.findOwner(a!.id)))
     await server.run(Effect.flatMap(Stewardship, (stewardship) => stewardship.removeAgent(owner!, declarer.publicId)))
-    expect(await tag(commitPut(prepared, input))).toBe("DeclarerRemoved")
+    expect(await code(commitPut(prepared, input))).toBe("not_authorized")
     const statuses = await exec(
       (sql) => sql<{ name: string; status: string }>`
         SELECT n.name, u.status FROM named_agents n JOIN users u ON u.id = n.user_id

@@ -93,6 +93,18 @@ const cases: ReadonlyArray<Case> = [
     says: /ENOTDIR.*directory this process can write/
   },
   {
+    name: "OTEL_EXPORTER_OTLP_ENDPOINT not a URL",
+    env: () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }),
+    variable: "OTEL_EXPORTER_OTLP_ENDPOINT",
+    says: /such as http:\/\/localhost:4318/
+  },
+  {
+    name: "OTEL_EXPORTER_OTLP_HEADERS not name=value pairs (and its value never shown)",
+    env: () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_HEADERS: "s3cret" }),
+    variable: "OTEL_EXPORTER_OTLP_HEADERS",
+    says: /^(?!.*s3cret).*name=value/
+  },
+  {
     name: "TROUPE_TRUSTED_PROXIES with an entry that is no address",
     env: () => ({ TROUPE_TRUSTED_PROXIES: "10.0.0.0/8,proxy.internal" }),
     variable: "TROUPE_TRUSTED_PROXIES",

@@ -1,6 +1,7 @@
 // The state visualizer in headless Chromium (test/support/chromium.ts): it
 // loads with no external asset, shows an API session actor in `active` with its statechart, and
-// turns `revoked` when the session is deleted, live over the cable, without a reload.
+// turns `revoked` when the session is deleted, live over the cable, without a reload. At a
+// 1280×800 window the supervisors' table fits its panel (no horizontal overflow).
 import { expect, it } from "vitest"
 import { serverBesideChromium } from "../support/browser-pages.ts"
 import { bearer, request } from "../support/http.ts"
@@ -13,6 +14,7 @@ it("shows a session actor active, then revoked live after DELETE /api/v1/session
   const watched = (await request(file.server.baseUrl, "GET", "/api/v1/session", { headers: bearer(watchedToken) })).body
     .session
   const { page, finish } = await file.openPage()
+  await page.setViewportSize({ width: 1280, height: 800 })
 
   await page.goto(`${file.server.baseUrl}/inspector?kind=apiSession&id=${watched.public_id}`)
   expect(new URL(page.url()).pathname).toBe("/login")
@@ -26,6 +28,18 @@ it("shows a session actor active, then revoked live after DELETE /api/v1/session
   await page.locator("#diagram svg").waitFor()
   await page.locator("#live", { hasText: "live" }).waitFor()
   expect(await page.locator("#actors").textContent()).toContain(watched.public_id)
+  await page.locator("#supervisors table").waitFor()
+  // #supervisors fills the panel's content box, so a table wider than the panel sticks out of it.
+  const overflow = await page.locator("#supervisors").evaluate((holder) => {
+    const panel = holder.closest("section")!
+    const table = holder.querySelector("table")!
+    return {
+      beyondPanel: table.getBoundingClientRect().right - holder.getBoundingClientRect().right,
+      scrolls: panel.scrollWidth > panel.clientWidth
+    }
+  })
+  expect(overflow.beyondPanel).toBeLessThanOrEqual(0)
+  expect(overflow.scrolls).toBe(false)
 
   const revoked = await request(file.server.baseUrl, "DELETE", "/api/v1/session", { headers: bearer(watchedToken) })
   expect(revoked.status).toBe(200)

@@ -90,7 +90,7 @@ describe("deviceAuthorization machine", () => {
     expect(snapshot.status).toBe("done")
     expect(snapshot.context.assignmentScope).toBe("account_wide")
     expect(typesAndParams(actions)).toEqual([
-      [deviceAuthorizationEffects.consume, undefined],
+      [deviceAuthorizationEffects.connect, undefined],
       [deviceAuthorizationEffects.recordState, { state: "consumed" }]
     ])
   })
@@ -186,7 +186,7 @@ describe("deviceAuthorization machine", () => {
     const [consumed, actions] = step(restored, { type: "device.consume" })
     expect(consumed.value).toBe("consumed")
     expect(actions.map((action) => action.type)).toEqual([
-      deviceAuthorizationEffects.consume,
+      deviceAuthorizationEffects.connect,
       deviceAuthorizationEffects.recordState
     ])
   })

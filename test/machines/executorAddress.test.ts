@@ -1,11 +1,9 @@
 // The executor address machine, one test per row of the spec's table ("Executor address",
 // "Agent application address"). Pure: initialTransition/transition, no actor, no I/O.
 
+import { executorAddressEffects } from "@troupe/machines/executorAddress/effects"
 import type { ExecutorAddressEvent } from "@troupe/machines/executorAddress/events"
-import {
-  executorAddressEffects,
-  executorAddressMachine
-} from "@troupe/machines/executorAddress/executorAddress.machine"
+import { executorAddressMachine } from "@troupe/machines/executorAddress/executorAddress.machine"
 import { describe, expect, it } from "vitest"
 import { initialTransition, transition } from "xstate"
 

@@ -3,7 +3,7 @@
 // one line; test/e2e/configuration.test.ts checks that end to end), and TROUPE_TRUSTED_PROXIES
 // takes bare addresses as single-host networks.
 import { loadServerConfig } from "@troupe/server/Config"
-import { ConfigProvider, Effect, Exit } from "effect"
+import { ConfigProvider, Effect, Exit, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 
 const load = (env: Record<string, string>) =>
@@ -22,6 +22,27 @@ describe("loadServerConfig", () => {
   it("takes bare addresses in TROUPE_TRUSTED_PROXIES as /32 and /128 beside CIDRs", async () => {
     const exit = await load({ TROUPE_TRUSTED_PROXIES: "127.0.0.1, ::1 ,10.0.0.0/8,," })
     expect(Exit.isSuccess(exit) && exit.value.trustedProxies).toEqual(["127.0.0.1/32", "::1/128", "10.0.0.0/8"])
+  })
+
+  it("exports nothing without OTEL_EXPORTER_OTLP_ENDPOINT, and reads the OTLP variables the SDKs read", async () => {
+    const off = await load({ OTEL_SERVICE_NAME: "ignored" })
+    expect(Exit.isSuccess(off) && off.value.telemetry).toBeUndefined()
+    const defaults = await load({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://otlp.example.com/base" })
+    expect(Exit.isSuccess(defaults) && defaults.value.telemetry).toMatchObject({
+      endpoint: new URL("https://otlp.example.com/base"),
+      protocol: "http/protobuf",
+      serviceName: "troupe"
+    })
+    const set = await load({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_SERVICE_NAME: "troupe-eu",
+      OTEL_EXPORTER_OTLP_HEADERS: "Api-Key=a%2Cb%3Dc , x-team=ops,"
+    })
+    if (Exit.isFailure(set) || set.value.telemetry === undefined) throw new Error("refused")
+    expect(set.value.telemetry).toMatchObject({ protocol: "http/json", serviceName: "troupe-eu" })
+    expect(Redacted.value(set.value.telemetry.headers)).toEqual({ "api-key": "a,b=c", "x-team": "ops" })
+    expect(String(set.value.telemetry.headers)).not.toContain("a,b=c")
   })
 
   it("refuses a TROUPE_TRUSTED_PROXIES entry that is no address, naming the entry", async () => {
@@ -70,6 +91,21 @@ describe("loadServerConfig", () => {
       { SERVICE_OAUTH_ALLOW_HTTP: "maybe" },
       "SERVICE_OAUTH_ALLOW_HTTP",
       "SERVICE_OAUTH_ALLOW_HTTP=maybe is not a boolean; set SERVICE_OAUTH_ALLOW_HTTP to true or false"
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" },
+      "OTEL_EXPORTER_OTLP_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_ENDPOINT=localhost:4318 is not an absolute http(s) URL; set it to the OTLP/HTTP collector's base address, such as http://localhost:4318, or unset it to export nothing"
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://localhost:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
+      "OTEL_EXPORTER_OTLP_PROTOCOL",
+      "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not a protocol Troupe exports with; set OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf (the default) or http/json"
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://localhost:4318", OTEL_EXPORTER_OTLP_HEADERS: "api-key: s3cret" },
+      "OTEL_EXPORTER_OTLP_HEADERS",
+      "OTEL_EXPORTER_OTLP_HEADERS is not a list of name=value pairs (its value is not shown: it may hold a credential); write it as api-key=SECRET,x-team=ops with each value percent-encoded"
     ],
     [
       { DATABASE_URL: "mysql://root:s3cret@db/troupe" },

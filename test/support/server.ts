@@ -4,7 +4,7 @@ import { CableTiming } from "@troupe/http/cable/Cable"
 import { type ConnectionTiming, defaultTiming } from "@troupe/http/cable/Connection"
 import type { ServerConfig } from "@troupe/server/Config"
 import { serverLayer } from "@troupe/server/Server"
-import { Clock, Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Clock, Effect, Layer, Logger, type LogLevel, ManagedRuntime, Redacted } from "effect"
 import { type MovableClock, makeMovableClock } from "./clock.ts"
 import { freshDatabase, type TestDatabase } from "./database.ts"
 import { freePort } from "./processes.ts"
@@ -18,6 +18,8 @@ export interface TestServerOptions {
   readonly allowHttpRedirects?: boolean
   /** Shorter cable ping and recheck intervals, so tests need not wait 30 s. */
   readonly cableTiming?: Partial<ConnectionTiming>
+  /** Replaces the console logger (and LOG_LEVEL, default Warn), so a test can read what is logged. */
+  readonly logger?: { readonly logger: Logger.Logger<unknown, unknown>; readonly level: LogLevel.LogLevel }
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -32,13 +34,15 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     dataDir: "",
     setupSecret: options.setupSecret === undefined ? undefined : Redacted.make(options.setupSecret),
     trustedProxies: options.trustedProxies ?? [],
-    logLevel: process.env.LOG_LEVEL === undefined ? "Warn" : (process.env.LOG_LEVEL as "Info"),
+    logLevel:
+      options.logger?.level ?? (process.env.LOG_LEVEL === undefined ? "Warn" : (process.env.LOG_LEVEL as "Info")),
     redirectUris: options.redirectUris,
     allowHttpRedirects: options.allowHttpRedirects ?? false
   }
   const layer = serverLayer(config, options.extraRoutes).pipe(
     Layer.provide(Layer.succeed(CableTiming, { ...defaultTiming, ...options.cableTiming })),
-    Layer.provideMerge(Layer.succeed(Clock.Clock, movable.clock))
+    Layer.provideMerge(Layer.succeed(Clock.Clock, movable.clock)),
+    Layer.provide(options.logger === undefined ? Layer.empty : Logger.layer([options.logger.logger]))
   )
   const runtime = ManagedRuntime.make(layer as Layer.Layer<any, never, never>)
   await runtime.runPromise(Effect.void)

@@ -15,7 +15,7 @@ const launcher = resolve(repositoryRoot, "packages/cli/bin/troupe.js")
 const troupeEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const name of Object.keys(env)) {
-    if (/^(PORT|HOST|PUBLIC_BASE_URL|DATABASE_|TROUPE_|SERVICE_|LOG_LEVEL)/.test(name)) delete env[name]
+    if (/^(PORT|HOST|PUBLIC_BASE_URL|DATABASE_|TROUPE_|SERVICE_|LOG_LEVEL|OTEL_)/.test(name)) delete env[name]
   }
   return Object.assign(env, extra)
 }
@@ -141,12 +141,19 @@ const startServer = async (
 export const npmStart = async (dataDir: string, port?: number) =>
   startServer("npm start", "npm", ["start"], { TROUPE_DATA_DIR: dataDir }, port ?? (await freePort()))
 
-/** `<node> packages/cli/bin/troupe.js serve` over `database`: on this Node, or through the launcher on another. */
-export const troupeServe = async (database: DatabaseConfig, node = process.execPath) =>
+/**
+ * `<node> packages/cli/bin/troupe.js serve` over `database`: on this Node, or through the launcher on
+ * another; `env` adds variables (it may not move the database, host or port).
+ */
+export const troupeServe = async (
+  database: DatabaseConfig,
+  node = process.execPath,
+  env: Record<string, string> = {}
+) =>
   startServer(
     "troupe serve",
     node,
     [launcher, "serve"],
-    { ...databaseEnv(database), HOST: "127.0.0.1" },
+    { ...env, ...databaseEnv(database), HOST: "127.0.0.1" },
     await freePort()
   )

@@ -1,12 +1,11 @@
 // The API session binding: its steps record revocation and expiry on the session row, which is
 // what authentication reads; narrated items go to the session's own stream.
-
 import { apiSessionEffects } from "@troupe/machines/apiSession/effects"
 import { machines } from "@troupe/machines/registry"
 import { setSessionState } from "@troupe/storage/repositories/Sessions"
-import type { Binding } from "../Binding.ts"
+import { defineActor } from "../Binding.ts"
 
-export const apiSessionBinding: Binding = {
+export const apiSessionActor = defineActor({
   kind: "apiSession",
   entry: machines.apiSession,
   resourceType: "api_session",
@@ -16,4 +15,4 @@ export const apiSessionBinding: Binding = {
     [apiSessionEffects.recordExpired]: (_params, step) => setSessionState(step.actorId, "expired", step.now)
   },
   jobs: {}
-}
+})

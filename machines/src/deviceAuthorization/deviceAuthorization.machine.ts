@@ -7,10 +7,15 @@
 //   pending|approved --900 seconds--> expired (a durable timer)
 import { assign, raise, setup } from "xstate"
 import type { DeviceAuthorizationContext, DeviceAuthorizationInput } from "./context.ts"
-import { deviceLifeMillis, deviceAuthorizationEffects as effects } from "./effects.ts"
+import {
+  type DeviceState,
+  deviceLifeMillis,
+  deviceAuthorizationEffects as effects,
+  type RecordStateParams
+} from "./effects.ts"
 import type { DeviceAuthorizationEvent } from "./events.ts"
 
-const record = (state: string) => ({ type: effects.recordState, params: { state } })
+const record = (state: DeviceState) => ({ type: effects.recordState, params: { state } })
 
 /** While not yet ended: the client may cancel, a poll may find drift, and the clock runs out. */
 const ending = {
@@ -26,15 +31,8 @@ export const deviceAuthorizationMachine = setup({
     events: {} as DeviceAuthorizationEvent
   },
   actions: {
-    [effects.recordState]: (
-      _,
-      _params: {
-        state: string
-        approverPublicId?: string
-        assignmentScope?: DeviceAuthorizationContext["assignmentScope"]
-      }
-    ) => {},
-    [effects.consume]: () => {},
+    [effects.recordState]: (_, _params: RecordStateParams) => {},
+    [effects.connect]: () => {},
     rememberReason: assign(({ event }) => (event.type === "device.invalidate" ? { reason: event.reason } : {}))
   }
 }).createMachine({
@@ -86,7 +84,7 @@ export const deviceAuthorizationMachine = setup({
       meta: { waitsOn: "the client's next poll" },
       on: {
         ...ending,
-        "device.consume": { target: "consumed", actions: [{ type: effects.consume }, record("consumed")] }
+        "device.consume": { target: "consumed", actions: [{ type: effects.connect }, record("consumed")] }
       }
     },
     consumed: { type: "final" },

@@ -7,9 +7,8 @@
 // that mints the new credentials; these steps narrate it on the address's own timeline.
 import { assign, setup } from "xstate"
 import type { ExecutorAddressContext, ExecutorAddressInput } from "./context.ts"
+import { executorAddressEffects } from "./effects.ts"
 import type { ExecutorAddressEvent } from "./events.ts"
-
-export const executorAddressEffects = { recordRevoked: "executor.recordRevoked" } as const
 
 export const executorAddressMachine = setup({
   types: {

@@ -7,28 +7,14 @@
 // (stopping a workspace's conversations, for one) is carried out durably. Archival stamps the
 // instant it was accepted (archived_at); restoration clears it.
 import { setup } from "xstate"
+import type { WorkspaceContext, WorkspaceInput } from "./context.ts"
+import { type RecordStateParams, type SettleParams, type WorkspaceState, workspaceEffects } from "./effects.ts"
 import type { WorkspaceEvent } from "./events.ts"
-
-export const workspaceEffects = {
-  /**
-   * Writes the state to the row, bumping lock_version where the command presented it; `archival`
-   * says whether archived_at becomes the step's instant ("accepted") or null ("cleared").
-   */
-  recordState: "workspace.recordState",
-  /** After commit: settles an archival or restoration, then reports workspace.settled. */
-  settle: "workspace.settle"
-} as const
 
 /** The states between a lifecycle command and its settling: they accept no further command. */
 export const workspaceTransitions: ReadonlyArray<string> = ["archiving", "restoring"]
 
-export interface RecordStateParams {
-  readonly state: string
-  readonly lockVersion: number | undefined
-  readonly archival?: "accepted" | "cleared"
-}
-
-const record = (state: string, archival?: RecordStateParams["archival"]) => ({
+const record = (state: WorkspaceState, archival?: RecordStateParams["archival"]) => ({
   type: workspaceEffects.recordState,
   params: ({ event }: { event: WorkspaceEvent }): RecordStateParams => ({
     state,
@@ -38,10 +24,10 @@ const record = (state: string, archival?: RecordStateParams["archival"]) => ({
 })
 
 export const workspaceMachine = setup({
-  types: { context: {} as Record<string, never>, events: {} as WorkspaceEvent },
+  types: { context: {} as WorkspaceContext, input: {} as WorkspaceInput, events: {} as WorkspaceEvent },
   actions: {
     [workspaceEffects.recordState]: (_, _params: RecordStateParams) => {},
-    [workspaceEffects.settle]: (_, _params: { toward: "archived" | "active" }) => {}
+    [workspaceEffects.settle]: (_, _params: SettleParams) => {}
   }
 }).createMachine({
   id: "workspace",

@@ -2,6 +2,7 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { loadServerConfig } from "@troupe/server/Config"
 import { explainStartupFailure } from "@troupe/server/ConfigurationError"
+import { consoleLoggerLayer } from "@troupe/server/ConsoleLogger"
 import { migratedDatabase, serverLayer } from "@troupe/server/Server"
 import { Cause, Console, Effect, Exit, Layer } from "effect"
 import { Command } from "effect/cli"
@@ -29,7 +30,7 @@ const serve = Command.make("serve", {}, () =>
       config.database._tag === "embedded"
         ? serveLocalChannel(localChannelPath(config.dataDir)).pipe(Layer.provideMerge(serverLayer(config)))
         : serverLayer(config)
-    return yield* Layer.launch(announce.pipe(Layer.provideMerge(server)))
+    return yield* Layer.launch(announce.pipe(Layer.provideMerge(server), Layer.provide(consoleLoggerLayer)))
   })
 ).pipe(Command.withDescription("Start the HTTP server (migrations run first)"))
 

@@ -89,6 +89,7 @@ const showActor = Command.make("show", { kind: Argument.String("kind"), id: Argu
         `context: ${JSON.stringify(actor.context)}`,
         `timers: ${actor.timers.map((t: any) => `${t.id} at ${t.due_at}`).join(", ") || "none"}`,
         `jobs: ${actor.jobs.map((j: any) => `${j.name} ${j.state} (${j.attempts} attempts)`).join(", ") || "none"}`,
+        `pending messages: ${actor.pending_messages.map((m: any) => `${m.event.type} (${m.waiting ?? "due"})`).join(", ") || "none"}`,
         "journal:",
         ...actor.journal.map((e: any) => `  ${e.seq}  ${e.at}  ${e.event.type}: ${e.from ?? "-"} -> ${e.to}`),
         ...(actor.dead_letters.length > 0
@@ -97,7 +98,7 @@ const showActor = Command.make("show", { kind: Argument.String("kind"), id: Argu
       ].join("\n")
     )
   })
-).pipe(Command.withDescription("Show one actor: state, context, timers, jobs, journal"))
+).pipe(Command.withDescription("Show one actor: state, context, timers, jobs, pending messages, journal"))
 
 const restartActor = Command.make(
   "restart",

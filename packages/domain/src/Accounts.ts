@@ -13,6 +13,9 @@ import { now } from "./Now.ts"
 import { hashPassword } from "./Passwords.ts"
 import { isPrintable, isPrintableText } from "./Text.ts"
 
+/** A person or agent of the account, as stored. */
+export type User = Repo.UserRow
+
 export interface NewHuman {
   readonly email: string
   readonly password: string

@@ -1,15 +1,14 @@
 // Executor announcements (SUPPLEMENT "Executor plane"): the whole replacement of served tools,
 // environment and documents, validated with field paths.
 import type { ExecutorRow } from "@troupe/storage/repositories/Executors"
+import { Effect } from "effect"
 import { canonicalBytes, isObject } from "./Json.ts"
+import { BadParameter, Invalid, TooLarge } from "./Refusals.ts"
 import { isPrintableText } from "./Text.ts"
 
 export type Announcement = ExecutorRow["announcement"]
 
-export type AnnouncementRefusal =
-  | { readonly status: 400; readonly code: "parameter_missing" | "parameter_invalid"; readonly message: string }
-  | { readonly status: 413; readonly code: "content_too_large"; readonly message: string }
-  | { readonly status: 422; readonly code: "validation_failed"; readonly message: string }
+export type AnnouncementRefusal = BadParameter | Invalid | TooLarge
 
 const environmentLimitBytes = 64 * 1024
 
@@ -20,15 +19,12 @@ const vocabulary = {
   reconciliation: ["none", "lookup"]
 } as const
 
-const invalid = (path: string, message: string): AnnouncementRefusal => ({
-  status: 422,
-  code: "validation_failed",
-  message: `${path} ${message}`
-})
+const invalid = (path: string, message: string) =>
+  new Invalid({ code: "validation_failed", message: `${path} ${message}` })
 
 const printable = (value: unknown, max: number) => isPrintableText(value, 1, max) && value.trim() !== ""
 
-const validateTool = (tool: unknown, path: string): AnnouncementRefusal | undefined => {
+const validateTool = (tool: unknown, path: string): Invalid | undefined => {
   if (!isObject(tool)) return invalid(path, "must be an object")
   if (!printable(tool.name, 128)) return invalid(`${path}.name`, "must be a name of 1 to 128 printable characters")
   const profile = tool.effect_profile
@@ -59,16 +55,14 @@ const validateTool = (tool: unknown, path: string): AnnouncementRefusal | undefi
 export const replayable = (profile: { readonly kind: string; readonly idempotency: string }) =>
   profile.kind === "read_only" || profile.kind === "pure" || profile.idempotency === "intrinsic"
 
-export const validateAnnouncement = (
-  body: unknown
-):
-  | { readonly _tag: "Valid"; readonly announcement: Announcement }
-  | { readonly _tag: "Refused"; readonly refusal: AnnouncementRefusal } => {
-  const refuse = (refusal: AnnouncementRefusal) => ({ _tag: "Refused", refusal }) as const
-  if (!isObject(body))
-    return refuse({ status: 400, code: "parameter_invalid", message: "The body must be a JSON object" })
-  if (body.tools === undefined)
-    return refuse({ status: 400, code: "parameter_missing", message: "tools is required ([] clears)" })
+export const validateAnnouncement = (body: unknown): Effect.Effect<Announcement, AnnouncementRefusal> => {
+  const refuse = (refusal: AnnouncementRefusal) => Effect.fail(refusal)
+  if (!isObject(body)) {
+    return refuse(new BadParameter({ code: "parameter_invalid", message: "The body must be a JSON object" }))
+  }
+  if (body.tools === undefined) {
+    return refuse(new BadParameter({ code: "parameter_missing", message: "tools is required ([] clears)" }))
+  }
   if (!Array.isArray(body.tools)) return refuse(invalid("tools", "must be an array"))
   const names = new Set<string>()
   for (const [index, tool] of body.tools.entries()) {
@@ -81,7 +75,7 @@ export const validateAnnouncement = (
   const environment = body.environment ?? null
   if (environment !== null && !isObject(environment)) return refuse(invalid("environment", "must be an object"))
   if (environment !== null && canonicalBytes(environment) > environmentLimitBytes) {
-    return refuse({ status: 413, code: "content_too_large", message: "environment is over 64 KiB" })
+    return refuse(new TooLarge({ code: "content_too_large", message: "environment is over 64 KiB" }))
   }
   const documents = body.documents ?? []
   if (!Array.isArray(documents)) return refuse(invalid("documents", "must be an array"))
@@ -97,15 +91,12 @@ export const validateAnnouncement = (
     ...(tool.description === undefined ? {} : { description: tool.description }),
     ...(tool.input_schema === undefined ? {} : { input_schema: tool.input_schema })
   }))
-  return {
-    _tag: "Valid",
-    announcement: {
-      tools,
-      environment,
-      documents: (documents as Array<Record<string, unknown>>).map((d) => ({
-        name: d.name,
-        description: d.description
-      }))
-    }
-  }
+  return Effect.succeed({
+    tools,
+    environment,
+    documents: (documents as Array<Record<string, unknown>>).map((d) => ({
+      name: d.name,
+      description: d.description
+    }))
+  })
 }

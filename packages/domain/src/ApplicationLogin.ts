@@ -5,7 +5,7 @@
 // runner (connect mode, the default).
 import { createHash, timingSafeEqual } from "node:crypto"
 import { ActorHost } from "@troupe/actors/ActorHost"
-import { ActorSpawner } from "@troupe/actors/Binding"
+import { TransactionalActors } from "@troupe/actors/Binding"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as AgentsRepo from "@troupe/storage/repositories/Agents"
 import * as Codes from "@troupe/storage/repositories/AuthorizationCodes"
@@ -116,10 +116,8 @@ export class ApplicationLogin extends Context.Service<
     ApplicationLogin,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const host = yield* ActorHost
-      const spawner = ActorSpawner.of({
-        create: (kind, actorId, input) => Effect.orDie(Effect.asVoid(host.create(kind, actorId, input)))
-      })
+      // The exchange's own transaction is no actor's step: what it starts or tells joins it.
+      const actors = (yield* ActorHost).transactional
 
       const issueCode = (request: AuthorizeRequest, human: Accounts.UserRow) =>
         Effect.gen(function* () {
@@ -187,16 +185,11 @@ export class ApplicationLogin extends Context.Service<
             sql.withTransaction,
             Effect.catchTag("Veto", (veto) => Effect.fail(new InvalidCode({ reason: veto.reason })))
           )
-          for (const address of issued.repaired) {
-            yield* host
-              .send("executorAddress", address.executorPublicId, { type: "executor.repaired", epoch: address.epoch })
-              .pipe(Effect.ignore)
-          }
           return issued
         }).pipe(
           Effect.catchTag("SqlError", Effect.die),
           Effect.provideService(SqlClient, sql),
-          Effect.provideService(ActorSpawner, spawner)
+          Effect.provideService(TransactionalActors, actors)
         )
 
       return ApplicationLogin.of({ issueCode, exchange })

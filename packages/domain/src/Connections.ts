@@ -4,8 +4,12 @@
 // identifier), kind-blind, and re-paired in place or created; every reconnect advances the
 // address epoch and ends the superseded lineage, so the previous device's credentials stop.
 // Any refusal (another steward, registration drift, an ineligible assignment agent) vetoes the
-// step: nothing is written and no credential exists.
-import { ActorSpawner, Veto } from "@troupe/actors/Binding"
+// step: nothing is written and no credential exists. A re-paired address hears of its new epoch
+// by a durable message told in the same transaction. The device authorization actor's consuming
+// step runs these rules: its definition is made here, from the binding in actors/.
+import { TransactionalActors, Veto } from "@troupe/actors/Binding"
+import { defineDeviceAuthorization } from "@troupe/actors/bindings/deviceAuthorization"
+import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Agents from "@troupe/storage/repositories/Agents"
@@ -25,8 +29,6 @@ export interface ConnectionIssued {
   readonly human: (IssuedLineage & { readonly user: Accounts.UserRow }) | undefined
   readonly agent: (IssuedLineage & { readonly agentPublicId: string; readonly executorPublicId: string }) | undefined
   readonly runner: (IssuedLineage & { readonly executorPublicId: string }) | undefined
-  /** Addresses whose epoch this connection advanced: their actors narrate it afterwards. */
-  readonly repaired: ReadonlyArray<{ readonly executorPublicId: string; readonly epoch: number }>
 }
 
 const veto = (reason: string) => Effect.fail(new Veto({ reason }))
@@ -80,7 +82,7 @@ export const deviceGrant = (device: DeviceAuthorizationRow): ConnectionGrant => 
 
 export const consumeConnection = (grant: ConnectionGrant) =>
   Effect.gen(function* () {
-    const spawner = yield* ActorSpawner
+    const actors = yield* TransactionalActors
     const at = yield* now
     const request = grant.request
     const account = yield* Accounts.currentAccount
@@ -88,9 +90,13 @@ export const consumeConnection = (grant: ConnectionGrant) =>
     if (!account || !steward || steward.kind !== "human" || steward.status !== "active") {
       return yield* veto("the approving human is no longer active")
     }
-    const repaired: Array<{ executorPublicId: string; epoch: number }> = []
     const newAddress = (executor: Executors.ExecutorRow) =>
-      spawner.create("executorAddress", executor.public_id, { kind: executor.kind, epoch: executor.credential_epoch })
+      actors.create(executorAddressActor, executor.public_id, { kind: executor.kind, epoch: executor.credential_epoch })
+    const repaired = (executor: Executors.ExecutorRow) =>
+      actors.tell(executorAddressActor, executor.public_id, {
+        type: "executor.repaired",
+        epoch: executor.credential_epoch
+      })
 
     let agentIssued: ConnectionIssued["agent"]
     let agent: Accounts.UserRow | undefined
@@ -100,7 +106,7 @@ export const consumeConnection = (grant: ConnectionGrant) =>
       let application: Executors.ExecutorRow
       if (live) {
         application = yield* Executors.advanceEpoch(live.id, request.executorDisplayName, at)
-        repaired.push({ executorPublicId: application.public_id, epoch: application.credential_epoch })
+        yield* repaired(application)
       } else {
         application = yield* Executors.insertExecutor({
           publicId: newPublicId(),
@@ -150,7 +156,7 @@ export const consumeConnection = (grant: ConnectionGrant) =>
           live.kind !== kind || live.assignment_scope !== scope || (live.agent_id ?? null) !== (boundAgent?.id ?? null)
         if (drifted) return yield* veto("registration drift: the live address differs in kind, scope or agent")
         runner = yield* Executors.advanceEpoch(live.id, request.runnerDisplayName, at)
-        repaired.push({ executorPublicId: runner.public_id, epoch: runner.credential_epoch })
+        yield* repaired(runner)
         yield* Credentials.revokeHolderLineages("runner", { executorId: runner.id }, at)
       } else {
         runner = yield* Executors.insertExecutor({
@@ -186,5 +192,8 @@ export const consumeConnection = (grant: ConnectionGrant) =>
             user: steward
           }
         : undefined
-    return { human, agent: agentIssued, runner: runnerIssued, repaired } satisfies ConnectionIssued
+    return { human, agent: agentIssued, runner: runnerIssued } satisfies ConnectionIssued
   })
+
+/** The device authorization kind, whose winning poll's step makes the connection by these rules. */
+export const deviceAuthorizationActor = defineDeviceAuthorization((device) => consumeConnection(deviceGrant(device)))

@@ -77,6 +77,8 @@ export interface AccessGrant {
   readonly credential: Repo.CredentialRow
   readonly plane: Plane
   readonly user: UserRow | undefined
+  /** An agent user's steward, active (read once here, so no command reads it again). */
+  readonly steward: UserRow | undefined
   readonly executor: Executors.ExecutorRow | undefined
 }
 
@@ -157,17 +159,22 @@ const live = (credential: Repo.CredentialRow, at: Date) =>
   credential.superseded_at === null &&
   (credential.expires_at === null || at.getTime() < credential.expires_at.getTime())
 
-/** An agent speaks only while it and its steward are active under the same shutdown generation. */
-const agentHasAuthority = Effect.fnUntraced(function* (agent: UserRow) {
-  if (agent.status !== "active") return false
+/**
+ * An agent speaks only while it and its steward are active under the same shutdown generation:
+ * the steward it speaks under, or undefined.
+ */
+const authorizingSteward = Effect.fnUntraced(function* (agent: UserRow) {
+  if (agent.status !== "active") return undefined
   const steward = agent.steward_id === null ? undefined : yield* Accounts.findUserById(agent.steward_id)
-  return (
-    steward !== undefined &&
+  return steward !== undefined &&
     steward.kind === "human" &&
     steward.status === "active" &&
     agent.steward_generation === steward.shutdown_generation
-  )
+    ? steward
+    : undefined
 })
+
+const agentHasAuthority = (agent: UserRow) => Effect.map(authorizingSteward(agent), (steward) => steward !== undefined)
 
 export class Credentials extends Context.Service<
   Credentials,
@@ -224,11 +231,10 @@ export class Credentials extends Context.Service<
               return yield* new Unauthenticated()
             }
             const user = credential.user_id === null ? undefined : yield* Accounts.findUserById(credential.user_id)
+            const steward = user?.kind === "agent" ? yield* authorizingSteward(user) : undefined
             if (user) {
               const speaks =
-                user.kind === "agent"
-                  ? yield* agentHasAuthority(user)
-                  : user.kind === "human" && user.status === "active"
+                user.kind === "agent" ? steward !== undefined : user.kind === "human" && user.status === "active"
               if (!speaks) return yield* new Unauthenticated()
             }
             if (credential.plane === "executor_transport" && executor?.agent_id != null) {
@@ -238,7 +244,7 @@ export class Credentials extends Context.Service<
               }
             }
             if (!user && !executor) return yield* new Unauthenticated()
-            return { credential, plane: credential.plane, user, executor } satisfies AccessGrant
+            return { credential, plane: credential.plane, user, steward, executor } satisfies AccessGrant
           })
         )
 

@@ -4,7 +4,7 @@
 // an actor; this service turns codes into its events and its outcomes into poll answers.
 import { randomBytes } from "node:crypto"
 import { ActorHost } from "@troupe/actors/ActorHost"
-import { deviceLifeMillis } from "@troupe/machines/deviceAuthorization/effects"
+import { deviceAuthorizationEffects, deviceLifeMillis } from "@troupe/machines/deviceAuthorization/effects"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as AgentsRepo from "@troupe/storage/repositories/Agents"
@@ -12,7 +12,7 @@ import * as Devices from "@troupe/storage/repositories/DeviceAuthorizations"
 import * as Executors from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { ConnectionIssued } from "./Connections.ts"
+import { type ConnectionIssued, deviceAuthorizationActor } from "./Connections.ts"
 import { type DeviceRequest, newUserCode, normalizeUserCode } from "./DeviceRequest.ts"
 import { NotInitialized } from "./Errors.ts"
 import { now } from "./Now.ts"
@@ -75,7 +75,7 @@ export class DeviceFlow extends Context.Service<
     DeviceFlow,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const host = yield* ActorHost
+      const devices = (yield* ActorHost).ref(deviceAuthorizationActor)
       const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) => effect.pipe(Effect.provideService(SqlClient, sql))
 
       const start = (request: DeviceRequest) =>
@@ -101,8 +101,8 @@ export class DeviceFlow extends Context.Service<
                   expiresAt: new Date(at.getTime() + deviceLifeMillis)
                 })
                 if (row)
-                  yield* host
-                    .create("deviceAuthorization", publicId, { branch: request.branch, clientId: request.clientId })
+                  yield* devices
+                    .create(publicId, { branch: request.branch, clientId: request.clientId })
                     .pipe(Effect.orDie)
                 return row
               }).pipe(sql.withTransaction)
@@ -146,21 +146,14 @@ export class DeviceFlow extends Context.Service<
               if (at.getTime() >= device.expires_at.getTime()) return { _tag: "Expired" } as PollAnswer
             }
             if (device.state === "approved") {
-              const outcome = yield* host.send("deviceAuthorization", device.public_id, { type: "device.consume" })
+              const outcome = yield* devices.send(device.public_id, { type: "device.consume" })
               if (outcome._tag === "Accepted") {
-                const issued = outcome.replies["device.consume"] as ConnectionIssued
-                for (const address of issued.repaired) {
-                  yield* host
-                    .send("executorAddress", address.executorPublicId, {
-                      type: "executor.repaired",
-                      epoch: address.epoch
-                    })
-                    .pipe(Effect.ignore)
-                }
+                const issued = outcome.replies[deviceAuthorizationEffects.connect]
+                if (!issued) return yield* Effect.die(new Error("the consuming step made no connection"))
                 return { _tag: "Issued", issued, branch: device.branch } as PollAnswer
               }
               if (outcome._tag === "Vetoed") {
-                yield* host.send("deviceAuthorization", device.public_id, {
+                yield* devices.send(device.public_id, {
                   type: "device.invalidate",
                   reason: outcome.reason
                 })
@@ -182,7 +175,7 @@ export class DeviceFlow extends Context.Service<
           Effect.gen(function* () {
             const device = yield* findDevice(deviceCode, clientId)
             if (!device) return "canceled" as const
-            yield* host.send("deviceAuthorization", device.public_id, { type: "device.cancel" })
+            yield* devices.send(device.public_id, { type: "device.cancel" })
             const current = yield* Devices.findByPublicId(device.public_id)
             return current?.state === "consumed" ? ("consumed" as const) : ("canceled" as const)
           }).pipe(Effect.orDie)
@@ -257,8 +250,8 @@ export class DeviceFlow extends Context.Service<
             } else {
               scope = "agent_private"
             }
-            const outcome = yield* host
-              .send("deviceAuthorization", judged.device.public_id, {
+            const outcome = yield* devices
+              .send(judged.device.public_id, {
                 type: "device.approve",
                 approverPublicId: human.public_id,
                 assignmentScope: scope
@@ -272,8 +265,8 @@ export class DeviceFlow extends Context.Service<
         db(
           Effect.gen(function* () {
             const device = yield* pendingByCode(userCode)
-            const outcome = yield* host
-              .send("deviceAuthorization", device.public_id, {
+            const outcome = yield* devices
+              .send(device.public_id, {
                 type: "device.deny",
                 approverPublicId: human.public_id
               })

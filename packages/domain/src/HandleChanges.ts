@@ -10,12 +10,13 @@ import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Reservations from "@troupe/storage/repositories/HandleReservations"
 import * as Outbox from "@troupe/storage/repositories/Outbox"
 import type { PrincipalRow } from "@troupe/storage/repositories/Workspaces"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { InvalidInput } from "./Errors.ts"
+import type { Caller } from "./Caller.ts"
 import { handleCandidate, isHandle } from "./Handles.ts"
 import { isObject } from "./Json.ts"
 import { now } from "./Now.ts"
+import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "./Refusals.ts"
 
 export const reservationDays = 14
 const reservationMillis = reservationDays * 24 * 60 * 60 * 1000
@@ -32,31 +33,23 @@ export const allocateHandle = Effect.fnUntraced(function* (accountId: bigint, ba
   return handleCandidate(base, n)
 })
 
-export class RenameBadParameter extends Schema.TaggedError<RenameBadParameter>()("RenameBadParameter", {
-  code: Schema.Literals(["parameter_missing", "parameter_invalid"]),
-  message: Schema.String
-}) {}
-export class RenameNotAuthorized extends Schema.TaggedError<RenameNotAuthorized>()("RenameNotAuthorized", {
-  message: Schema.String
-}) {}
-export class PrincipalNotFound extends Schema.TaggedError<PrincipalNotFound>()("PrincipalNotFound", {}) {}
-export class HandleUnavailable extends Schema.TaggedError<HandleUnavailable>()("HandleUnavailable", {
-  message: Schema.String
-}) {}
+const notAuthorized = (message: string) => new NotPermitted({ code: "not_authorized", message })
+const unavailable = (message: string) => new StateConflict({ code: "name_taken", message })
 
 /** `{principal: {handle}}` or `{handle}`. */
 export const parseRename = (body: unknown) => {
   const members = isObject(body) && isObject(body.principal) ? body.principal : isObject(body) ? body : {}
   const handle = members.handle
-  if (handle === undefined)
-    return Effect.fail(new RenameBadParameter({ code: "parameter_missing", message: "handle is required" }))
+  if (handle === undefined) {
+    return Effect.fail(new BadParameter({ code: "parameter_missing", message: "handle is required" }))
+  }
   if (typeof handle !== "string") {
-    return Effect.fail(new RenameBadParameter({ code: "parameter_invalid", message: "handle must be a string" }))
+    return Effect.fail(new BadParameter({ code: "parameter_invalid", message: "handle must be a string" }))
   }
   if (!isHandle(handle)) {
     return Effect.fail(
-      new InvalidInput({
-        field: "handle",
+      new Invalid({
+        code: "validation_failed",
         message: "handle must be 2 to 32 of a-z, 0-9, '_' or '-', starting with a letter or digit"
       })
     )
@@ -64,19 +57,14 @@ export const parseRename = (body: unknown) => {
   return Effect.succeed(handle)
 }
 
-export type RenameFailure =
-  | RenameBadParameter
-  | InvalidInput
-  | RenameNotAuthorized
-  | PrincipalNotFound
-  | HandleUnavailable
+export type RenameFailure = BadParameter | Invalid | NotPermitted | Absent | StateConflict
 
 export class HandleChanges extends Context.Service<
   HandleChanges,
   {
-    /** `callerId` renames the principal `targetPublicId` to the handle in `body`. */
+    /** The caller renames the principal `targetPublicId` to the handle in `body`. */
     readonly rename: (
-      callerId: bigint,
+      caller: Caller,
       targetPublicId: string,
       body: unknown
     ) => Effect.Effect<PrincipalRow, RenameFailure>
@@ -99,20 +87,18 @@ export class HandleChanges extends Context.Service<
         } satisfies PrincipalRow
       })
 
-      const rename = (callerId: bigint, targetPublicId: string, body: unknown) =>
+      const rename = (caller: Caller, targetPublicId: string, body: unknown) =>
         Effect.gen(function* () {
-          const caller = yield* Accounts.findUserById(callerId)
-          if (caller?.kind !== "human") {
-            return yield* new RenameNotAuthorized({ message: "Only a human renames handles: its own and its agents'" })
+          const { user } = caller
+          if (user.kind !== "human") {
+            return yield* notAuthorized("Only a human renames handles: its own and its agents'")
           }
           const target = isUuid(targetPublicId) ? yield* Accounts.findUserByPublicId(targetPublicId) : undefined
-          if (!target || target.account_id !== caller.account_id || target.kind === "system") {
-            return yield* new PrincipalNotFound()
+          if (!target || target.account_id !== user.accountId || target.kind === "system") {
+            return yield* new Absent({ code: "not_found", message: "Not found" })
           }
-          if (target.id !== caller.id && !(target.kind === "agent" && target.steward_id === caller.id)) {
-            return yield* new RenameNotAuthorized({
-              message: "Only the steward renames an agent; a human renames itself"
-            })
+          if (target.id !== user.id && !(target.kind === "agent" && target.steward_id === user.id)) {
+            return yield* notAuthorized("Only the steward renames an agent; a human renames itself")
           }
           const handle = yield* parseRename(body)
           return yield* Effect.gen(function* () {
@@ -121,12 +107,10 @@ export class HandleChanges extends Context.Service<
             if (current.handle === handle) return yield* principal(current)
             const at = yield* now
             if ((yield* Accounts.handlesLike(current.account_id, handle)).has(handle)) {
-              return yield* new HandleUnavailable({ message: `The handle ${handle} is taken` })
+              return yield* unavailable(`The handle ${handle} is taken`)
             }
             if ((yield* Reservations.reservedLike(current.account_id, handle, at, current.id)).has(handle)) {
-              return yield* new HandleUnavailable({
-                message: `The handle ${handle} was released recently and is reserved`
-              })
+              return yield* unavailable(`The handle ${handle} was released recently and is reserved`)
             }
             yield* Reservations.setHandle(current.id, handle, at)
             yield* Reservations.reserve({

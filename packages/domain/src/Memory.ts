@@ -8,11 +8,11 @@
 
 import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Memory"
 import * as Named from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import type { Caller } from "./Caller.ts"
 import { compilePattern, isPatternFault } from "./GrepPattern.ts"
 import {
   applyEdit,
@@ -31,9 +31,9 @@ import {
   scopes
 } from "./MemoryRules.ts"
 import { now } from "./Now.ts"
-import { type Refused, refuse } from "./Refused.ts"
+import { Absent, BadParameter, Invalid, invalidBy, NotPermitted, Stale, StateConflict } from "./Refusals.ts"
 import { overridableNamespace } from "./WorkspaceSettings.ts"
-import type { Viewer, Workspace } from "./Workspaces.ts"
+import type { Workspace } from "./Workspaces.ts"
 
 export type MemoryDocumentRow = Repo.MemoryDocumentRow
 export type MemorySummaryRow = Repo.MemorySummaryRow
@@ -56,19 +56,35 @@ export interface GrepResult {
 
 type Members = Readonly<Record<string, unknown>>
 
-const refuseFault = (fault: MemoryFault) => refuse(422, fault.code, fault.message)
+/** What the memory doors refuse. */
+export type MemoryRefusal = Absent | BadParameter | Invalid | NotPermitted | Stale | StateConflict
+
+const refuseFault = (fault: MemoryFault) => Effect.fail(invalidBy(fault))
 const isFault = (value: unknown): value is MemoryFault =>
   typeof value === "object" && value !== null && "code" in value && "message" in value
-const missing = (member: string) => refuse(400, "parameter_missing", `memory.${member} is required`)
-const malformed = (member: string, what: string) => refuse(400, "parameter_invalid", `memory.${member} must be ${what}`)
-const memoryNotFound = () => refuse(404, "memory_not_found", "No memory document at that path")
+const missing = (member: string) =>
+  Effect.fail(new BadParameter({ code: "parameter_missing", message: `memory.${member} is required` }))
+const malformed = (member: string, what: string) =>
+  Effect.fail(new BadParameter({ code: "parameter_invalid", message: `memory.${member} must be ${what}` }))
+const memoryNotFound = () =>
+  Effect.fail(new Absent({ code: "memory_not_found", message: "No memory document at that path" }))
 const stale = () =>
-  refuse(409, "stale_object", "The document changed since you read it (or exists already); read it again and retry")
+  Effect.fail(
+    new Stale({
+      code: "stale_object",
+      message: "The document changed since you read it (or exists already); read it again and retry"
+    })
+  )
 const overridden = () =>
-  refuse(409, "memory_overridden", "This workspace's memory is served by a tool provider (svc.memory is overridden)")
+  Effect.fail(
+    new StateConflict({
+      code: "memory_overridden",
+      message: "This workspace's memory is served by a tool provider (svc.memory is overridden)"
+    })
+  )
 
 /** The caller's ceiling from its declared configuration's memory_context_limit {roots, access}. */
-const ceilingOf = (user: Accounts.UserRow): Pick<Reach, "roots" | "readOnly"> => {
+const ceilingOf = (user: Caller["user"]): Pick<Reach, "roots" | "readOnly"> => {
   const limit = (user.configuration as { memory_context_limit?: unknown } | null)?.memory_context_limit
   if (typeof limit !== "object" || limit === null) return { roots: null, readOnly: false }
   const { roots, access } = limit as { roots?: unknown; access?: unknown }
@@ -84,7 +100,9 @@ const ceilingOf = (user: Accounts.UserRow): Pick<Reach, "roots" | "readOnly"> =>
 const anchorOf = (reach: Reach, scope: Scope) => {
   const anchor = reach.anchors[scope]
   if (anchor === undefined || (reach.roots !== null && !reach.roots.includes(scope))) {
-    return refuse(422, "memory_scope_unavailable", `${scope}/ memory is not reachable here`)
+    return Effect.fail(
+      new Invalid({ code: "memory_scope_unavailable", message: `${scope}/ memory is not reachable here` })
+    )
   }
   return Effect.succeed(anchor)
 }
@@ -112,7 +130,9 @@ const checkOverride = (reach: Reach, path: MemoryPath | undefined) =>
 const writableAnchor = (reach: Reach, path: MemoryPath) =>
   Effect.gen(function* () {
     const anchor = yield* anchorOf(reach, path.scope)
-    if (reach.readOnly) return yield* refuse(403, "memory_read_only", "The caller's memory access is read-only")
+    if (reach.readOnly) {
+      return yield* new NotPermitted({ code: "memory_read_only", message: "The caller's memory access is read-only" })
+    }
     return anchor
   })
 
@@ -168,17 +188,17 @@ export class Memory extends Context.Service<
   Memory,
   {
     /** The profile door: user/ only (a human itself; an agent the human it serves, its steward). */
-    readonly profileReach: (userId: bigint) => Effect.Effect<Reach, Refused>
+    readonly profileReach: (caller: Caller) => Reach
     /** The workspace door (the caller's standing on the workspace already judged): workspace/ only. */
-    readonly workspaceReach: (viewer: Viewer, workspace: Workspace) => Reach
+    readonly workspaceReach: (caller: Caller, workspace: Workspace) => Reach
     /** The named-agent door: agent/ of one of the caller's own active definitions, by name. */
-    readonly namedAgentReach: (userId: bigint, name: string) => Effect.Effect<Reach, Refused>
-    readonly list: (reach: Reach) => Effect.Effect<ReadonlyArray<MemorySummaryRow>, Refused>
-    readonly show: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, Refused>
-    readonly write: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, Refused>
-    readonly grep: (reach: Reach, members: Members) => Effect.Effect<GrepResult, Refused>
-    readonly edit: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, Refused>
-    readonly remove: (reach: Reach, members: Members) => Effect.Effect<void, Refused>
+    readonly namedAgentReach: (caller: Caller, name: string) => Effect.Effect<Reach, NotPermitted | Absent>
+    readonly list: (reach: Reach) => Effect.Effect<ReadonlyArray<MemorySummaryRow>, MemoryRefusal>
+    readonly show: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
+    readonly write: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
+    readonly grep: (reach: Reach, members: Members) => Effect.Effect<GrepResult, MemoryRefusal>
+    readonly edit: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
+    readonly remove: (reach: Reach, members: Members) => Effect.Effect<void, MemoryRefusal>
   }
 >()("@troupe/domain/Memory") {
   static readonly layer = Layer.effect(
@@ -187,49 +207,41 @@ export class Memory extends Context.Service<
       const sql = yield* SqlClient
       const db = withDatabase(sql)
 
-      const profileReach = (userId: bigint) =>
-        db(
-          Effect.gen(function* () {
-            const user = yield* Accounts.findUserById(userId)
-            if (!user) return yield* refuse(401, "unauthorized", "The credential is not valid")
-            if (user.kind === "human") {
-              return {
-                anchors: { user: { kind: "user", id: user.id } },
-                roots: null,
-                readOnly: false,
-                overridden: false
-              } satisfies Reach
-            }
-            const steward = user.steward_id === null ? undefined : yield* Accounts.findUserById(user.steward_id)
-            const anchors: Partial<Record<Scope, Repo.Anchor>> = {}
-            if (steward && steward.status === "active") anchors.user = { kind: "user", id: steward.id }
-            return { anchors, ...ceilingOf(user), overridden: false } satisfies Reach
-          })
-        )
+      /** A human's own ceiling is open; an agent's is its declared memory_context_limit. */
+      const ceilingOfCaller = (caller: Caller) =>
+        caller.user.kind === "agent" ? ceilingOf(caller.user) : { roots: null, readOnly: false }
 
-      const workspaceReach = (viewer: Viewer, workspace: Workspace): Reach => {
+      const profileReach = (caller: Caller): Reach => ({
+        anchors: { user: { kind: "user", id: caller.human.id } },
+        ...ceilingOfCaller(caller),
+        overridden: false
+      })
+
+      const workspaceReach = (caller: Caller, workspace: Workspace): Reach => {
         const overrides = workspace.tool_provider_overrides as Record<string, unknown> | null
         return {
           anchors: { workspace: { kind: "workspace", id: workspace.id } },
-          ...(viewer.user.kind === "agent" ? ceilingOf(viewer.user) : { roots: null, readOnly: false }),
+          ...ceilingOfCaller(caller),
           overridden: typeof overrides === "object" && overrides !== null && overridableNamespace in overrides
         }
       }
 
-      const namedAgentReach = (userId: bigint, name: string) =>
+      const namedAgentReach = (caller: Caller, name: string) =>
         db(
           Effect.gen(function* () {
-            const caller = yield* Accounts.findUserById(userId)
-            if (caller?.kind !== "agent") {
-              return yield* refuse(403, "not_agent", "Named agents are an agent's; this credential is a human's")
+            if (caller.user.kind !== "agent") {
+              return yield* new NotPermitted({
+                code: "not_agent",
+                message: "Named agents are an agent's; this credential is a human's"
+              })
             }
-            const definition = yield* Named.findByName(caller.id, name)
+            const definition = yield* Named.findByName(caller.user.id, name)
             if (definition?.status !== "active") {
-              return yield* refuse(404, "not_found", "No named agent definition by that name")
+              return yield* new Absent({ code: "not_found", message: "No named agent definition by that name" })
             }
             return {
               anchors: { agent: { kind: "agent", id: definition.id } },
-              ...ceilingOf(caller),
+              ...ceilingOf(caller.user),
               overridden: false
             } satisfies Reach
           })
@@ -276,11 +288,10 @@ export class Memory extends Context.Service<
               if (observed === undefined) {
                 if (current) return yield* stale()
                 if ((yield* Repo.countDocuments(anchor)) >= memoryLimits.documentsPerAnchor) {
-                  return yield* refuse(
-                    422,
-                    "memory_full",
-                    `This ${path.scope}/ memory holds ${memoryLimits.documentsPerAnchor} documents already`
-                  )
+                  return yield* new Invalid({
+                    code: "memory_full",
+                    message: `This ${path.scope}/ memory holds ${memoryLimits.documentsPerAnchor} documents already`
+                  })
                 }
                 return yield* Repo.insertDocument(anchor, { ...write, publicId: newPublicId(), path: path.path })
               }
@@ -346,7 +357,7 @@ export class Memory extends Context.Service<
             return yield* malformed("limit", `an integer from 1 to ${memoryLimits.grepMax}`)
           }
           const pattern = compilePattern(members.pattern, ignoreCase)
-          if (isPatternFault(pattern)) return yield* refuse(422, pattern.code, pattern.message)
+          if (isPatternFault(pattern)) return yield* invalidBy(pattern)
           let anchors = reachableAnchors(reach)
           let under: string | undefined
           if (members.path !== undefined && members.path !== null) {

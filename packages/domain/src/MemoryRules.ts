@@ -22,9 +22,19 @@ export const memoryLimits = {
   grepMillis: 2000
 } as const
 
-/** A memory rule's refusal: the spec's memory code (all 422 unless the code says otherwise). */
+/** A memory rule's refusal: the spec's memory code and a message. */
 export interface MemoryFault {
-  readonly code: string
+  readonly code:
+    | "memory_path_invalid"
+    | "memory_document_too_large"
+    | "memory_content_invalid"
+    | "memory_description_invalid"
+    | "memory_edit_not_found"
+    | "memory_edit_ambiguous"
+    | "memory_edit_invalid"
+    | "skill_description_required"
+    | "skill_name_invalid"
+    | "skill_scope_unavailable"
   readonly message: string
 }
 
@@ -39,7 +49,7 @@ const isScope = (value: string): value is Scope => (scopes as ReadonlyArray<stri
 
 const skillName = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
-const fault = (code: string, message: string): MemoryFault => ({ code, message })
+const fault = (code: MemoryFault["code"], message: string): MemoryFault => ({ code, message })
 const pathInvalid = (message: string) => fault("memory_path_invalid", message)
 
 /**

@@ -9,41 +9,27 @@ import { withDatabase } from "@troupe/storage/Defects"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Named from "@troupe/storage/repositories/NamedAgents"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { renderConfiguration, type StoredConfiguration, validateConfiguration } from "./AgentConfiguration.ts"
-import { InvalidInput } from "./Errors.ts"
 import { allocateHandle } from "./HandleChanges.ts"
 import { isObject } from "./Json.ts"
 import { now } from "./Now.ts"
+import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "./Refusals.ts"
 import { isPrintable, isPrintableText } from "./Text.ts"
 
 export const nameGrammar = /^[a-z0-9][a-z0-9_-]{1,31}$/
 export const limits = { identifier: 128, description: 1024, systemPromptBytes: 64 * 1024, displayName: 100 } as const
 
-/** A 400: parameter_missing or parameter_invalid. */
-export class BadParameter extends Schema.TaggedError<BadParameter>()("BadParameter", {
-  code: Schema.Literals(["parameter_missing", "parameter_invalid"]),
-  message: Schema.String
-}) {}
-export class NotAgent extends Schema.TaggedError<NotAgent>()("NotAgent", {}) {}
-export class DeclarerRemoved extends Schema.TaggedError<DeclarerRemoved>()("DeclarerRemoved", {}) {}
-export class DefinitionNotFound extends Schema.TaggedError<DefinitionNotFound>()("DefinitionNotFound", {}) {}
-export class NameTaken extends Schema.TaggedError<NameTaken>()("NameTaken", { message: Schema.String }) {}
-export class IdentifierTaken extends Schema.TaggedError<IdentifierTaken>()("IdentifierTaken", {}) {}
-export class ShutdownPending extends Schema.TaggedError<ShutdownPending>()("ShutdownPending", {}) {}
-export class ConcurrentWrite extends Schema.TaggedError<ConcurrentWrite>()("ConcurrentWrite", {}) {}
+const notAgent = () =>
+  new NotPermitted({ code: "not_agent", message: "Named agents are declared by agents; this credential is a human's" })
+const definitionNotFound = () => new Absent({ code: "not_found", message: "No named agent definition by that name" })
+const concurrentWrite = () =>
+  new StateConflict({ code: "concurrent_write", message: "Another write to this definition landed first; retry" })
 
-export type PutFailure =
-  | BadParameter
-  | InvalidInput
-  | NotAgent
-  | DeclarerRemoved
-  | NameTaken
-  | IdentifierTaken
-  | ShutdownPending
-  | ConcurrentWrite
+/** What a PUT refuses: its body, a caller that is no agent, or the write's own conflicts. */
+export type PutFailure = BadParameter | Invalid | NotPermitted | StateConflict
 
 export interface DefinitionInput {
   readonly scope: Named.NamedScope
@@ -87,14 +73,15 @@ export const view = (row: Named.NamedAgentRow): NamedAgentView => ({
 const missing = (name: string) => new BadParameter({ code: "parameter_missing", message: `${name} is required` })
 const malformed = (name: string, what: string) =>
   new BadParameter({ code: "parameter_invalid", message: `${name} must be ${what}` })
-const invalid = (field: string, message: string) => new InvalidInput({ field, message: `${field} ${message}` })
+const invalid = (field: string, message: string) =>
+  new Invalid({ code: "validation_failed", message: `${field} ${message}` })
 
 /**
  * Reads a PUT body: `{agent: {...}}` or the same members at top level. Shape faults (absent,
  * wrong JSON type, a create_only that is not a boolean) are 400s and judged before any value
  * fault (422 validation_failed naming the field).
  */
-export const parseDefinition = (body: unknown): Effect.Effect<DefinitionInput, BadParameter | InvalidInput> =>
+export const parseDefinition = (body: unknown): Effect.Effect<DefinitionInput, BadParameter | Invalid> =>
   Effect.gen(function* () {
     const members = isObject(body) && isObject(body.agent) ? body.agent : isObject(body) ? body : {}
     const { scope, description, configuration, display_name, system_prompt, create_only } = members
@@ -131,7 +118,7 @@ export const parseDefinition = (body: unknown): Effect.Effect<DefinitionInput, B
     }
     const validated = validateConfiguration(configuration)
     if ("fault" in validated) {
-      return yield* new InvalidInput({ field: validated.fault.field, message: validated.fault.message })
+      return yield* new Invalid({ code: "validation_failed", message: validated.fault.message })
     }
     return {
       scope,
@@ -153,7 +140,7 @@ export interface PreparedWrite {
 
 const declarerOf = Effect.fnUntraced(function* (callerId: bigint) {
   const caller = yield* Accounts.findUserById(callerId)
-  if (caller?.kind !== "agent" || caller.agent_identifier === null) return yield* new NotAgent()
+  if (caller?.kind !== "agent" || caller.agent_identifier === null) return yield* notAgent()
   return caller
 })
 
@@ -175,16 +162,24 @@ export const commitPut = Effect.fnUntraced(function* (prepared: PreparedWrite, i
     const at = yield* now
     yield* Named.lockDeclarer(prepared.declarer.id)
     const declarer = yield* Accounts.findUserById(prepared.declarer.id)
-    if (declarer?.status !== "active") return yield* new DeclarerRemoved()
+    if (declarer?.status !== "active") {
+      return yield* new NotPermitted({
+        code: "not_authorized",
+        message: "The declaring agent was removed during the declaration"
+      })
+    }
     const steward = declarer.steward_id === null ? undefined : yield* Accounts.findUserById(declarer.steward_id)
     if (steward?.status !== "active" || steward.shutdown_generation !== declarer.steward_generation) {
-      return yield* new ShutdownPending()
+      return yield* new StateConflict({ code: "shutdown_pending", message: "The steward's shutdown is in progress" })
     }
     const current = yield* Named.findByName(declarer.id, prepared.name, true)
     if (current && input.createOnly) {
-      return yield* new NameTaken({ message: `A definition named ${prepared.name} already exists` })
+      return yield* new StateConflict({
+        code: "name_taken",
+        message: `A definition named ${prepared.name} already exists`
+      })
     }
-    if ((current?.revision ?? 0) !== prepared.revision) return yield* new ConcurrentWrite()
+    if ((current?.revision ?? 0) !== prepared.revision) return yield* concurrentWrite()
     const write: Named.NamedAgentWrite = {
       displayName: input.displayName ?? prepared.name,
       scope: input.scope,
@@ -198,7 +193,10 @@ export const commitPut = Effect.fnUntraced(function* (prepared: PreparedWrite, i
       return { row: (yield* Named.findByUserId(current.id))!, created: false }
     }
     if (yield* Named.findAgentRowByIdentifier(declarer.account_id, prepared.identifier)) {
-      return yield* new IdentifierTaken()
+      return yield* new StateConflict({
+        code: "identifier_taken",
+        message: "Another agent of the account holds this agent identifier"
+      })
     }
     yield* Accounts.lockAccountWrites
     const userId = yield* Named.insertNamed({
@@ -216,7 +214,7 @@ export const commitPut = Effect.fnUntraced(function* (prepared: PreparedWrite, i
   }).pipe(
     sql.withTransaction,
     Effect.catchTag("SqlError", (error: SqlError) =>
-      error.reason._tag === "UniqueViolation" ? Effect.fail(new ConcurrentWrite()) : Effect.die(error)
+      error.reason._tag === "UniqueViolation" ? Effect.fail(concurrentWrite()) : Effect.die(error)
     )
   )
 })
@@ -224,14 +222,14 @@ export const commitPut = Effect.fnUntraced(function* (prepared: PreparedWrite, i
 export class NamedAgents extends Context.Service<
   NamedAgents,
   {
-    readonly list: (callerId: bigint) => Effect.Effect<ReadonlyArray<NamedAgentView>, NotAgent>
-    readonly show: (callerId: bigint, name: string) => Effect.Effect<NamedAgentView, NotAgent | DefinitionNotFound>
+    readonly list: (callerId: bigint) => Effect.Effect<ReadonlyArray<NamedAgentView>, NotPermitted>
+    readonly show: (callerId: bigint, name: string) => Effect.Effect<NamedAgentView, NotPermitted | Absent>
     readonly put: (
       callerId: bigint,
       name: string,
       body: unknown
     ) => Effect.Effect<{ readonly agent: NamedAgentView; readonly created: boolean }, PutFailure>
-    readonly remove: (callerId: bigint, name: string) => Effect.Effect<void, NotAgent | DefinitionNotFound>
+    readonly remove: (callerId: bigint, name: string) => Effect.Effect<void, NotPermitted | Absent>
   }
 >()("@troupe/domain/NamedAgents") {
   static readonly layer = Layer.effect(
@@ -253,7 +251,7 @@ export class NamedAgents extends Context.Service<
           Effect.gen(function* () {
             const declarer = yield* declarerOf(callerId)
             const row = yield* Named.findByName(declarer.id, name)
-            if (row?.status !== "active") return yield* new DefinitionNotFound()
+            if (row?.status !== "active") return yield* definitionNotFound()
             return view(row)
           })
         )
@@ -276,7 +274,7 @@ export class NamedAgents extends Context.Service<
             yield* Effect.gen(function* () {
               yield* Named.lockDeclarer(declarer.id)
               const row = yield* Named.findByName(declarer.id, name, true)
-              if (row?.status !== "active") return yield* new DefinitionNotFound()
+              if (row?.status !== "active") return yield* definitionNotFound()
               yield* Named.setNamedStatus(row.id, "removed", yield* now)
             }).pipe(sql.withTransaction)
           })

@@ -8,8 +8,9 @@ import { withDatabase } from "@troupe/storage/Defects"
 import * as Repo from "@troupe/storage/repositories/PromptDocuments"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import type { Caller } from "./Caller.ts"
 import { now } from "./Now.ts"
-import { type Refused, refuse } from "./Refused.ts"
+import { Absent, BadParameter, Invalid, type NotPermitted, type StateConflict } from "./Refusals.ts"
 import { Workspaces } from "./Workspaces.ts"
 
 export type Role = Repo.Role
@@ -45,33 +46,30 @@ export const macrosIn = (content: string): ReadonlyArray<string> => [
 /** Where the documents are: the caller's profile, or a workspace by public id. */
 export type Door = { readonly _tag: "Profile" } | { readonly _tag: "Workspace"; readonly workspaceId: string }
 
-/** The member asking (the authenticated caller). */
-export interface Caller {
-  readonly id: bigint
-  readonly kind: "agent" | "human"
-}
-
 export interface WriteInput {
   readonly content: unknown
   readonly role: unknown
 }
 
-const invalid = (message: string) => refuse(422, "prompt_document_invalid", message)
+const invalid = (message: string) => Effect.fail(new Invalid({ code: "prompt_document_invalid", message }))
+
+/** What a door refuses before its documents are touched: unseen, slot, standing. */
+type DoorRefusal = Absent | Invalid | NotPermitted | StateConflict
 
 export class PromptDocuments extends Context.Service<
   PromptDocuments,
   {
     /** The door's documents (without content), ordered by slot. */
-    readonly list: (caller: Caller, door: Door) => Effect.Effect<ReadonlyArray<PromptDocumentSummaryRow>, Refused>
-    readonly read: (caller: Caller, door: Door, slot: string) => Effect.Effect<PromptDocumentRow, Refused>
+    readonly list: (caller: Caller, door: Door) => Effect.Effect<ReadonlyArray<PromptDocumentSummaryRow>, DoorRefusal>
+    readonly read: (caller: Caller, door: Door, slot: string) => Effect.Effect<PromptDocumentRow, DoorRefusal>
     /** Whole replacement; an omitted role resets to system. Counts one more write on the version. */
     readonly write: (
       caller: Caller,
       door: Door,
       slot: string,
       input: WriteInput
-    ) => Effect.Effect<PromptDocumentRow, Refused>
-    readonly remove: (caller: Caller, door: Door, slot: string) => Effect.Effect<void, Refused>
+    ) => Effect.Effect<PromptDocumentRow, DoorRefusal | BadParameter>
+    readonly remove: (caller: Caller, door: Door, slot: string) => Effect.Effect<void, DoorRefusal>
   }
 >()("@troupe/domain/PromptDocuments") {
   static readonly layer = Layer.effect(
@@ -84,10 +82,11 @@ export class PromptDocuments extends Context.Service<
       const checkSlot = (slots: ReadonlyArray<string>, slot: string, where: string) =>
         slots.includes(slot)
           ? Effect.void
-          : refuse(
-              422,
-              "prompt_slot_unavailable",
-              `There is no ${JSON.stringify(slot)} slot ${where}; slots here: ${slots.join(", ")}`
+          : Effect.fail(
+              new Invalid({
+                code: "prompt_slot_unavailable",
+                message: `There is no ${JSON.stringify(slot)} slot ${where}; slots here: ${slots.join(", ")}`
+              })
             )
 
       /**
@@ -97,24 +96,28 @@ export class PromptDocuments extends Context.Service<
       const host = (caller: Caller, door: Door, slot: string | undefined, intent: "read" | "write") =>
         Effect.gen(function* () {
           if (door._tag === "Profile") {
-            if (slot !== undefined) yield* checkSlot(profileSlots[caller.kind], slot, `on a ${caller.kind}'s profile`)
-            return { kind: "user", id: caller.id } satisfies Repo.Host
+            const { kind, id } = caller.user
+            if (slot !== undefined) yield* checkSlot(profileSlots[kind], slot, `on a ${kind}'s profile`)
+            return { kind: "user", id } satisfies Repo.Host
           }
-          const viewer = yield* workspaces.viewer(caller.id)
-          const workspace = yield* workspaces.read(viewer, door.workspaceId)
+          const workspace = yield* workspaces.read(caller, door.workspaceId)
           if (slot !== undefined) yield* checkSlot(workspaceSlots, slot, "on a workspace")
-          if (intent === "write") yield* workspaces.writable(viewer, door.workspaceId)
+          if (intent === "write") yield* workspaces.writable(caller, door.workspaceId)
           return { kind: "workspace", id: workspace.id } satisfies Repo.Host
         })
 
-      const notFound = (slot: string) => refuse(404, "prompt_document_not_found", `The ${slot} slot holds no document`)
+      const notFound = (slot: string) =>
+        Effect.fail(new Absent({ code: "prompt_document_not_found", message: `The ${slot} slot holds no document` }))
 
       /** The document to store, or the refusal that says what is wrong with it. */
       const checkDocument = (slot: string, input: WriteInput) =>
         Effect.gen(function* () {
           const { content } = input
           if (content === undefined || content === null) {
-            return yield* refuse(400, "parameter_missing", "prompt_document.content is required")
+            return yield* new BadParameter({
+              code: "parameter_missing",
+              message: "prompt_document.content is required"
+            })
           }
           if (typeof content !== "string") return yield* invalid("prompt_document.content must be a string")
           const role = input.role ?? "system"
@@ -126,11 +129,10 @@ export class PromptDocuments extends Context.Service<
           }
           const bytesize = Buffer.byteLength(content, "utf8")
           if (bytesize > maxContentBytes) {
-            return yield* refuse(
-              422,
-              "prompt_document_too_large",
-              `prompt_document.content is ${bytesize} bytes, over 64 KiB`
-            )
+            return yield* new Invalid({
+              code: "prompt_document_too_large",
+              message: `prompt_document.content is ${bytesize} bytes, over 64 KiB`
+            })
           }
           if (content.trim() === "") {
             return yield* invalid("prompt_document.content is empty; DELETE the slot to empty it")
@@ -146,11 +148,10 @@ export class PromptDocuments extends Context.Service<
           }
           const unknown = macros.filter((name) => !(macroNames as ReadonlyArray<string>).includes(name))
           if (unknown.length > 0) {
-            return yield* refuse(
-              422,
-              "prompt_document_macro_unknown",
-              `Unknown macros: ${unknown.map((m) => `{{${m}}}`).join(", ")}; known: ${macroNames.map((m) => `{{${m}}}`).join(", ")}`
-            )
+            return yield* new Invalid({
+              code: "prompt_document_macro_unknown",
+              message: `Unknown macros: ${unknown.map((m) => `{{${m}}}`).join(", ")}; known: ${macroNames.map((m) => `{{${m}}}`).join(", ")}`
+            })
           }
           return { slot, role: role as Role, content, bytesize }
         })

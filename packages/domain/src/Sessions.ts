@@ -2,6 +2,7 @@
 // a presented session token, and revocation. Sessions live 30 days from issuance, never extended.
 
 import { ActorHost } from "@troupe/actors/ActorHost"
+import { apiSessionActor } from "@troupe/actors/bindings/apiSession"
 import { sessionLifeMillis } from "@troupe/machines/apiSession/effects"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
@@ -49,7 +50,7 @@ export class Sessions extends Context.Service<
     Sessions,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const host = yield* ActorHost
+      const sessions = (yield* ActorHost).ref(apiSessionActor)
 
       const signIn = (email: unknown, password: unknown, kind: SessionKind) =>
         Effect.gen(function* () {
@@ -73,7 +74,7 @@ export class Sessions extends Context.Service<
               issuedAt,
               expiresAt: new Date(issuedAt.getTime() + sessionLifeMillis)
             })
-            yield* host.create("apiSession", row.public_id, { kind }).pipe(Effect.orDie)
+            yield* sessions.create(row.public_id, { kind }).pipe(Effect.orDie)
             return row
           }).pipe(sql.withTransaction)
           return { session, user, token: minted.token }
@@ -97,7 +98,7 @@ export class Sessions extends Context.Service<
         }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
 
       const revoke = (sessionPublicId: string) =>
-        host.send("apiSession", sessionPublicId, { type: "session.revoke" }).pipe(Effect.asVoid, Effect.orDie)
+        sessions.send(sessionPublicId, { type: "session.revoke" }).pipe(Effect.asVoid, Effect.orDie)
 
       return Sessions.of({ signIn, authenticate, revoke })
     })

@@ -1,9 +1,11 @@
 // What a human stewards: their agents and the machines they connected, and the two ends a human
 // may put to them. Removing an agent fences its member and application credentials at once
-// (the agent loses authority and its application address's epoch advances); revoking a machine
-// fences its transport synchronously (a step of its address). Restoring an agent is a new
-// connection: old credentials never come back.
+// (the agent loses authority and its application address's epoch advances, which its address
+// hears by a durable message told in the same transaction); revoking a machine is one step of its
+// address, which fences its transport and ends its runner credentials. Restoring an agent is a
+// new connection: old credentials never come back.
 import { ActorHost } from "@troupe/actors/ActorHost"
+import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
 import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import * as Agents from "@troupe/storage/repositories/Agents"
 import * as Credentials from "@troupe/storage/repositories/Credentials"
@@ -33,7 +35,7 @@ export class Stewardship extends Context.Service<
     Stewardship,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const host = yield* ActorHost
+      const addresses = (yield* ActorHost).ref(executorAddressActor)
       const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) => effect.pipe(Effect.provideService(SqlClient, sql))
 
       const removeAgent = (human: UserRow, agentPublicId: string) =>
@@ -43,21 +45,20 @@ export class Stewardship extends Context.Service<
             if (!agent || agent.steward_id !== human.id) return yield* new NotStewarded()
             if (agent.status !== "active") return
             const at = yield* now
-            const application = yield* Effect.gen(function* () {
+            yield* Effect.gen(function* () {
               yield* Agents.setAgentStatus(agent.id, "removed", at)
               yield* NamedAgents.removeInstanceDefinitions(agent.id, at)
               yield* Credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
               const live = yield* Executors.findLiveAgentApplication(agent.id)
-              return live ? yield* Executors.advanceEpoch(live.id, live.display_name, at) : undefined
-            }).pipe(sql.withTransaction)
-            if (application) {
-              yield* host
-                .send("executorAddress", application.public_id, {
+              if (!live) return
+              const application = yield* Executors.advanceEpoch(live.id, live.display_name, at)
+              yield* addresses
+                .tell(application.public_id, {
                   type: "executor.agentRemoved",
                   epoch: application.credential_epoch
                 })
-                .pipe(Effect.ignore)
-            }
+                .pipe(Effect.orDie)
+            }).pipe(sql.withTransaction)
           }).pipe(Effect.catchTag("SqlError", Effect.die))
         )
 
@@ -69,8 +70,7 @@ export class Stewardship extends Context.Service<
               return yield* new NotStewarded()
             }
             if (executor.status !== "active") return
-            yield* host.send("executorAddress", executor.public_id, { type: "executor.revoke" }).pipe(Effect.orDie)
-            yield* Credentials.revokeHolderLineages("runner", { executorId: executor.id }, yield* now)
+            yield* addresses.send(executor.public_id, { type: "executor.revoke" }).pipe(Effect.orDie)
           }).pipe(Effect.catchTag("SqlError", Effect.die))
         )
 

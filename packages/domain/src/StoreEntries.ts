@@ -6,11 +6,11 @@
 import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/StoreEntries"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { InvalidInput } from "./Errors.ts"
 import { now } from "./Now.ts"
 import type { RateLimit } from "./RateLimiter.ts"
+import { Absent, BadParameter, Invalid, Stale, StateConflict, TooLarge } from "./Refusals.ts"
 import { isPrintableText } from "./Text.ts"
 
 export type StoreEntryHost = Repo.Host
@@ -34,29 +34,18 @@ export const StoreEntryRequestLimit = Context.Reference<RateLimit>("@troupe/doma
   defaultValue: () => ({ scope: "store_entries", limit: 6000, windowSeconds: 60 })
 })
 
-export class StoreEntryNotFound extends Schema.TaggedError<StoreEntryNotFound>()("StoreEntryNotFound", {}) {}
+const notFound = () => new Absent({ code: "not_found", message: "Not found" })
 
 /** The host already has an entry under (namespace, key). */
-export class StoreEntryKeyTaken extends Schema.TaggedError<StoreEntryKeyTaken>()("StoreEntryKeyTaken", {}) {}
-
-/** The host holds maxEntriesPerHost entries already. */
-export class StoreEntryLimitReached extends Schema.TaggedError<StoreEntryLimitReached>()(
-  "StoreEntryLimitReached",
-  {}
-) {}
+const keyTaken = () =>
+  new StateConflict({ code: "key_taken", message: "This host already has an entry under that namespace and key" })
 
 /** The presented lock_version is not the entry's current one. */
-export class StoreEntryStale extends Schema.TaggedError<StoreEntryStale>()("StoreEntryStale", {}) {}
+const stale = () =>
+  new Stale({ code: "stale_object", message: "The resource changed since you read it; read it again and retry" })
 
-/** The value holds a string that is not valid Unicode (a lone surrogate). */
-export class StoreEntryValueInvalid extends Schema.TaggedError<StoreEntryValueInvalid>()(
-  "StoreEntryValueInvalid",
-  {}
-) {}
-
-export class StoreEntryValueTooLarge extends Schema.TaggedError<StoreEntryValueTooLarge>()("StoreEntryValueTooLarge", {
-  bytes: Schema.Number
-}) {}
+/** What a value refuses: a string that is not valid Unicode (a lone surrogate), or over the bound. */
+export type ValueRefusal = BadParameter | TooLarge
 
 export interface StoreEntryPage {
   readonly after: readonly [namespace: string, key: string] | undefined
@@ -65,14 +54,14 @@ export interface StoreEntryPage {
   readonly limit: number
 }
 
-/** namespace or key: printable text of 1 to `max` code points, else InvalidInput naming it. */
+/** namespace or key: printable text of 1 to `max` code points, else validation_failed naming it. */
 const checkName = (field: "namespace" | "key", value: unknown, max: number) =>
   isPrintableText(value, 1, max)
     ? Effect.succeed(value)
     : Effect.fail(
-        new InvalidInput({
-          field,
-          message: `${field} must be a string of 1 to ${max} printable characters (no control or format characters)`
+        new Invalid({
+          code: "validation_failed",
+          message: `store_entry.${field}: ${field} must be a string of 1 to ${max} printable characters (no control or format characters)`
         })
       )
 
@@ -87,13 +76,22 @@ const wellFormed = (value: unknown): boolean => {
 }
 
 /** The value as the JSON text to store, after its checks: valid Unicode, at most maxValueBytes. */
-export const valueJson = (value: unknown) =>
+export const valueJson = (value: unknown): Effect.Effect<string, ValueRefusal> =>
   Effect.gen(function* () {
-    if (value === undefined || !wellFormed(value)) return yield* new StoreEntryValueInvalid()
+    if (value === undefined || !wellFormed(value)) {
+      return yield* new BadParameter({
+        code: "parameter_invalid",
+        message: "store_entry.value must be JSON with valid Unicode strings"
+      })
+    }
     // Canonical JSON (sorted members, no whitespace) has exactly the length of this text.
     const text = JSON.stringify(value)
-    const bytes = Buffer.byteLength(text, "utf8")
-    if (bytes > maxValueBytes) return yield* new StoreEntryValueTooLarge({ bytes })
+    if (Buffer.byteLength(text, "utf8") > maxValueBytes) {
+      return yield* new TooLarge({
+        code: "content_too_large",
+        message: "store_entry.value is over 1 MiB of canonical JSON"
+      })
+    }
     return text
   })
 
@@ -104,25 +102,19 @@ export class StoreEntries extends Context.Service<
     readonly create: (
       host: StoreEntryHost,
       entry: { readonly namespace: unknown; readonly key: unknown; readonly value: unknown }
-    ) => Effect.Effect<
-      StoreEntryRow,
-      InvalidInput | StoreEntryValueInvalid | StoreEntryValueTooLarge | StoreEntryKeyTaken | StoreEntryLimitReached
-    >
-    readonly get: (host: StoreEntryHost, publicId: string) => Effect.Effect<StoreEntryRow, StoreEntryNotFound>
+    ) => Effect.Effect<StoreEntryRow, Invalid | ValueRefusal | StateConflict>
+    readonly get: (host: StoreEntryHost, publicId: string) => Effect.Effect<StoreEntryRow, Absent>
     readonly replaceValue: (
       host: StoreEntryHost,
       publicId: string,
       lockVersion: number,
       value: unknown
-    ) => Effect.Effect<
-      StoreEntryRow,
-      StoreEntryValueInvalid | StoreEntryValueTooLarge | StoreEntryNotFound | StoreEntryStale
-    >
+    ) => Effect.Effect<StoreEntryRow, ValueRefusal | Absent | Stale>
     readonly remove: (
       host: StoreEntryHost,
       publicId: string,
       lockVersion: number
-    ) => Effect.Effect<void, StoreEntryNotFound | StoreEntryStale>
+    ) => Effect.Effect<void, Absent | Stale>
   }
 >()("@troupe/domain/StoreEntries") {
   static readonly layer = Layer.effect(
@@ -135,13 +127,13 @@ export class StoreEntries extends Context.Service<
       const get = (host: StoreEntryHost, publicId: string) =>
         Effect.gen(function* () {
           const row = isUuid(publicId) ? yield* db(Repo.findEntry(host, publicId)) : undefined
-          if (!row) return yield* new StoreEntryNotFound()
+          if (!row) return yield* notFound()
           return row
         })
 
       /** Why a fenced write matched nothing: the entry is gone, or it moved on. */
       const missOrStale = (host: StoreEntryHost, publicId: string) =>
-        Effect.flatMap(get(host, publicId), () => Effect.fail(new StoreEntryStale()))
+        Effect.flatMap(get(host, publicId), () => Effect.fail(stale()))
 
       return StoreEntries.of({
         list: (host, page) => db(Repo.listEntries(host, page)),
@@ -156,8 +148,13 @@ export class StoreEntries extends Context.Service<
             return yield* db(
               Effect.gen(function* () {
                 yield* Repo.lockHost(host)
-                if (yield* Repo.findByKey(host, namespace, key)) return yield* new StoreEntryKeyTaken()
-                if ((yield* Repo.countEntries(host)) >= maxEntriesPerHost) return yield* new StoreEntryLimitReached()
+                if (yield* Repo.findByKey(host, namespace, key)) return yield* keyTaken()
+                if ((yield* Repo.countEntries(host)) >= maxEntriesPerHost) {
+                  return yield* new StateConflict({
+                    code: "entry_limit_reached",
+                    message: `This host already holds ${maxEntriesPerHost} store entries`
+                  })
+                }
                 const row = yield* Repo.insertEntry({
                   publicId: newPublicId(),
                   host,
@@ -166,7 +163,7 @@ export class StoreEntries extends Context.Service<
                   valueJson: text,
                   now: at
                 })
-                if (!row) return yield* new StoreEntryKeyTaken()
+                if (!row) return yield* keyTaken()
                 return row
               }).pipe(sql.withTransaction)
             )

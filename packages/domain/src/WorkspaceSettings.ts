@@ -7,7 +7,9 @@ import * as Executors from "@troupe/storage/repositories/Executors"
 import type * as Repo from "@troupe/storage/repositories/Workspaces"
 import { Effect } from "effect"
 import { canonicalBytes, isObject } from "./Json.ts"
-import { refuse } from "./Refused.ts"
+import { BadParameter, Invalid, TooLarge } from "./Refusals.ts"
+
+const invalid = (code: Invalid["code"], message: string) => new Invalid({ code, message })
 
 export const messagingLimitBytes = 64 * 1024
 export const overridableNamespace = "svc.memory"
@@ -18,32 +20,37 @@ export const memoryVerbs = ["memory_read", "memory_write", "memory_edit", "memor
 export const messagingEntries = (row: Repo.WorkspaceRow, agents: unknown) =>
   Effect.gen(function* () {
     if (agents === undefined || agents === null) {
-      return yield* refuse(400, "parameter_missing", "messaging.agents is required")
+      return yield* new BadParameter({ code: "parameter_missing", message: "messaging.agents is required" })
     }
-    if (!Array.isArray(agents)) return yield* refuse(400, "parameter_invalid", "messaging.agents must be an array")
+    if (!Array.isArray(agents)) {
+      return yield* new BadParameter({ code: "parameter_invalid", message: "messaging.agents must be an array" })
+    }
     if (canonicalBytes(agents) > messagingLimitBytes) {
-      return yield* refuse(413, "content_too_large", "The messaging policy is over 64 KiB of canonical JSON")
+      return yield* new TooLarge({
+        code: "content_too_large",
+        message: "The messaging policy is over 64 KiB of canonical JSON"
+      })
     }
     const seen = new Set<string>()
     const entries: Array<Repo.MessagingEntry> = []
     for (const [index, entry] of agents.entries()) {
       const path = `messaging.agents[${index}]`
       if (!isObject(entry) || typeof entry.agent_public_id !== "string" || !isUuid(entry.agent_public_id)) {
-        return yield* refuse(422, "validation_failed", `${path}.agent_public_id must be an agent's public id`)
+        return yield* invalid("validation_failed", `${path}.agent_public_id must be an agent's public id`)
       }
       const mode = entry.mode ?? "public"
       if (mode !== "public" && mode !== "private") {
-        return yield* refuse(422, "validation_failed", `${path}.mode must be public or private`)
+        return yield* invalid("validation_failed", `${path}.mode must be public or private`)
       }
       const senders = entry.allowed_sender_public_ids ?? []
       if (!Array.isArray(senders) || !senders.every((s) => typeof s === "string" && isUuid(s))) {
-        return yield* refuse(422, "validation_failed", `${path}.allowed_sender_public_ids must be public ids`)
+        return yield* invalid("validation_failed", `${path}.allowed_sender_public_ids must be public ids`)
       }
-      if (seen.has(entry.agent_public_id)) return yield* refuse(422, "validation_failed", `${path} repeats an agent`)
+      if (seen.has(entry.agent_public_id)) return yield* invalid("validation_failed", `${path} repeats an agent`)
       seen.add(entry.agent_public_id)
       const agent = yield* Accounts.findUserByPublicId(entry.agent_public_id)
       if (agent?.kind !== "agent" || agent.account_id !== row.account_id) {
-        return yield* refuse(422, "principal_unknown", `${path}.agent_public_id names no agent`)
+        return yield* invalid("principal_unknown", `${path}.agent_public_id names no agent`)
       }
       entries.push({ agent_public_id: entry.agent_public_id, mode, allowed_sender_public_ids: [...new Set(senders)] })
     }
@@ -58,17 +65,19 @@ export const messagingEntries = (row: Repo.WorkspaceRow, agents: unknown) =>
 export const providerOverrides = (row: Repo.WorkspaceRow, overrides: unknown) =>
   Effect.gen(function* () {
     if (overrides === undefined || overrides === null) {
-      return yield* refuse(400, "parameter_missing", "overrides is required ({} clears)")
+      return yield* new BadParameter({ code: "parameter_missing", message: "overrides is required ({} clears)" })
     }
-    if (!isObject(overrides)) return yield* refuse(400, "parameter_invalid", "overrides must be an object")
+    if (!isObject(overrides)) {
+      return yield* new BadParameter({ code: "parameter_invalid", message: "overrides must be an object" })
+    }
     for (const namespace of Object.keys(overrides)) {
       if (reservedNamespaces.includes(namespace)) {
-        return yield* refuse(422, "reserved_namespace", `${namespace} is reserved and never overridden`)
+        return yield* invalid("reserved_namespace", `${namespace} is reserved and never overridden`)
       }
     }
     for (const namespace of Object.keys(overrides)) {
       if (namespace !== overridableNamespace) {
-        return yield* refuse(422, "validation_failed", `overrides.${namespace}: only svc.memory may be overridden`)
+        return yield* invalid("validation_failed", `overrides.${namespace}: only svc.memory may be overridden`)
       }
     }
     const resolved: Record<string, string> = {}
@@ -85,12 +94,12 @@ export const providerOverrides = (row: Repo.WorkspaceRow, overrides: unknown) =>
         (provider.assignment_scope === "account_wide" ||
           (row.access_mode === "private" && row.owner_id === provider.manager_id))
       if (!eligible || !provider) {
-        return yield* refuse(422, "provider_not_eligible", `overrides.${namespace} names no eligible tool provider`)
+        return yield* invalid("provider_not_eligible", `overrides.${namespace} names no eligible tool provider`)
       }
       const served = new Set(provider.announcement.tools.map((tool) => (tool as { name: string }).name))
       const missing = memoryVerbs.filter((verb) => !served.has(verb))
       if (missing.length > 0) {
-        return yield* refuse(422, "provider_incomplete", `The provider does not announce ${missing.join(", ")}`)
+        return yield* invalid("provider_incomplete", `The provider does not announce ${missing.join(", ")}`)
       }
       resolved[namespace] = provider.public_id
     }

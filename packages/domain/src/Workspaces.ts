@@ -5,6 +5,7 @@
 // to one agent refuses every other agent). access_mode and ownership_transfer are the owner's.
 // What the caller cannot see answers like absence.
 import { ActorHost } from "@troupe/actors/ActorHost"
+import { workspaceActor } from "@troupe/actors/bindings/workspace"
 import { workspaceTransitions } from "@troupe/machines/workspace/workspace.machine"
 import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
@@ -12,22 +13,32 @@ import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import type { Caller } from "./Caller.ts"
 import { canonicalBytes, isObject } from "./Json.ts"
 import { now } from "./Now.ts"
-import { type Refused, refuse } from "./Refused.ts"
+import { Absent, BadParameter, Invalid, NotPermitted, Stale, StateConflict, TooLarge } from "./Refusals.ts"
 import { isPrintableText } from "./Text.ts"
 import { messagingEntries, providerOverrides } from "./WorkspaceSettings.ts"
 
-export const notFound = () => refuse(404, "not_found", "Not found")
-const stale = () => refuse(409, "stale_object", "The workspace changed since you read it; read it again and retry")
+export const notFound = () => Effect.fail(new Absent({ code: "not_found", message: "Not found" }))
+const stale = () =>
+  Effect.fail(
+    new Stale({ code: "stale_object", message: "The workspace changed since you read it; read it again and retry" })
+  )
+const notActiveNow = () =>
+  Effect.fail(new StateConflict({ code: "workspace_not_active", message: "The workspace is not active" }))
+const dedicatedElsewhere = () =>
+  Effect.fail(
+    new NotPermitted({
+      code: "workspace_agent_identifier_mismatch",
+      message: "This workspace is dedicated to another agent"
+    })
+  )
+const invalid = (message: string) => Effect.fail(new Invalid({ code: "validation_failed", message }))
 
 export const metadataLimitBytes = 2048
 
-/** Who is asking: the member, and the human whose access counts (itself, or the agent's steward). */
-export interface Viewer {
-  readonly user: Accounts.UserRow
-  readonly human: Accounts.UserRow
-}
+export type WorkspaceState = Repo.WorkspaceState
 
 /** A workspace as answers show it: the row, its owner (always a human) and its creator. */
 export type Workspace = Repo.WorkspaceRow & {
@@ -38,17 +49,24 @@ export type Workspace = Repo.WorkspaceRow & {
 
 const notActive = (state: string) =>
   workspaceTransitions.includes(state)
-    ? refuse(409, "transition_in_progress", `The workspace is ${state}; wait until it settles`)
-    : refuse(409, "workspace_not_active", `The workspace is ${state}`)
+    ? Effect.fail(
+        new StateConflict({
+          code: "transition_in_progress",
+          message: `The workspace is ${state}; wait until it settles`
+        })
+      )
+    : Effect.fail(new StateConflict({ code: "workspace_not_active", message: `The workspace is ${state}` }))
+
+/** What write standing refuses: unseen, dedicated to another agent, or not active. */
+type Standing = Absent | NotPermitted | StateConflict
 
 const validName = (name: unknown) => isPrintableText(name, 1, 255) && name.trim() !== ""
 
 export class Workspaces extends Context.Service<
   Workspaces,
   {
-    readonly viewer: (userId: bigint) => Effect.Effect<Viewer, Refused>
     readonly list: (
-      viewer: Viewer,
+      caller: Caller,
       filter: {
         readonly states: ReadonlyArray<Repo.WorkspaceState>
         readonly dedicatedToCurrentAgent: boolean
@@ -57,56 +75,56 @@ export class Workspaces extends Context.Service<
         readonly limit: number
       }
     ) => Effect.Effect<ReadonlyArray<Workspace>>
-    readonly read: (viewer: Viewer, publicId: string) => Effect.Effect<Workspace, Refused>
-    /** The workspace if the viewer has write standing on it. */
-    readonly writable: (viewer: Viewer, publicId: string) => Effect.Effect<Workspace, Refused>
+    readonly read: (caller: Caller, publicId: string) => Effect.Effect<Workspace, Absent>
+    /** The workspace if the caller has write standing on it. */
+    readonly writable: (caller: Caller, publicId: string) => Effect.Effect<Workspace, Standing>
     readonly create: (
-      viewer: Viewer,
+      caller: Caller,
       input: { readonly name: unknown; readonly accessMode: unknown; readonly metadata: unknown }
-    ) => Effect.Effect<Workspace, Refused>
+    ) => Effect.Effect<Workspace, Invalid | TooLarge>
     readonly patch: (
-      viewer: Viewer,
+      caller: Caller,
       publicId: string,
       input: { readonly name: unknown; readonly metadata: unknown; readonly lockVersion: number }
-    ) => Effect.Effect<Workspace, Refused>
+    ) => Effect.Effect<Workspace, Standing | BadParameter | Invalid | TooLarge | Stale>
     readonly setAccessMode: (
-      viewer: Viewer,
+      caller: Caller,
       publicId: string,
       accessMode: unknown,
       lockVersion: number
-    ) => Effect.Effect<Workspace, Refused>
+    ) => Effect.Effect<Workspace, Standing | Invalid | Stale>
     readonly transferOwnership: (
-      viewer: Viewer,
+      caller: Caller,
       publicId: string,
       targetPublicId: unknown,
       lockVersion: number
-    ) => Effect.Effect<Workspace, Refused>
+    ) => Effect.Effect<Workspace, Standing | BadParameter | Invalid | Stale>
     readonly lifecycle: (
-      viewer: Viewer,
+      caller: Caller,
       publicId: string,
       command: "archive" | "restore" | "tombstone",
       lockVersion: number
-    ) => Effect.Effect<Workspace, Refused>
+    ) => Effect.Effect<Workspace, Standing | Stale>
     readonly replaceMessaging: (
-      viewer: Viewer,
+      caller: Caller,
       publicId: string,
       agents: unknown,
       lockVersion: number
-    ) => Effect.Effect<Workspace, Refused>
+    ) => Effect.Effect<Workspace, Standing | BadParameter | Invalid | TooLarge | Stale>
     readonly replaceOverrides: (
-      viewer: Viewer,
+      caller: Caller,
       publicId: string,
       overrides: unknown,
       lockVersion: number
-    ) => Effect.Effect<Workspace, Refused>
-    readonly principals: (viewer: Viewer, publicId: string) => Effect.Effect<ReadonlyArray<Repo.PrincipalRow>, Refused>
+    ) => Effect.Effect<Workspace, Standing | BadParameter | Invalid | Stale>
+    readonly principals: (caller: Caller, publicId: string) => Effect.Effect<ReadonlyArray<Repo.PrincipalRow>, Absent>
   }
 >()("@troupe/domain/Workspaces") {
   static readonly layer = Layer.effect(
     Workspaces,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const host = yield* ActorHost
+      const lifecycles = (yield* ActorHost).ref(workspaceActor)
       const db = withDatabase(sql)
 
       /** The rows with their owners and creators, read in one query. */
@@ -126,24 +144,12 @@ export class Workspaces extends Context.Service<
         })
       const withOwner = (row: Repo.WorkspaceRow) => Effect.map(withPeople([row]), (rows) => rows[0]!)
 
-      const viewer = (userId: bigint) =>
-        db(
-          Effect.gen(function* () {
-            const user = yield* Accounts.findUserById(userId)
-            if (!user) return yield* notFound()
-            if (user.kind === "human") return { user, human: user }
-            const steward = user.steward_id === null ? undefined : yield* Accounts.findUserById(user.steward_id)
-            if (steward?.status !== "active") return yield* refuse(401, "unauthorized", "The credential is not valid")
-            return { user, human: steward }
-          })
-        )
-
-      const canSee = (row: Repo.WorkspaceRow, who: Viewer) =>
-        row.account_id === who.human.account_id &&
+      const canSee = (row: Repo.WorkspaceRow, who: Caller) =>
+        row.account_id === who.human.accountId &&
         row.state !== "tombstoned" &&
         (row.owner_id === who.human.id || row.access_mode === "account_wide")
 
-      const visible = (who: Viewer, publicId: string) =>
+      const visible = (who: Caller, publicId: string) =>
         Effect.gen(function* () {
           if (!isUuid(publicId)) return yield* notFound()
           const row = yield* Repo.findWorkspace(publicId)
@@ -151,31 +157,27 @@ export class Workspaces extends Context.Service<
           return row
         })
 
-      const standing = (who: Viewer, publicId: string) =>
+      const standing = (who: Caller, publicId: string) =>
         Effect.gen(function* () {
           const row = yield* visible(who, publicId)
           if (who.user.kind === "agent" && row.dedicated_agent_id !== null && row.dedicated_agent_id !== who.user.id) {
-            return yield* refuse(
-              403,
-              "workspace_agent_identifier_mismatch",
-              "This workspace is dedicated to another agent"
-            )
+            return yield* dedicatedElsewhere()
           }
-          if (row.state !== "active") return yield* refuse(409, "workspace_not_active", "The workspace is not active")
+          if (row.state !== "active") return yield* notActiveNow()
           return row
         })
 
       /** Owner-only commands; a `transitional` one mid-transition is 409 transition_in_progress. */
-      const ownerOnly = (who: Viewer, publicId: string, transitional: boolean) =>
+      const ownerOnly = (who: Caller, publicId: string, transitional: boolean) =>
         Effect.gen(function* () {
           const row = yield* visible(who, publicId)
-          if (who.user.id !== row.owner_id)
-            return yield* refuse(403, "not_workspace_owner", "Only the workspace's owner may do this")
-          if (row.state !== "active") {
-            return yield* transitional
-              ? notActive(row.state)
-              : refuse(409, "workspace_not_active", "The workspace is not active")
+          if (who.user.id !== row.owner_id) {
+            return yield* new NotPermitted({
+              code: "not_workspace_owner",
+              message: "Only the workspace's owner may do this"
+            })
           }
+          if (row.state !== "active") return yield* transitional ? notActive(row.state) : notActiveNow()
           return row
         })
 
@@ -189,9 +191,12 @@ export class Workspaces extends Context.Service<
 
       const checkMetadata = (metadata: unknown) =>
         Effect.gen(function* () {
-          if (!isObject(metadata)) return yield* refuse(422, "validation_failed", "metadata must be a JSON object")
+          if (!isObject(metadata)) return yield* invalid("metadata must be a JSON object")
           if (canonicalBytes(metadata) > metadataLimitBytes) {
-            return yield* refuse(413, "content_too_large", "metadata is over 2 KiB of canonical JSON")
+            return yield* new TooLarge({
+              code: "content_too_large",
+              message: "metadata is over 2 KiB of canonical JSON"
+            })
           }
           return metadata
         })
@@ -199,9 +204,9 @@ export class Workspaces extends Context.Service<
       const checkName = (name: unknown) =>
         validName(name)
           ? Effect.succeed((name as string).trim())
-          : refuse(422, "validation_failed", "name must be 1 to 255 printable characters")
+          : invalid("name must be 1 to 255 printable characters")
 
-      const list = (who: Viewer, filter: Parameters<Workspaces["Service"]["list"]>[1]) =>
+      const list = (who: Caller, filter: Parameters<Workspaces["Service"]["list"]>[1]) =>
         db(
           Effect.gen(function* () {
             const dedication: Repo.ListFilter["dedication"] =
@@ -212,7 +217,7 @@ export class Workspaces extends Context.Service<
                 : { _tag: "Any" }
             if (who.user.kind === "human" && filter.dedicatedToCurrentAgent) return []
             const rows = yield* Repo.listVisible({
-              accountId: who.human.account_id,
+              accountId: who.human.accountId,
               viewerId: who.human.id,
               states: filter.states,
               dedication,
@@ -225,7 +230,7 @@ export class Workspaces extends Context.Service<
         )
 
       const create = (
-        who: Viewer,
+        who: Caller,
         input: { readonly name: unknown; readonly accessMode: unknown; readonly metadata: unknown }
       ) =>
         db(
@@ -236,7 +241,7 @@ export class Workspaces extends Context.Service<
             let accessMode: Repo.WorkspaceRow["access_mode"] = "private"
             if (who.user.kind === "human" && input.accessMode !== undefined && input.accessMode !== null) {
               if (input.accessMode !== "private" && input.accessMode !== "account_wide") {
-                return yield* refuse(422, "validation_failed", "access_mode must be account_wide or private")
+                return yield* invalid("access_mode must be account_wide or private")
               }
               accessMode = input.accessMode
             }
@@ -244,7 +249,7 @@ export class Workspaces extends Context.Service<
             const row = yield* Effect.gen(function* () {
               const created = yield* Repo.insertWorkspace({
                 publicId: newPublicId(),
-                accountId: who.human.account_id,
+                accountId: who.human.accountId,
                 ownerId: who.human.id,
                 createdBy: who.user.id,
                 dedicatedAgentId: who.user.kind === "agent" ? who.user.id : null,
@@ -253,7 +258,7 @@ export class Workspaces extends Context.Service<
                 metadata,
                 now: at
               })
-              yield* host.create("workspace", created.public_id, {}).pipe(Effect.orDie)
+              yield* lifecycles.create(created.public_id, {}).pipe(Effect.orDie)
               return created
             }).pipe(sql.withTransaction)
             return yield* withOwner(row)
@@ -261,7 +266,7 @@ export class Workspaces extends Context.Service<
         )
 
       const patch = (
-        who: Viewer,
+        who: Caller,
         publicId: string,
         input: { readonly name: unknown; readonly metadata: unknown; readonly lockVersion: number }
       ) =>
@@ -269,7 +274,10 @@ export class Workspaces extends Context.Service<
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)
             if (input.name === undefined && input.metadata === undefined) {
-              return yield* refuse(400, "parameter_missing", "Send name or metadata with lock_version")
+              return yield* new BadParameter({
+                code: "parameter_missing",
+                message: "Send name or metadata with lock_version"
+              })
             }
             const name = input.name === undefined ? undefined : yield* checkName(input.name)
             const metadata = input.metadata === undefined ? undefined : yield* checkMetadata(input.metadata)
@@ -277,26 +285,32 @@ export class Workspaces extends Context.Service<
           })
         )
 
-      const setAccessMode = (who: Viewer, publicId: string, accessMode: unknown, lockVersion: number) =>
+      const setAccessMode = (who: Caller, publicId: string, accessMode: unknown, lockVersion: number) =>
         db(
           Effect.gen(function* () {
             const row = yield* ownerOnly(who, publicId, false)
             if (accessMode !== "private" && accessMode !== "account_wide") {
-              return yield* refuse(422, "validation_failed", "access_mode must be account_wide or private")
+              return yield* invalid("access_mode must be account_wide or private")
             }
             return yield* updated(row, lockVersion, { access_mode: accessMode })
           })
         )
 
-      const transferOwnership = (who: Viewer, publicId: string, targetPublicId: unknown, lockVersion: number) =>
+      const transferOwnership = (who: Caller, publicId: string, targetPublicId: unknown, lockVersion: number) =>
         db(
           Effect.gen(function* () {
             const row = yield* ownerOnly(who, publicId, true)
             if (targetPublicId === undefined || targetPublicId === null) {
-              return yield* refuse(400, "parameter_missing", "target_user_public_id is required")
+              return yield* new BadParameter({
+                code: "parameter_missing",
+                message: "target_user_public_id is required"
+              })
             }
             if (typeof targetPublicId !== "string" || !isUuid(targetPublicId)) {
-              return yield* refuse(400, "parameter_invalid", "target_user_public_id must be a public id")
+              return yield* new BadParameter({
+                code: "parameter_invalid",
+                message: "target_user_public_id must be a public id"
+              })
             }
             const target = yield* Accounts.findUserByPublicId(targetPublicId)
             if (
@@ -305,18 +319,17 @@ export class Workspaces extends Context.Service<
               target.kind !== "human" ||
               target.status !== "active"
             ) {
-              return yield* refuse(
-                422,
-                "target_not_eligible",
-                "target_user_public_id must name an active human of the account"
-              )
+              return yield* new Invalid({
+                code: "target_not_eligible",
+                message: "target_user_public_id must name an active human of the account"
+              })
             }
             return yield* updated(row, lockVersion, { owner_id: target.id })
           })
         )
 
       const lifecycle = (
-        who: Viewer,
+        who: Caller,
         publicId: string,
         command: "archive" | "restore" | "tombstone",
         lockVersion: number
@@ -329,16 +342,12 @@ export class Workspaces extends Context.Service<
               row.dedicated_agent_id !== null &&
               row.dedicated_agent_id !== who.user.id
             ) {
-              return yield* refuse(
-                403,
-                "workspace_agent_identifier_mismatch",
-                "This workspace is dedicated to another agent"
-              )
+              return yield* dedicatedElsewhere()
             }
             if (workspaceTransitions.includes(row.state)) return yield* notActive(row.state)
             if (row.lock_version !== lockVersion) return yield* stale()
-            const outcome = yield* host
-              .send("workspace", row.public_id, { type: `workspace.${command}`, lockVersion } as never)
+            const outcome = yield* lifecycles
+              .send(row.public_id, { type: `workspace.${command}`, lockVersion })
               .pipe(Effect.orDie)
             if (outcome._tag === "Vetoed") return yield* stale()
             if (outcome._tag === "Rejected") return yield* notActive(outcome.state)
@@ -346,7 +355,7 @@ export class Workspaces extends Context.Service<
           })
         )
 
-      const replaceMessaging = (who: Viewer, publicId: string, agents: unknown, lockVersion: number) =>
+      const replaceMessaging = (who: Caller, publicId: string, agents: unknown, lockVersion: number) =>
         db(
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)
@@ -354,7 +363,7 @@ export class Workspaces extends Context.Service<
           })
         )
 
-      const replaceOverrides = (who: Viewer, publicId: string, overrides: unknown, lockVersion: number) =>
+      const replaceOverrides = (who: Caller, publicId: string, overrides: unknown, lockVersion: number) =>
         db(
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)
@@ -364,11 +373,10 @@ export class Workspaces extends Context.Service<
           })
         )
 
-      const principals = (who: Viewer, publicId: string) =>
+      const principals = (who: Caller, publicId: string) =>
         db(Effect.flatMap(visible(who, publicId), (row) => Repo.principals(row)))
 
       return Workspaces.of({
-        viewer,
         list,
         read: (who, publicId) => db(Effect.flatMap(visible(who, publicId), withOwner)),
         writable: (who, publicId) => db(Effect.flatMap(standing(who, publicId), withOwner)),

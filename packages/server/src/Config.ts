@@ -19,6 +19,17 @@ export interface ServerConfig {
   /** Exact allowed application callbacks (SERVICE_OAUTH_REDIRECT_URIS), or the default policy. */
   readonly redirectUris: ReadonlyArray<string> | undefined
   readonly allowHttpRedirects: boolean
+  /** Where spans and logs are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT); unset: nothing is exported. */
+  readonly telemetry?: TelemetryConfig | undefined
+}
+
+export interface TelemetryConfig {
+  /** The collector's base address: traces go to `/v1/traces` below it, logs to `/v1/logs`. */
+  readonly endpoint: URL
+  readonly protocol: "http/protobuf" | "http/json"
+  readonly serviceName: string
+  /** Sent with every export (often a vendor's API key), so never logged. */
+  readonly headers: Redacted.Redacted<Readonly<Record<string, string>>>
 }
 
 /** The raw text of a variable, for the message (never for a secret). */
@@ -99,6 +110,55 @@ const loadDatabaseUrl = Effect.gen(function* () {
   return url
 })
 
+/** OTEL_EXPORTER_OTLP_HEADERS as the OpenTelemetry SDKs read it: `name=value` pairs, values percent-encoded. */
+const otlpHeaders = (text: string): Record<string, string> | undefined => {
+  const headers: Record<string, string> = {}
+  for (const entry of text.split(",")) {
+    if (entry.trim() === "") continue
+    const at = entry.indexOf("=")
+    const name = entry.slice(0, Math.max(at, 0)).trim()
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) return undefined
+    try {
+      headers[name.toLowerCase()] = decodeURIComponent(entry.slice(at + 1).trim())
+    } catch {
+      return undefined
+    }
+  }
+  return headers
+}
+
+const loadTelemetry = Effect.gen(function* () {
+  const endpoint = yield* variable(
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDefault("")),
+    "is not an absolute http(s) URL; set it to the OTLP/HTTP collector's base address, such as http://localhost:4318, or unset it to export nothing",
+    (text) => text === "" || httpUrl(text)
+  )
+  if (endpoint === "") return undefined
+  const protocol = yield* variable(
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    Config.Literals(["http/protobuf", "http/json"], "OTEL_EXPORTER_OTLP_PROTOCOL").pipe(
+      Config.withDefault("http/protobuf" as const)
+    ),
+    "is not a protocol Troupe exports with; set OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf (the default) or http/json"
+  )
+  const serviceName = yield* Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault(""))
+  const headers = otlpHeaders(yield* Config.String("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.withDefault("")))
+  if (headers === undefined) {
+    return yield* refuse(
+      "OTEL_EXPORTER_OTLP_HEADERS",
+      "is not a list of name=value pairs (its value is not shown: it may hold a credential); write it as api-key=SECRET,x-team=ops with each value percent-encoded",
+      { secret: true }
+    )
+  }
+  return {
+    endpoint: new URL(endpoint),
+    protocol,
+    serviceName: serviceName === "" ? "troupe" : serviceName,
+    headers: Redacted.make(headers)
+  } satisfies TelemetryConfig
+})
+
 export const loadServerConfig = Effect.gen(function* () {
   const port = yield* variable(
     "PORT",
@@ -133,6 +193,7 @@ export const loadServerConfig = Effect.gen(function* () {
     Config.Boolean("SERVICE_OAUTH_ALLOW_HTTP").pipe(Config.withDefault(false)),
     "is not a boolean; set SERVICE_OAUTH_ALLOW_HTTP to true or false"
   )
+  const telemetry = yield* loadTelemetry
   const database: DatabaseConfig = Option.match(databaseUrl, {
     onNone: () => ({ _tag: "embedded", dataDir: resolve(dataDir, "pg") }),
     onSome: (url) => ({ _tag: "postgres", url, maxConnections: poolSize })
@@ -147,6 +208,7 @@ export const loadServerConfig = Effect.gen(function* () {
     trustedProxies,
     logLevel,
     redirectUris,
-    allowHttpRedirects
+    allowHttpRedirects,
+    telemetry
   } satisfies ServerConfig
 })

@@ -1,21 +1,25 @@
 // The composition root: database (migrated), domain services, routes and the HTTP server,
 // assembled from a ServerConfig. The only module that knows every package.
 import { NodeHttpServer } from "@effect/platform-node"
-import { apiSessionBinding } from "@troupe/actors/bindings/apiSession"
-import { executorAddressBinding } from "@troupe/actors/bindings/executorAddress"
+import { apiSessionActor } from "@troupe/actors/bindings/apiSession"
+import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
+import { workspaceActor } from "@troupe/actors/bindings/workspace"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { Accounts } from "@troupe/domain/Accounts"
 import { ApplicationLogin } from "@troupe/domain/ApplicationLogin"
-import { deviceAuthorizationBinding } from "@troupe/domain/bindings/deviceAuthorization"
-import { workspaceBinding } from "@troupe/domain/bindings/workspace"
+import { deviceAuthorizationActor } from "@troupe/domain/Connections"
 import { Credentials } from "@troupe/domain/Credentials"
 import { DeviceFlow } from "@troupe/domain/DeviceFlow"
+import { Executors } from "@troupe/domain/Executors"
 import { HandleChanges } from "@troupe/domain/HandleChanges"
 import { Idempotency } from "@troupe/domain/Idempotency"
+import { InstallationSecrets } from "@troupe/domain/InstallationSecrets"
 import { Memory } from "@troupe/domain/Memory"
 import { NamedAgents } from "@troupe/domain/NamedAgents"
 import { PromptDocuments } from "@troupe/domain/PromptDocuments"
 import { RateLimiter } from "@troupe/domain/RateLimiter"
+import { Readiness } from "@troupe/domain/Readiness"
+import { RuntimeOperations } from "@troupe/domain/RuntimeOperations"
 import { Sessions } from "@troupe/domain/Sessions"
 import { Stewardship } from "@troupe/domain/Stewardship"
 import { StoreEntries } from "@troupe/domain/StoreEntries"
@@ -32,6 +36,7 @@ import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
 import { IpNetwork } from "effect/net"
 import type { ServerConfig } from "./Config.ts"
 import { createListener } from "./Listener.ts"
+import { telemetryLayer } from "./Telemetry.ts"
 
 /** Request bodies larger than this are refused with 413 before any route reads them. */
 export const maxBodySize = ByteSize.mebibytes(4)
@@ -40,8 +45,8 @@ export const maxBodySize = ByteSize.mebibytes(4)
 export const migratedDatabase = (config: ServerConfig["database"]) =>
   Layer.effectDiscard(Effect.orDie(migrate)).pipe(Layer.provideMerge(Database.layer(config)))
 
-/** Every machine's binding: the kinds of actor this server hosts. */
-export const bindings = [apiSessionBinding, deviceAuthorizationBinding, executorAddressBinding, workspaceBinding]
+/** Every kind of actor this server hosts (definitions in actors/src/bindings). */
+export const bindings = [apiSessionActor, deviceAuthorizationActor, executorAddressActor, workspaceActor]
 
 /** The actor runtime (host, supervisors, timer and job runners) over the migrated database. */
 export const actorLayer = (config: ServerConfig) =>
@@ -53,7 +58,7 @@ export const domainLayer = (config: ServerConfig) =>
     Sessions.layer,
     RateLimiter.layer,
     Idempotency.layer.pipe(Layer.provide(NodeLifetime.layer(config.database))),
-    CsrfKey.layer,
+    CsrfKey.layer.pipe(Layer.provide(InstallationSecrets.layer)),
     Credentials.layer,
     DeviceFlow.layer,
     ApplicationLogin.layer,
@@ -63,7 +68,10 @@ export const domainLayer = (config: ServerConfig) =>
     StoreEntries.layer,
     Workspaces.layer,
     Memory.layer,
-    PromptDocuments.layer
+    PromptDocuments.layer,
+    Executors.layer,
+    RuntimeOperations.layer,
+    Readiness.layer
   ).pipe(Layer.provideMerge(actorLayer(config)))
 
 const trustedProxies = (config: ServerConfig) =>
@@ -99,5 +107,7 @@ export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer
         host: config.host,
         gracefulShutdownTimeout: "5 seconds"
       })
-    )
+    ),
+    // Outermost, so it is built first and closed last: the spans of a graceful stop are exported.
+    Layer.provide(telemetryLayer(config.telemetry))
   )

@@ -31,3 +31,11 @@ const loader: Migrator.Loader = Effect.tryPromise({
 
 /** Applies every pending migration; answers the ones applied now as [id, name] pairs. */
 export const migrate = Migrator.make({})({ loader })
+
+/** The highest migration the database records (0 when none). */
+export const migrationLevel = Effect.flatMap(SqlClient, (sql) =>
+  Effect.map(
+    sql<{ readonly level: number | null }>`SELECT max(migration_id) AS level FROM effect_sql_migrations`,
+    (rows) => Number(rows[0]?.level ?? 0)
+  )
+)

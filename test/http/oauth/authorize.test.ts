@@ -3,7 +3,10 @@
 // login modes, first-boot resume, and five-minute single-use codes bound to client, callback
 // and challenge ("Authorization code: issued → used").
 import { createHash, randomBytes } from "node:crypto"
+import { Inspection } from "@troupe/actors/Inspection"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { waitForMessages } from "../../support/actors.ts"
 import { Browser, bearer, csrfTokenIn, request } from "../../support/http.ts"
 import { createOwner, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -136,6 +139,28 @@ describe("codes", () => {
     })
     expect(member.body.member).toMatchObject({ kind: "agent", display_name: "App Agent" })
     expect((await exchange(code, verifier)).body.error).toBe("invalid_grant")
+  })
+
+  it("connect mode again re-pairs the application's address, which hears its new epoch by message", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const connectOnce = async () => {
+      const { verifier, challenge } = pkce()
+      const landed = await approve(browser, authorizeUrl({ code_challenge: challenge, ...agent }))
+      return (await exchange(landed.searchParams.get("code")!, verifier)).body
+    }
+    const first = await connectOnce()
+    const executor = async (token: string) =>
+      (await request(server.baseUrl, "GET", "/agent_api/v1/executor", { headers: bearer(token) })).body.executor
+    const before = await executor(first.agent.executor_access_token)
+    const second = await connectOnce()
+    const after = await executor(second.agent.executor_access_token)
+    expect([after.public_id, after.credential_epoch]).toEqual([before.public_id, before.credential_epoch + 1])
+    await waitForMessages(server, "executorAddress", after.public_id)
+    const actor = await server.run(
+      Effect.flatMap(Inspection, (inspection) => inspection.detail("executorAddress", after.public_id))
+    )
+    expect(actor?.journal.at(-1)?.event).toEqual({ type: "executor.repaired", epoch: after.credential_epoch })
+    expect(actor?.context).toMatchObject({ epoch: after.credential_epoch })
   })
 
   it("login mode returns the human lineage alone", async () => {

@@ -1,7 +1,10 @@
 // The device flow end to end over HTTP: branches A, B and A+B, polling answers, approval in the
 // browser pages, re-pair fencing, refresh rotation and revocation, and the planes the issued
 // credentials open.
+import { Inspection } from "@troupe/actors/Inspection"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { waitForMessages } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import { createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -151,6 +154,11 @@ describe("branch A: an agent", () => {
     const after = (await get("/agent_api/v1/executor", second.executor_access_token)).body.executor
     expect(after.public_id).toBe(before.public_id)
     expect(after.credential_epoch).toBe(before.credential_epoch + 1)
+    await waitForMessages(server, "executorAddress", after.public_id)
+    const actor = await server.run(
+      Effect.flatMap(Inspection, (inspection) => inspection.detail("executorAddress", after.public_id))
+    )
+    expect(actor?.journal.at(-1)?.event).toEqual({ type: "executor.repaired", epoch: after.credential_epoch })
     expect((await get("/agent_api/v1/profile", second.access_token)).body.member.display_name).toBe("Renamed agent")
     const refresh = await form(server, "/oauth/token", {
       grant_type: "refresh_token",

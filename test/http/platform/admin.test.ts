@@ -1,9 +1,12 @@
 // Platform: operators — supervisors, actors and machines of the runtime, through the real server,
 // and the API session rows observed on their actors.
+import { ActorHost } from "@troupe/actors/ActorHost"
+import { apiSessionActor } from "@troupe/actors/bindings/apiSession"
 import { TimerRunner } from "@troupe/actors/TimerRunner"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterMessageOutcome, waitForMessages } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import {
   apiToken,
@@ -156,6 +159,34 @@ describe("actors", () => {
     expect((await get(`/api/v1/admin/actors/apiSession/${id}`, token)).body.actor.stuck).toBe(true)
     const notStuck = await get("/api/v1/admin/actors?stuck=false&kind=apiSession&limit=100", token)
     expect(notStuck.body.actors.map((actor: { id: string }) => actor.id)).not.toContain(id)
+  })
+
+  it("a message told to a quarantined actor is pending in its detail until a restart applies it", async () => {
+    const token = await apiToken(server)
+    const id = await sessionOf(token)
+    await sql((s) => s`UPDATE actor_snapshots SET quarantined_at = now() WHERE actor_id = ${id}`)
+    // As a quarantine by the host would, the live copy goes: the actor reloads quarantined.
+    await server.run(Effect.flatMap(ActorHost, (host) => host.restartKind("apiSession")))
+    await afterMessageOutcome(server, id, "quarantined", () =>
+      server.run(Effect.flatMap(ActorHost, (host) => host.ref(apiSessionActor).tell(id, { type: "session.revoke" })))
+    )
+    const waiting = (await get(`/api/v1/admin/actors/apiSession/${id}`)).body.actor
+    expect(waiting).toMatchObject({ state: "active", stuck: false })
+    expect(waiting.pending_messages).toEqual([
+      {
+        from: null,
+        event: { type: "session.revoke" },
+        attempts: 1,
+        next_attempt_at: expect.any(String),
+        waiting: "waiting: the receiver is quarantined",
+        created_at: expect.any(String)
+      }
+    ])
+    expect((await post(`/api/v1/admin/actors/apiSession/${id}/restart`)).status).toBe(200)
+    await waitForMessages(server, "apiSession", id)
+    const applied = (await get(`/api/v1/admin/actors/apiSession/${id}`)).body.actor
+    expect(applied).toMatchObject({ state: "revoked", pending_messages: [] })
+    expect((await get("/api/v1/session", token)).status).toBe(401)
   })
 
   it("restarts one actor: lifts its quarantine, audited; unknown actors are 404", async () => {

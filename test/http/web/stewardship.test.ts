@@ -3,7 +3,9 @@
 
 import { Inspection } from "@troupe/actors/Inspection"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { waitForMessages } from "../../support/actors.ts"
 import { bearer, csrfTokenIn, request } from "../../support/http.ts"
 import { createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -49,6 +51,7 @@ describe("agents page", () => {
     expect(removed.status).toBe(303)
     expect((await get("/agent_api/v1/profile", issued.access_token)).status).toBe(401)
     expect((await get("/agent_api/v1/executor", issued.executor_access_token)).status).toBe(401)
+    await waitForMessages(server, "executorAddress", address.public_id)
     const actor = await server.run(
       Effect.flatMap(Inspection, (inspection) => inspection.detail("executorAddress", address.public_id))
     )
@@ -88,6 +91,16 @@ describe("runners page", () => {
     const revoked = await owner.post(`/runners/${executor.public_id}/revoke`, { csrf_token: csrfTokenIn(page.text) })
     expect(revoked.status).toBe(303)
     expect((await get("/agent_api/v1/executor", issued.access_token)).status).toBe(401)
+    // The address's revoking step ended its runner lineage in the same transaction.
+    const lineages = await server.run(
+      Effect.flatMap(
+        SqlClient,
+        (sql) => sql<{ revoked: boolean }>`
+          SELECT l.revoked_at IS NOT NULL AS revoked FROM credential_lineages l
+          JOIN executors e ON e.id = l.executor_id WHERE e.public_id = ${executor.public_id}`
+      )
+    )
+    expect(lineages.map((lineage) => lineage.revoked)).toEqual([true])
     expect((await owner.get("/runners")).text).toMatch(/page-runner[\s\S]*revoked/)
   })
 })

@@ -61,6 +61,17 @@ export const ActorDetail = Schema.Struct({
       action_index: Schema.Number
     })
   ),
+  /** Messages told to this actor and not yet applied or refused: they wait while it is quarantined. */
+  pending_messages: Schema.Array(
+    Schema.Struct({
+      from: Schema.NullOr(Schema.Struct({ kind: Schema.String, id: Schema.String })),
+      event: Schema.Unknown,
+      attempts: Schema.Number,
+      next_attempt_at: Schema.String,
+      waiting: Schema.NullOr(Schema.String),
+      created_at: Schema.String
+    })
+  ),
   journal: Schema.Array(JournalEntry),
   dead_letters: Schema.Array(
     Schema.Struct({ event: Schema.Unknown, error: Schema.String, attempts: Schema.Number, at: Schema.String })

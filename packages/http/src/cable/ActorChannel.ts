@@ -3,12 +3,10 @@
 // from now on), then tails committed steps. The feed is subscribed BEFORE the journal is read,
 // and every read continues from the last seq sent, so nothing is missed or sent twice. A
 // member, an unknown kind, an unknown actor and malformed params all get the same rejection.
-import { isUuid } from "@troupe/storage/Ids"
-import * as Repo from "@troupe/storage/repositories/Actors"
+import { type JournalEntry, RuntimeOperations } from "@troupe/domain/RuntimeOperations"
+import { StepFeed } from "@troupe/domain/StepFeed"
 import { Effect, Option, Stream } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { type CableChannel, registerChannel, rejected } from "./Channels.ts"
-import { StepFeed } from "./StepFeed.ts"
 
 /** One journal row as the client receives it. */
 export interface ActorStepMessage {
@@ -25,7 +23,7 @@ export interface ActorStepMessage {
 const pageSize = 100
 const digits = /^\d{1,18}$/
 
-const toMessage = (row: Repo.JournalRow): ActorStepMessage => ({
+const toMessage = (row: JournalEntry): ActorStepMessage => ({
   seq: Number(row.seq),
   event: row.event,
   from: row.from_state,
@@ -43,7 +41,7 @@ const parseAfter = (after: unknown): bigint | undefined | "invalid" => {
   return "invalid"
 }
 
-export const actorChannel: CableChannel<SqlClient | StepFeed> = {
+export const actorChannel: CableChannel<RuntimeOperations | StepFeed> = {
   name: "ActorChannel",
   subscribe: (params, connection) =>
     Effect.gen(function* () {
@@ -52,22 +50,22 @@ export const actorChannel: CableChannel<SqlClient | StepFeed> = {
       if (role !== "owner" && role !== "admin") return yield* rejected
       const { kind } = params
       const after = parseAfter(params.after)
-      if (typeof kind !== "string" || typeof params.id !== "string" || !isUuid(params.id) || after === "invalid") {
+      if (typeof kind !== "string" || typeof params.id !== "string" || after === "invalid") {
         return yield* rejected
       }
       // Step notices carry the id as stored (lower case).
       const id = params.id.toLowerCase()
-      const sql = yield* SqlClient
+      const operations = yield* RuntimeOperations
       const feed = yield* StepFeed
       // Live first: anything committed from here on reaches `steps`.
       const steps = yield* feed.subscribe
-      const snapshot = yield* Repo.findSnapshot(kind, id).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
-      if (snapshot === undefined) return yield* rejected
+      const seq = yield* operations.currentSeq(kind, id)
+      if (seq === undefined) return yield* rejected
 
-      let cursor = after ?? snapshot.seq
+      let cursor = after ?? seq
       /** Every journal row after the cursor, page by page, advancing the cursor. */
       const catchUp = Stream.paginate(undefined, () =>
-        Repo.readJournal(kind, id, cursor, pageSize).pipe(
+        operations.journalAfter(kind, id, cursor, pageSize).pipe(
           Effect.map((rows) => {
             const last = rows[rows.length - 1]
             if (last !== undefined) cursor = last.seq
@@ -86,7 +84,7 @@ export const actorChannel: CableChannel<SqlClient | StepFeed> = {
         ),
         Stream.flatMap(() => catchUp)
       )
-      return Stream.concat(catchUp, newer).pipe(Stream.orDie, Stream.provideService(SqlClient, sql))
+      return Stream.concat(catchUp, newer)
     })
 }
 

@@ -13,6 +13,7 @@
 import { Credentials } from "@troupe/domain/Credentials"
 import { accessTokenFormat } from "@troupe/domain/OpaqueTokens"
 import { Sessions } from "@troupe/domain/Sessions"
+import { StepFeed } from "@troupe/domain/StepFeed"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { bearerToken } from "../conventions/Bearer.ts"
@@ -24,7 +25,6 @@ import { CableChannels, type CableIdentity } from "./Channels.ts"
 import { type ConnectionTiming, defaultTiming, serveConnection } from "./Connection.ts"
 import { ExecutorInboxChannelLive } from "./ExecutorInboxChannel.ts"
 import { negotiateProtocol, offeredProtocols } from "./Protocol.ts"
-import { StepFeed } from "./StepFeed.ts"
 
 export const cablePath = "/agent_api/v1/cable"
 

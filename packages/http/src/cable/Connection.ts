@@ -1,6 +1,7 @@
 // One cable socket, from welcome to close: pings, the periodic and bus-triggered recheck of the
 // credential, and the client's subscribe / unsubscribe / message commands. Channels come from
 // the registry; this module knows only the wire protocol.
+import type { StepFeed } from "@troupe/domain/StepFeed"
 import { Cause, Clock, Deferred, Duration, Effect, Exit, Scope, Stream } from "effect"
 import * as Socket from "effect/socket/Socket"
 import {
@@ -13,7 +14,6 @@ import {
   sameAuthority
 } from "./Channels.ts"
 import * as Protocol from "./Protocol.ts"
-import type { StepFeed } from "./StepFeed.ts"
 
 export interface ConnectionTiming {
   /** How often the server pings (Action Cable clients call a socket stale after two missed). */

@@ -3,27 +3,21 @@
 // every 10 s, the executor answers with the action `pong`, and each answer marks it seen;
 // three missed pongs close the subscription. Presence reads these marks. Work frames
 // (work_available, work_canceled) arrive here once runs dispatch tasks.
-import { now } from "@troupe/domain/Now"
-import { markPresence } from "@troupe/storage/repositories/Executors"
+import { Executors, type PresenceMark } from "@troupe/domain/Executors"
 import { Clock, Duration, Effect, Ref, Stream } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { type CableChannel, registerChannel, rejected } from "./Channels.ts"
 
 export const heartbeat = Duration.seconds(10)
 const missedPongsAllowed = 3
 
-export const ExecutorInboxChannel: CableChannel<SqlClient> = {
+export const ExecutorInboxChannel: CableChannel<Executors> = {
   name: "ExecutorInboxChannel",
   subscribe: (_params, connection) =>
     Effect.gen(function* () {
       const identity = connection.identity
       if (identity._tag !== "Executor") return yield* rejected
-      const sql = yield* SqlClient
-      const mark = (kind: "connected" | "seen" | "disconnected") =>
-        Effect.flatMap(now, (at) => markPresence(identity.executor.id, kind, at)).pipe(
-          Effect.orDie,
-          Effect.provideService(SqlClient, sql)
-        )
+      const executors = yield* Executors
+      const mark = (kind: PresenceMark) => executors.markPresence(identity.executor.id, kind)
       yield* Effect.acquireRelease(mark("connected"), () => mark("disconnected"))
       const lastPong = yield* Ref.make(yield* Clock.currentTimeMillis)
       const pings = Stream.tick(heartbeat).pipe(

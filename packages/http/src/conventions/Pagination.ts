@@ -3,7 +3,7 @@
 // be continued the other way, and each list says which keys it issues, so a forged cursor is
 // refused here rather than reaching a query.
 import { errors } from "@troupe/contracts/Errors"
-import { isUuid } from "@troupe/storage/Ids"
+import { isPublicId } from "@troupe/contracts/PublicId"
 import { Effect } from "effect"
 
 export type Order = "asc" | "desc"
@@ -23,7 +23,7 @@ export interface PageQuery {
 
 /** The key of a list ordered by public id. */
 export const publicIdKey = (key: Key): key is readonly [string] =>
-  key.length === 1 && typeof key[0] === "string" && isUuid(key[0])
+  key.length === 1 && typeof key[0] === "string" && isPublicId(key[0])
 
 /** The key of a list ordered by two strings (store entries: namespace, then key). */
 export const stringPairKey = (key: Key): key is readonly [string, string] =>

@@ -3,7 +3,8 @@
 // target (refused when it is not valid percent-encoded UTF-8) and the strict request every route
 // reads, Cache-Control: no-store on API answers (they may carry credentials), and one log line
 // with method, path (never the query string), status and duration (at Debug for the /health and
-// /ready probes, which would otherwise fill the log). Headers and bodies are never logged.
+// /ready probes, which would otherwise fill the log). Every line logged while a request is handled
+// carries its id (annotation request_id). Headers and bodies are never logged.
 import { randomUUID } from "node:crypto"
 import { Clock, Effect, type Types } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -32,11 +33,12 @@ export const RequestConventions = HttpRouter.middleware(
           ? Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, strictRequest(request, target))
           : Effect.fail(target),
         doorOf(request.method, path)
-      )
+      ).pipe(Effect.annotateLogs("request_id", requestId))
       const api = apiPrefixes.some((prefix) => path.startsWith(prefix))
       const elapsed = (yield* Clock.currentTimeMillis) - started
       const line = `${request.method} ${path} ${response.status} ${elapsed}ms`
-      yield* probes.has(path) ? Effect.logDebug(line) : Effect.logInfo(line)
+      const log = probes.has(path) ? Effect.logDebug(line) : Effect.logInfo(line)
+      yield* Effect.annotateLogs(log, "request_id", requestId)
       return HttpServerResponse.setHeaders(response, {
         "x-request-id": requestId,
         ...(api && response.headers["cache-control"] === undefined ? { "cache-control": "no-store" } : {})

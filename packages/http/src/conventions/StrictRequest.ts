@@ -5,6 +5,9 @@
 // decompressed); and a body sent without a Content-Type is application/octet-stream (RFC 9110
 // §8.3), so no door takes it for JSON or a form. A refusal travels as the request's own parse
 // error (RequestParseError) carrying a RequestRefused, which the error envelope shapes per door.
+// A request with no body (no Content-Length above 0, no Transfer-Encoding) and no refused
+// Content-Encoding reads the same through either readers, so it is passed on as it is (a view
+// makes each request a prototype, which V8 makes costly).
 import { Effect, Stream } from "effect"
 import { Headers, HttpServerError, type HttpServerRequest, UrlParams } from "effect/http"
 import { RequestRefused } from "./Refusal.ts"
@@ -85,7 +88,11 @@ const strictView = (request: Request, body: Body): Request =>
 
 /** The request with `url` (the canonical target) and strict body readers. */
 export const strictRequest = (request: Request, url: string): Request => {
-  const untyped = request.headers["content-type"] === undefined && carriesBody(request.headers)
+  const body = carriesBody(request.headers)
+  if (!body && url === request.url && refusedEncoding(request.headers["content-encoding"]) === undefined) {
+    return request
+  }
+  const untyped = request.headers["content-type"] === undefined && body
   const canonical =
     url === request.url && !untyped
       ? request

@@ -2,17 +2,15 @@
 // /agent_api/v1/executor/announcement (whole replacement; the answer is the same description,
 // with the presence members the discovery row shows).
 import { TroupeApi } from "@troupe/contracts/Api"
-import { errors } from "@troupe/contracts/Errors"
 import { CurrentExecutorCaller } from "@troupe/contracts/executor/Caller"
-import { validateAnnouncement } from "@troupe/domain/Announcements"
+import { type Executor, Executors } from "@troupe/domain/Executors"
 import { now } from "@troupe/domain/Now"
 import { presenceFields } from "@troupe/domain/Presence"
-import * as Executors from "@troupe/storage/repositories/Executors"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { SqlClient } from "effect/sql/SqlClient"
+import { answerRefusals } from "../conventions/DomainRefusals.ts"
 
-export const executorJson = (row: Executors.ExecutorRow) => ({
+export const executorJson = (row: Executor) => ({
   public_id: row.public_id,
   kind: row.kind,
   status: row.status,
@@ -27,10 +25,8 @@ export const ExecutorHandlers = HttpApiBuilder.group(
   TroupeApi,
   "executor",
   Effect.fn(function* (handlers) {
-    const sql = yield* SqlClient
-    const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
-      effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
-    const describe = (row: Executors.ExecutorRow) =>
+    const executors = yield* Executors
+    const describe = (row: Executor) =>
       Effect.map(now, (at) => ({
         executor: { ...executorJson(row), ...presenceFields(row, at) },
         measured_at: at.toISOString()
@@ -39,23 +35,13 @@ export const ExecutorHandlers = HttpApiBuilder.group(
       .handle("show", () =>
         Effect.gen(function* () {
           const { executor } = yield* CurrentExecutorCaller
-          return yield* describe((yield* db(Executors.findExecutorById(executor.id)))!)
+          return yield* describe(yield* executors.find(executor.id))
         })
       )
       .handle("announce", ({ payload }) =>
         Effect.gen(function* () {
           const { executor } = yield* CurrentExecutorCaller
-          const validated = validateAnnouncement(payload)
-          if (validated._tag === "Refused") {
-            const { refusal } = validated
-            return yield* refusal.status === 413
-              ? Effect.fail(errors.contentTooLarge(refusal.message))
-              : refusal.status === 422
-                ? Effect.fail(errors.unprocessable(refusal.code, refusal.message))
-                : Effect.fail(errors.badRequest(refusal.code, refusal.message))
-          }
-          const row = yield* db(Executors.replaceAnnouncement(executor.id, validated.announcement, yield* now))
-          return yield* describe(row)
+          return yield* describe(yield* answerRefusals(executors.announce(executor.id, payload)))
         })
       )
   })

@@ -1,12 +1,43 @@
 // Member-plane authentication (spec "Member and transport credentials"): a member access token
 // of an agent with authority, or a human's member personal token. Platform and transport
 // credentials, sessions and cookies are refused; revoked, expired or fenced is 401 unauthorized.
+// It resolves the caller once: the member and the human whose access counts (itself, or the
+// agent's steward), which handlers and domain commands take from CurrentMemberCaller.
 import { errors } from "@troupe/contracts/Errors"
 import { CallerIdentity } from "@troupe/contracts/Idempotency"
-import { CurrentMemberCaller, MemberAuthentication } from "@troupe/contracts/member/Caller"
-import { Credentials } from "@troupe/domain/Credentials"
+import {
+  CurrentMemberCaller,
+  MemberAuthentication,
+  type MemberCaller,
+  type MemberPrincipal
+} from "@troupe/contracts/member/Caller"
+import type { User } from "@troupe/domain/Accounts"
+import { type AccessGrant, Credentials } from "@troupe/domain/Credentials"
 import { Effect, Layer } from "effect"
 import { presentedGrant } from "../conventions/Bearer.ts"
+
+const principalOf = (row: User, kind: "agent" | "human"): MemberPrincipal => ({
+  id: row.id,
+  accountId: row.account_id,
+  publicId: row.public_id,
+  kind,
+  role: row.role,
+  handle: row.handle,
+  displayName: row.display_name
+})
+
+/** The caller a member grant speaks for, with the human whose access counts; undefined when none. */
+const memberCallerOf = (grant: AccessGrant): MemberCaller | undefined => {
+  const { user } = grant
+  if (grant.plane !== "member" || !user || (user.kind !== "agent" && user.kind !== "human")) return undefined
+  const human = user.kind === "human" ? user : grant.steward
+  if (!human) return undefined
+  return {
+    user: { ...principalOf(user, user.kind), configuration: user.configuration },
+    human: principalOf(human, "human"),
+    credential: { publicId: grant.credential.public_id, expiresAt: grant.credential.expires_at }
+  }
+}
 
 export const MemberAuthenticationLive = Layer.effect(
   MemberAuthentication,
@@ -16,24 +47,11 @@ export const MemberAuthenticationLive = Layer.effect(
     return MemberAuthentication.of({
       member_bearer: (httpEffect) =>
         Effect.gen(function* () {
-          const grant = yield* presentedGrant(credentials)
-          const user = grant.user
-          if (grant.plane !== "member" || !user || (user.kind !== "agent" && user.kind !== "human")) {
-            return yield* errors.unauthorized("The credential is not valid")
-          }
+          const caller = memberCallerOf(yield* presentedGrant(credentials))
+          if (!caller) return yield* errors.unauthorized("The credential is not valid")
           return yield* httpEffect.pipe(
-            Effect.provideService(CurrentMemberCaller, {
-              user: {
-                id: user.id,
-                publicId: user.public_id,
-                kind: user.kind,
-                role: user.role,
-                handle: user.handle,
-                displayName: user.display_name
-              },
-              credential: { publicId: grant.credential.public_id, expiresAt: grant.credential.expires_at }
-            }),
-            Effect.provideService(CallerIdentity, { key: `user:${user.id}` })
+            Effect.provideService(CurrentMemberCaller, caller),
+            Effect.provideService(CallerIdentity, { key: `user:${caller.user.id}` })
           )
         })
     })

@@ -4,12 +4,13 @@
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
 import { Memory, type MemoryDocumentRow, type MemorySummaryRow, type Reach } from "@troupe/domain/Memory"
-import type { Refused } from "@troupe/domain/Refused"
+import type { Refusal } from "@troupe/domain/Refusals"
 import { Workspaces } from "@troupe/domain/Workspaces"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { answerRefusals } from "../conventions/DomainRefusals.ts"
+import { unwrap } from "./Body.ts"
 import { NamedAgentNameLive } from "./NamedAgents.ts"
-import { answerRefusal, unwrap } from "./Refusals.ts"
 
 export const memoryRowJson = (row: MemorySummaryRow) => ({
   path: row.path,
@@ -24,32 +25,32 @@ export const memoryDocumentJson = (row: MemoryDocumentRow) => ({
   memory: { ...memoryRowJson(row), content: row.content }
 })
 
-const callerId = Effect.map(CurrentMemberCaller, (caller) => caller.user.id)
-
 /** The six verbs over a door's Reach (the reach made per request, for reads or for writes). */
-const verbs = (
+const verbs = <E extends Refusal>(
   memory: Memory["Service"],
-  reach: (intent: "read" | "write") => Effect.Effect<Reach, Refused, CurrentMemberCaller>
+  reach: (intent: "read" | "write") => Effect.Effect<Reach, E, CurrentMemberCaller>
 ) => {
   const members = (payload: unknown) => unwrap(payload, "memory")
-  const answer = <A, R>(effect: Effect.Effect<A, Refused, R>) => effect.pipe(Effect.catchTag("Refused", answerRefusal))
   return {
     list: () =>
-      answer(Effect.flatMap(reach("read"), (r) => memory.list(r)).pipe(Effect.map((rows) => rows.map(memoryRowJson)))),
+      answerRefusals(
+        Effect.flatMap(reach("read"), (r) => memory.list(r)).pipe(Effect.map((rows) => rows.map(memoryRowJson)))
+      ),
     show: (payload: unknown) =>
-      answer(
+      answerRefusals(
         Effect.flatMap(reach("read"), (r) => memory.show(r, members(payload))).pipe(Effect.map(memoryDocumentJson))
       ),
-    grep: (payload: unknown) => answer(Effect.flatMap(reach("read"), (r) => memory.grep(r, members(payload)))),
+    grep: (payload: unknown) => answerRefusals(Effect.flatMap(reach("read"), (r) => memory.grep(r, members(payload)))),
     write: (payload: unknown) =>
-      answer(
+      answerRefusals(
         Effect.flatMap(reach("write"), (r) => memory.write(r, members(payload))).pipe(Effect.map(memoryDocumentJson))
       ),
     edit: (payload: unknown) =>
-      answer(
+      answerRefusals(
         Effect.flatMap(reach("write"), (r) => memory.edit(r, members(payload))).pipe(Effect.map(memoryDocumentJson))
       ),
-    remove: (payload: unknown) => answer(Effect.flatMap(reach("write"), (r) => memory.remove(r, members(payload))))
+    remove: (payload: unknown) =>
+      answerRefusals(Effect.flatMap(reach("write"), (r) => memory.remove(r, members(payload))))
   }
 }
 
@@ -58,7 +59,7 @@ export const ProfileMemoryHandlers = HttpApiBuilder.group(
   "profileMemory",
   Effect.fn(function* (handlers) {
     const memory = yield* Memory
-    const door = verbs(memory, () => Effect.flatMap(callerId, memory.profileReach))
+    const door = verbs(memory, () => Effect.map(CurrentMemberCaller, memory.profileReach))
     return handlers
       .handle("list", () => door.list())
       .handle("show", ({ payload }) => door.show(payload))
@@ -78,12 +79,12 @@ export const WorkspaceMemoryHandlers = HttpApiBuilder.group(
     const door = (workspaceId: string) =>
       verbs(memory, (intent) =>
         Effect.gen(function* () {
-          const viewer = yield* workspaces.viewer(yield* callerId)
+          const caller = yield* CurrentMemberCaller
           const workspace =
             intent === "read"
-              ? yield* workspaces.read(viewer, workspaceId)
-              : yield* workspaces.writable(viewer, workspaceId)
-          return memory.workspaceReach(viewer, workspace)
+              ? yield* workspaces.read(caller, workspaceId)
+              : yield* workspaces.writable(caller, workspaceId)
+          return memory.workspaceReach(caller, workspace)
         })
       )
     return handlers
@@ -102,7 +103,7 @@ export const NamedAgentMemoryHandlers = HttpApiBuilder.group(
   Effect.fn(function* (handlers) {
     const memory = yield* Memory
     const door = (name: string) =>
-      verbs(memory, () => Effect.flatMap(callerId, (id) => memory.namedAgentReach(id, name)))
+      verbs(memory, () => Effect.flatMap(CurrentMemberCaller, (caller) => memory.namedAgentReach(caller, name)))
     return handlers
       .handle("list", ({ params }) => door(params.name).list())
       .handle("show", ({ params, payload }) => door(params.name).show(payload))

@@ -9,6 +9,7 @@ import { NamedAgents, nameGrammar } from "@troupe/domain/NamedAgents"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { answerRefusals } from "../conventions/DomainRefusals.ts"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
 
 const namePrefix = "/agent_api/v1/profile/agents/"
@@ -23,13 +24,11 @@ export const NamedAgentNameLive = Layer.succeed(NamedAgentName, (httpEffect) =>
   })
 )
 
-const notAgent = () =>
-  errors.forbidden("not_agent", "Named agents are declared by agents; this credential is a human's")
-const notFound = () => errors.notFound("No named agent definition by that name")
-
 /** The caller, refused before anything else is read unless it is an agent. */
 const agentCaller = Effect.flatMap(CurrentMemberCaller, ({ user }) =>
-  user.kind === "agent" ? Effect.succeed(user) : Effect.fail(notAgent())
+  user.kind === "agent"
+    ? Effect.succeed(user)
+    : Effect.fail(errors.of("not_agent", "Named agents are declared by agents; this credential is a human's"))
 )
 
 const handlers = HttpApiBuilder.group(
@@ -41,57 +40,28 @@ const handlers = HttpApiBuilder.group(
       .handle("list", () =>
         Effect.gen(function* () {
           const user = yield* agentCaller
-          const agents = yield* named.list(user.id).pipe(Effect.catchTag("NotAgent", () => Effect.fail(notAgent())))
+          const agents = yield* answerRefusals(named.list(user.id))
           return { agents }
         })
       )
       .handle("show", ({ params }) =>
         Effect.gen(function* () {
           const user = yield* agentCaller
-          const agent = yield* named.show(user.id, params.name).pipe(
-            Effect.catchTags({
-              NotAgent: () => Effect.fail(notAgent()),
-              DefinitionNotFound: () => Effect.fail(notFound())
-            })
-          )
+          const agent = yield* answerRefusals(named.show(user.id, params.name))
           return { agent }
         })
       )
       .handle("put", ({ params, payload }) =>
         Effect.gen(function* () {
           const user = yield* agentCaller
-          const { agent, created } = yield* named.put(user.id, params.name, payload).pipe(
-            Effect.catchTags({
-              BadParameter: (e) => Effect.fail(errors.badRequest(e.code, e.message)),
-              InvalidInput: (e) => Effect.fail(errors.unprocessable("validation_failed", e.message)),
-              NotAgent: () => Effect.fail(notAgent()),
-              DeclarerRemoved: () =>
-                Effect.fail(
-                  errors.forbidden("not_authorized", "The declaring agent was removed during the declaration")
-                ),
-              NameTaken: (e) => Effect.fail(errors.conflict("name_taken", e.message)),
-              IdentifierTaken: () =>
-                Effect.fail(
-                  errors.conflict("identifier_taken", "Another agent of the account holds this agent identifier")
-                ),
-              ShutdownPending: () =>
-                Effect.fail(errors.conflict("shutdown_pending", "The steward's shutdown is in progress")),
-              ConcurrentWrite: () =>
-                Effect.fail(errors.conflict("concurrent_write", "Another write to this definition landed first; retry"))
-            })
-          )
+          const { agent, created } = yield* answerRefusals(named.put(user.id, params.name, payload))
           return HttpServerResponse.jsonUnsafe({ agent }, { status: created ? 201 : 200 })
         })
       )
       .handle("remove", ({ params }) =>
         Effect.gen(function* () {
           const user = yield* agentCaller
-          yield* named.remove(user.id, params.name).pipe(
-            Effect.catchTags({
-              NotAgent: () => Effect.fail(notAgent()),
-              DefinitionNotFound: () => Effect.fail(notFound())
-            })
-          )
+          yield* answerRefusals(named.remove(user.id, params.name))
         })
       )
   })

@@ -5,40 +5,27 @@ import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
 import { renderConfiguration } from "@troupe/domain/AgentConfiguration"
 import { now } from "@troupe/domain/Now"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { SqlClient } from "effect/sql/SqlClient"
 
-export const MemberProfileHandlers = HttpApiBuilder.group(
-  TroupeApi,
-  "memberProfile",
-  Effect.fn(function* (handlers) {
-    const sql = yield* SqlClient
-    return handlers.handle("show", () =>
-      Effect.gen(function* () {
-        const { user, credential } = yield* CurrentMemberCaller
-        // An agent's declared configuration lives on its user row (null until declared).
-        const configuration =
-          user.kind === "agent"
-            ? renderConfiguration(
-                (yield* Accounts.findUserById(user.id).pipe(Effect.orDie, Effect.provideService(SqlClient, sql)))
-                  ?.configuration
-              )
-            : undefined
-        return {
-          member: {
-            public_id: user.publicId,
-            handle: user.handle,
-            kind: user.kind,
-            role: user.role,
-            display_name: user.displayName
-          },
-          credential: { plane: "member" as const, expires_at: credential.expiresAt?.toISOString() ?? null },
-          ...(configuration === undefined ? {} : { configuration }),
-          measured_at: (yield* now).toISOString()
-        }
-      })
-    )
-  })
+export const MemberProfileHandlers = HttpApiBuilder.group(TroupeApi, "memberProfile", (handlers) =>
+  handlers.handle("show", () =>
+    Effect.gen(function* () {
+      const { user, credential } = yield* CurrentMemberCaller
+      // An agent's declared configuration, as authentication read it (null until declared).
+      const configuration = user.kind === "agent" ? renderConfiguration(user.configuration) : undefined
+      return {
+        member: {
+          public_id: user.publicId,
+          handle: user.handle,
+          kind: user.kind,
+          role: user.role,
+          display_name: user.displayName
+        },
+        credential: { plane: "member" as const, expires_at: credential.expiresAt?.toISOString() ?? null },
+        ...(configuration === undefined ? {} : { configuration }),
+        measured_at: (yield* now).toISOString()
+      }
+    })
+  )
 )

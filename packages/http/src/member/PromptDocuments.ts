@@ -1,5 +1,5 @@
 // Handlers of Member: prompt documents, at the profile door and the workspace door. The domain
-// judges slots, standing and documents; refusals are answered by `answerRefusal`.
+// judges slots, standing and documents; its refusals are answered by `answerRefusals`.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
 import {
@@ -10,7 +10,8 @@ import {
 } from "@troupe/domain/PromptDocuments"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { answerRefusal, unwrap } from "./Refusals.ts"
+import { answerRefusals } from "../conventions/DomainRefusals.ts"
+import { unwrap } from "./Body.ts"
 
 export const promptDocumentSummaryJson = (row: PromptDocumentSummaryRow) => ({
   slot: row.slot,
@@ -36,28 +37,27 @@ export const PromptDocumentsHandlers = HttpApiBuilder.group(
   "promptDocuments",
   Effect.fn(function* (handlers) {
     const documents = yield* PromptDocuments
-    const caller = Effect.map(CurrentMemberCaller, (current) => ({ id: current.user.id, kind: current.user.kind }))
 
     const list = (door: Door) =>
-      Effect.flatMap(caller, (who) => documents.list(who, door)).pipe(
+      Effect.flatMap(CurrentMemberCaller, (who) => documents.list(who, door)).pipe(
         Effect.map((rows) => ({ prompt_documents: rows.map(promptDocumentSummaryJson) })),
-        Effect.catchTag("Refused", answerRefusal)
+        answerRefusals
       )
     const read = (door: Door, slot: string) =>
-      Effect.flatMap(caller, (who) => documents.read(who, door, slot)).pipe(
+      Effect.flatMap(CurrentMemberCaller, (who) => documents.read(who, door, slot)).pipe(
         Effect.map((row) => ({ prompt_document: promptDocumentJson(row) })),
-        Effect.catchTag("Refused", answerRefusal)
+        answerRefusals
       )
     const write = (door: Door, slot: string, payload: unknown) =>
-      Effect.flatMap(caller, (who) => {
+      Effect.flatMap(CurrentMemberCaller, (who) => {
         const members = unwrap(payload, "prompt_document")
         return documents.write(who, door, slot, { content: members.content, role: members.role })
       }).pipe(
         Effect.map((row) => ({ prompt_document: promptDocumentJson(row) })),
-        Effect.catchTag("Refused", answerRefusal)
+        answerRefusals
       )
     const remove = (door: Door, slot: string) =>
-      Effect.flatMap(caller, (who) => documents.remove(who, door, slot)).pipe(Effect.catchTag("Refused", answerRefusal))
+      Effect.flatMap(CurrentMemberCaller, (who) => documents.remove(who, door, slot)).pipe(answerRefusals)
 
     return handlers
       .handle("profileList", () => list(profile))

@@ -18,10 +18,10 @@ import { Workspaces } from "@troupe/domain/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { parseLockVersion, staleObject } from "../conventions/LockVersion.ts"
+import { answerRefusals } from "../conventions/DomainRefusals.ts"
+import { parseLockVersion } from "../conventions/LockVersion.ts"
 import { type PageQuery, pageOf, parsePage, stringPairKey } from "../conventions/Pagination.ts"
 import { consume } from "../conventions/RateLimit.ts"
-import { answerRefusal } from "./Refusals.ts"
 
 /** Counts every store-entry request against the caller's budget before anything is decoded. */
 export const StoreEntryBudgetLive = Layer.effect(
@@ -65,16 +65,6 @@ export const storeEntrySummaryJson = (row: StoreEntrySummaryRow) => ({
 
 export const storeEntryJson = (row: StoreEntryRow) => ({ ...storeEntrySummaryJson(row), value: row.value })
 
-/** A namespace or key outside its rule is 422 validation_failed naming the member. */
-const invalid = (error: { readonly field: string; readonly message: string }) =>
-  errors.unprocessable("validation_failed", `store_entry.${error.field}: ${error.message}`)
-
-const valueInvalid = () => errors.parameterInvalid("store_entry.value must be JSON with valid Unicode strings")
-
-const tooLarge = () => errors.contentTooLarge("store_entry.value is over 1 MiB of canonical JSON")
-
-const notFound = () => errors.notFound()
-
 /**
  * The store-entry operations on one host, from decoded wire input to wire shapes, failing with
  * the spec's errors. The host must be one the caller may use (a host it may not see is the
@@ -100,24 +90,14 @@ export const storeEntryRequests = {
   ) =>
     Effect.gen(function* () {
       const entries = yield* StoreEntries
-      const row = yield* entries.create(host, payload.store_entry).pipe(
-        Effect.catchTags({
-          InvalidInput: (error) => Effect.fail(invalid(error)),
-          StoreEntryValueInvalid: () => Effect.fail(valueInvalid()),
-          StoreEntryValueTooLarge: () => Effect.fail(tooLarge()),
-          StoreEntryKeyTaken: () =>
-            Effect.fail(errors.conflict("key_taken", "This host already has an entry under that namespace and key")),
-          StoreEntryLimitReached: () =>
-            Effect.fail(errors.conflict("entry_limit_reached", "This host already holds 64 store entries"))
-        })
-      )
+      const row = yield* answerRefusals(entries.create(host, payload.store_entry))
       return { store_entry: storeEntryJson(row) }
     }),
 
   show: (host: StoreEntryHost, storeEntryId: string) =>
     Effect.gen(function* () {
       const entries = yield* StoreEntries
-      const row = yield* entries.get(host, storeEntryId).pipe(Effect.catchTag("StoreEntryNotFound", () => notFound()))
+      const row = yield* answerRefusals(entries.get(host, storeEntryId))
       return { store_entry: storeEntryJson(row) }
     }),
 
@@ -136,14 +116,7 @@ export const storeEntryRequests = {
       const lockVersion = yield* parseLockVersion(members.lock_version)
       if (!("value" in members)) return yield* errors.parameterMissing("store_entry.value is required")
       const entries = yield* StoreEntries
-      const row = yield* entries.replaceValue(host, storeEntryId, lockVersion, members.value).pipe(
-        Effect.catchTags({
-          StoreEntryValueInvalid: () => Effect.fail(valueInvalid()),
-          StoreEntryValueTooLarge: () => Effect.fail(tooLarge()),
-          StoreEntryNotFound: () => Effect.fail(notFound()),
-          StoreEntryStale: () => Effect.fail(staleObject())
-        })
-      )
+      const row = yield* answerRefusals(entries.replaceValue(host, storeEntryId, lockVersion, members.value))
       return { store_entry: storeEntryJson(row) }
     }),
 
@@ -152,12 +125,7 @@ export const storeEntryRequests = {
     Effect.gen(function* () {
       const lockVersion = yield* parseLockVersion(query.lock_version, "query")
       const entries = yield* StoreEntries
-      yield* entries.remove(host, storeEntryId, lockVersion).pipe(
-        Effect.catchTags({
-          StoreEntryNotFound: () => Effect.fail(notFound()),
-          StoreEntryStale: () => Effect.fail(staleObject())
-        })
-      )
+      yield* answerRefusals(entries.remove(host, storeEntryId, lockVersion))
     })
 }
 
@@ -210,12 +178,11 @@ export const WorkspaceStoreEntriesHandlers = HttpApiBuilder.group(
     const host = (workspaceId: string, write: boolean) =>
       Effect.gen(function* () {
         const caller = yield* CurrentMemberCaller
-        const viewer = yield* workspaces.viewer(caller.user.id)
         const workspace = write
-          ? yield* workspaces.writable(viewer, workspaceId)
-          : yield* workspaces.read(viewer, workspaceId)
+          ? yield* workspaces.writable(caller, workspaceId)
+          : yield* workspaces.read(caller, workspaceId)
         return { kind: "workspace", id: workspace.id } as const
-      }).pipe(Effect.catchTag("Refused", answerRefusal))
+      }).pipe(answerRefusals)
     const withEntries = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.provideService(effect, StoreEntries, entries)
     return handlers

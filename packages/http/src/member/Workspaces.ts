@@ -2,13 +2,13 @@
 import { TroupeApi } from "@troupe/contracts/Api"
 import { errors } from "@troupe/contracts/Errors"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
-import { type Workspace, Workspaces } from "@troupe/domain/Workspaces"
-import type { WorkspaceState } from "@troupe/storage/repositories/Workspaces"
+import { type Workspace, type WorkspaceState, Workspaces } from "@troupe/domain/Workspaces"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { answerRefusals } from "../conventions/DomainRefusals.ts"
 import { parseLockVersion } from "../conventions/LockVersion.ts"
 import { pageOf, parsePage, publicIdKey } from "../conventions/Pagination.ts"
-import { answerRefusal, unwrap } from "./Refusals.ts"
+import { unwrap } from "./Body.ts"
 
 /** One representation for list rows and single answers (SUPPLEMENT's row members are a subset). */
 export const workspaceJson = (row: Workspace) => ({
@@ -39,7 +39,6 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
   "workspaces",
   Effect.fn(function* (handlers) {
     const workspaces = yield* Workspaces
-    const viewer = Effect.flatMap(CurrentMemberCaller, (caller) => workspaces.viewer(caller.user.id))
     const one = (row: Workspace) => ({ workspace: workspaceJson(row) })
     const lockVersionOf = (members: Record<string, unknown>) => parseLockVersion(members.lock_version)
 
@@ -54,7 +53,7 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           }
           const page = yield* parsePage(query, publicIdKey)
           const after = page.after?.[0]
-          const rows = yield* workspaces.list(yield* viewer, {
+          const rows = yield* workspaces.list(yield* CurrentMemberCaller, {
             states,
             dedicatedToCurrentAgent: dedicated === "true",
             after,
@@ -63,37 +62,37 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           })
           const result = pageOf(rows, page, (row) => [row.public_id])
           return { workspaces: result.items.map(workspaceJson), pagination: result.pagination }
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+        }).pipe(answerRefusals)
       )
       .handle("read", ({ params }) =>
-        Effect.flatMap(viewer, (who) => workspaces.read(who, params.workspace_id)).pipe(
+        Effect.flatMap(CurrentMemberCaller, (who) => workspaces.read(who, params.workspace_id)).pipe(
           Effect.map(one),
-          Effect.catchTag("Refused", answerRefusal)
+          answerRefusals
         )
       )
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
           const members = unwrap(payload, "workspace")
           if (members.name === undefined) return yield* errors.parameterMissing("workspace.name is required")
-          const row = yield* workspaces.create(yield* viewer, {
+          const row = yield* workspaces.create(yield* CurrentMemberCaller, {
             name: members.name,
             accessMode: members.access_mode,
             metadata: members.metadata
           })
           return one(row)
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+        }).pipe(answerRefusals)
       )
       .handle("patch", ({ params, payload }) =>
         Effect.gen(function* () {
           const members = unwrap(payload, "workspace")
           const lockVersion = yield* lockVersionOf(members)
-          const row = yield* workspaces.patch(yield* viewer, params.workspace_id, {
+          const row = yield* workspaces.patch(yield* CurrentMemberCaller, params.workspace_id, {
             name: members.name,
             metadata: members.metadata,
             lockVersion
           })
           return one(row)
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+        }).pipe(answerRefusals)
       )
       .handle("accessMode", ({ params, payload }) =>
         Effect.gen(function* () {
@@ -102,9 +101,14 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           if (members.access_mode === undefined)
             return yield* errors.parameterMissing("access_mode.access_mode is required")
           return one(
-            yield* workspaces.setAccessMode(yield* viewer, params.workspace_id, members.access_mode, lockVersion)
+            yield* workspaces.setAccessMode(
+              yield* CurrentMemberCaller,
+              params.workspace_id,
+              members.access_mode,
+              lockVersion
+            )
           )
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+        }).pipe(answerRefusals)
       )
       .handle("ownershipTransfer", ({ params, payload }) =>
         Effect.gen(function* () {
@@ -115,36 +119,42 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           }
           return one(
             yield* workspaces.transferOwnership(
-              yield* viewer,
+              yield* CurrentMemberCaller,
               params.workspace_id,
               members.target_user_public_id,
               lockVersion
             )
           )
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+        }).pipe(answerRefusals)
       )
       .handle("archival", ({ params, payload }) =>
         Effect.gen(function* () {
           const lockVersion = yield* lockVersionOf(unwrap(payload, "command"))
-          return one(yield* workspaces.lifecycle(yield* viewer, params.workspace_id, "archive", lockVersion))
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+          return one(
+            yield* workspaces.lifecycle(yield* CurrentMemberCaller, params.workspace_id, "archive", lockVersion)
+          )
+        }).pipe(answerRefusals)
       )
       .handle("restoration", ({ params, payload }) =>
         Effect.gen(function* () {
           const lockVersion = yield* lockVersionOf(unwrap(payload, "command"))
-          return one(yield* workspaces.lifecycle(yield* viewer, params.workspace_id, "restore", lockVersion))
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+          return one(
+            yield* workspaces.lifecycle(yield* CurrentMemberCaller, params.workspace_id, "restore", lockVersion)
+          )
+        }).pipe(answerRefusals)
       )
       .handle("delete", ({ params, query }) =>
         Effect.gen(function* () {
           const lockVersion = yield* parseLockVersion(query.lock_version, "query")
-          return one(yield* workspaces.lifecycle(yield* viewer, params.workspace_id, "tombstone", lockVersion))
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+          return one(
+            yield* workspaces.lifecycle(yield* CurrentMemberCaller, params.workspace_id, "tombstone", lockVersion)
+          )
+        }).pipe(answerRefusals)
       )
       .handle("messaging", ({ params }) =>
-        Effect.flatMap(viewer, (who) => workspaces.read(who, params.workspace_id)).pipe(
+        Effect.flatMap(CurrentMemberCaller, (who) => workspaces.read(who, params.workspace_id)).pipe(
           Effect.map(messagingJson),
-          Effect.catchTag("Refused", answerRefusal)
+          answerRefusals
         )
       )
       .handle("replaceMessaging", ({ params, payload }) =>
@@ -153,9 +163,14 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
           const lockVersion = yield* lockVersionOf(members)
           if (members.agents === undefined) return yield* errors.parameterMissing("messaging.agents is required")
           return messagingJson(
-            yield* workspaces.replaceMessaging(yield* viewer, params.workspace_id, members.agents, lockVersion)
+            yield* workspaces.replaceMessaging(
+              yield* CurrentMemberCaller,
+              params.workspace_id,
+              members.agents,
+              lockVersion
+            )
           )
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+        }).pipe(answerRefusals)
       )
       .handle("overrides", ({ params, payload }) =>
         Effect.gen(function* () {
@@ -164,18 +179,18 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
             return yield* errors.parameterMissing("tool_provider_overrides.overrides is required")
           const lockVersion = yield* lockVersionOf(members)
           const row = yield* workspaces.replaceOverrides(
-            yield* viewer,
+            yield* CurrentMemberCaller,
             params.workspace_id,
             members.overrides,
             lockVersion
           )
           return { tool_provider_overrides: { overrides: row.tool_provider_overrides, lock_version: row.lock_version } }
-        }).pipe(Effect.catchTag("Refused", answerRefusal))
+        }).pipe(answerRefusals)
       )
       .handle("principals", ({ params }) =>
-        Effect.flatMap(viewer, (who) => workspaces.principals(who, params.workspace_id)).pipe(
+        Effect.flatMap(CurrentMemberCaller, (who) => workspaces.principals(who, params.workspace_id)).pipe(
           Effect.map((rows) => ({ principals: rows })),
-          Effect.catchTag("Refused", answerRefusal)
+          answerRefusals
         )
       )
   })

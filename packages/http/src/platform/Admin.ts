@@ -7,14 +7,11 @@ import { type ActorDetail, Inspection } from "@troupe/actors/Inspection"
 import { Supervision, type SupervisorState } from "@troupe/actors/Supervision"
 import { TroupeApi } from "@troupe/contracts/Api"
 import { errors } from "@troupe/contracts/Errors"
+import { isPublicId } from "@troupe/contracts/PublicId"
 import { CurrentPlatformCaller } from "@troupe/contracts/platform/Caller"
-import { now } from "@troupe/domain/Now"
-import { isUuid } from "@troupe/storage/Ids"
-import * as Actors from "@troupe/storage/repositories/Actors"
-import * as Audit from "@troupe/storage/repositories/Audit"
+import { RuntimeOperations } from "@troupe/domain/RuntimeOperations"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { SqlClient } from "effect/sql/SqlClient"
 import { pageOf, parsePage, publicIdKey } from "../conventions/Pagination.ts"
 
 const requireOperator = Effect.gen(function* () {
@@ -27,7 +24,7 @@ const requireOperator = Effect.gen(function* () {
 
 const iso = (date: Date) => date.toISOString()
 
-const summary = (row: Actors.SnapshotRow & { readonly stuck: boolean }) => ({
+const summary = (row: ActorDetail["row"] & { readonly stuck: boolean }) => ({
   kind: row.kind,
   id: row.actor_id,
   machine: row.machine,
@@ -54,6 +51,17 @@ export const detailJson = (detail: ActorDetail) => ({
     last_error: job.last_error,
     seq: Number(job.seq),
     action_index: job.action_index
+  })),
+  pending_messages: detail.pendingMessages.map((message) => ({
+    from:
+      message.from_kind === null || message.from_actor_id === null
+        ? null
+        : { kind: message.from_kind, id: message.from_actor_id },
+    event: message.event,
+    attempts: message.attempts,
+    next_attempt_at: iso(message.next_attempt_at),
+    waiting: message.last_error,
+    created_at: iso(message.created_at)
   })),
   journal: detail.journal.map((entry) => ({
     seq: Number(entry.seq),
@@ -84,9 +92,7 @@ export const AdminHandlers = HttpApiBuilder.group(
     const host = yield* ActorHost
     const inspection = yield* Inspection
     const supervision = yield* Supervision
-    const sql = yield* SqlClient
-    const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
-      effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+    const operations = yield* RuntimeOperations
 
     const machines = yield* inspection.machines
     const machineOf = (kind: string) => machines.find((machine) => machine.kind === kind)
@@ -94,12 +100,12 @@ export const AdminHandlers = HttpApiBuilder.group(
     const audit = (action: string, target: string) =>
       Effect.gen(function* () {
         const caller = yield* CurrentPlatformCaller
-        yield* db(Audit.append({ userId: caller.user.id, action, target, details: {}, at: yield* now }))
+        yield* operations.audit({ userId: caller.user.id, action, target, details: {} })
       })
 
     const supervisorJson = (state: SupervisorState) =>
       Effect.gen(function* () {
-        const counts = (yield* db(Actors.countByKind)).find((row) => row.kind === state.kind)
+        const counts = (yield* operations.actorCounts).find((row) => row.kind === state.kind)
         const machine = machineOf(state.kind)!
         return {
           kind: state.kind,
@@ -114,15 +120,15 @@ export const AdminHandlers = HttpApiBuilder.group(
             ? { actor_id: state.lastFailure.actorId, error: state.lastFailure.error, at: iso(state.lastFailure.at) }
             : null,
           live_actors: yield* host.liveCount(state.kind),
-          actors: Number(counts?.actors ?? 0),
-          active_actors: Number(counts?.active ?? 0),
-          quarantined_actors: Number(counts?.quarantined ?? 0)
+          actors: counts?.actors ?? 0,
+          active_actors: counts?.active ?? 0,
+          quarantined_actors: counts?.quarantined ?? 0
         }
       })
 
     const actorOr404 = (kind: string, id: string) =>
       Effect.gen(function* () {
-        if (!machineOf(kind) || !isUuid(id)) return yield* errors.notFound()
+        if (!machineOf(kind) || !isPublicId(id)) return yield* errors.notFound()
         const detail = yield* inspection.detail(kind, id)
         return detail ?? (yield* errors.notFound())
       })

@@ -90,8 +90,10 @@ export const PlatformAuthenticationLive = Layer.effect(
     // One rule judges both schemes (a present Authorization header is authoritative, with no
     // fallback to the cookie). Effect tries the schemes in order and answers with the last one's
     // failure, so the cookie scheme steps aside and the bearer scheme, tried last, judges both.
+    // Its failure is never answered, so one made here serves every request.
+    const stepAside = Effect.fail(errors.unauthorized())
     return PlatformAuthentication.of({
-      browser_session: () => Effect.fail(errors.unauthorized()),
+      browser_session: () => stepAside,
       platform_bearer: authenticate
     })
   })

@@ -2,8 +2,7 @@
 // cookie, and in the form an HMAC of that nonce under the installation's CSRF key. A forged
 // cross-site post has neither the cookie's nonce nor the key to sign it.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { now } from "@troupe/domain/Now"
-import { getOrCreate } from "@troupe/storage/repositories/InstallationSecrets"
+import { InstallationSecrets } from "@troupe/domain/InstallationSecrets"
 import { Context, Effect, Layer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { csrfCookie } from "./Cookies.ts"
@@ -12,10 +11,7 @@ import { WebConfig } from "./WebConfig.ts"
 export class CsrfKey extends Context.Service<CsrfKey, Uint8Array>()("@troupe/http/web/CsrfKey") {
   static readonly layer = Layer.effect(
     CsrfKey,
-    Effect.gen(function* () {
-      const at = yield* now
-      return yield* getOrCreate("csrf", randomBytes(32), at).pipe(Effect.orDie)
-    })
+    Effect.flatMap(InstallationSecrets, (secrets) => secrets.secret("csrf"))
   )
 }
 

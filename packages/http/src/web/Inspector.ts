@@ -4,14 +4,10 @@
 // to /api/v1.
 import { readFile } from "node:fs/promises"
 import { ActorHost } from "@troupe/actors/ActorHost"
-import { now } from "@troupe/domain/Now"
+import { RuntimeOperations } from "@troupe/domain/RuntimeOperations"
 import { inspectorAssets } from "@troupe/inspector/Assets"
-import { isUuid } from "@troupe/storage/Ids"
-import * as Actors from "@troupe/storage/repositories/Actors"
-import * as Audit from "@troupe/storage/repositories/Audit"
 import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { SqlClient } from "effect/sql/SqlClient"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
 import { csrfValid, grantCsrf } from "./Csrf.ts"
 import { escapeHtml, page, redirect } from "./Html.ts"
@@ -102,7 +98,9 @@ export const InspectorAssets = HttpRouter.add(
 const restart = (
   action: string,
   target: (params: Readonly<Record<string, string | undefined>>) => string | undefined,
-  run: (params: Readonly<Record<string, string | undefined>>) => Effect.Effect<boolean, never, ActorHost | SqlClient>
+  run: (
+    params: Readonly<Record<string, string | undefined>>
+  ) => Effect.Effect<boolean, never, ActorHost | RuntimeOperations>
 ) =>
   Effect.gen(function* () {
     const current = yield* operator
@@ -114,14 +112,8 @@ const restart = (
     const params = yield* HttpRouter.params
     const name = target(params)
     if (name === undefined || !(yield* run(params))) return envelope(404, "not_found", "Not found")
-    const sql = yield* SqlClient
-    yield* Audit.append({
-      userId: current.value.user.id,
-      action,
-      target: name,
-      details: { via: "inspector" },
-      at: yield* now
-    }).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+    const operations = yield* RuntimeOperations
+    yield* operations.audit({ userId: current.value.user.id, action, target: name, details: { via: "inspector" } })
     return HttpServerResponse.jsonUnsafe({ restarted: name })
   })
 
@@ -156,11 +148,9 @@ export const InspectorRestartActor = HttpRouter.add(
           Effect.as(true),
           Effect.catchTag("UnknownKind", () => Effect.succeed(false))
         )
-        if (!bound || !isUuid(id)) return false
-        const exists = yield* Effect.flatMap(SqlClient, (sql) =>
-          Actors.findSnapshot(kind, id).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
-        )
-        return exists !== undefined && (yield* host.restartActor(kind, id))
+        if (!bound) return false
+        const seq = yield* Effect.flatMap(RuntimeOperations, (operations) => operations.currentSeq(kind, id))
+        return seq !== undefined && (yield* host.restartActor(kind, id))
       })
   )
 )

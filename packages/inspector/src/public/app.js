@@ -29,15 +29,17 @@ const showError = (error) => {
   $("#message").innerHTML = `<p class="error">${escapeHtml(error.message ?? error)}</p>`
 }
 
+/** A kind's name may break between its words (deviceAuthorization → device·Authorization) in a narrow panel. */
+const breakable = (kind) => escapeHtml(kind).replace(/([a-z])([A-Z])/g, "$1<wbr>$2")
+
 const renderSupervisors = (supervisors) => {
-  $("#supervisors").innerHTML = `<table><thead><tr><th>Kind</th><th>Actors</th><th>Live</th><th>Quarantined</th>
-    <th>Restarts</th><th></th></tr></thead><tbody>${supervisors
+  $("#supervisors").innerHTML = `<table class="supervisors"><thead><tr><th>Kind</th><th class="num">Actors</th>
+    <th class="num">Active</th><th class="num">Live</th><th class="num">Quarantined</th><th class="num">Restarts</th>
+    <th></th></tr></thead><tbody>${supervisors
       .map(
-        (
-          s
-        ) => `<tr><td>${escapeHtml(s.kind)}</td><td>${s.actors} (${s.active_actors} active)</td><td>${s.live_actors}</td>
-        <td>${s.quarantined_actors}</td><td>${s.restarts}</td>
-        <td><button data-restart-kind="${escapeHtml(s.kind)}">Restart</button></td></tr>`
+        (s) => `<tr><td>${breakable(s.kind)}</td><td class="num">${s.actors}</td><td class="num">${s.active_actors}</td>
+        <td class="num">${s.live_actors}</td><td class="num">${s.quarantined_actors}</td><td class="num">${s.restarts}</td>
+        <td><button class="small" data-restart-kind="${escapeHtml(s.kind)}">Restart</button></td></tr>`
       )
       .join("")}</tbody></table>`
 }
@@ -119,6 +121,18 @@ const renderActor = async (actor) => {
             .map(
               (j) => `<tr><td>${escapeHtml(j.name)}</td><td>${escapeHtml(j.state)}</td><td>${j.attempts}</td>
                 <td>${escapeHtml(j.last_error ?? "")}</td></tr>`
+            )
+            .join("")}</table>`
+        : `<p class="empty">None.</p>`
+    }
+    <h3>Pending messages</h3>${
+      actor.pending_messages.length
+        ? `<table id="pending-messages"><tr><th>Event</th><th>From</th><th>Attempts</th><th>Waiting</th><th>Told</th></tr>${actor.pending_messages
+            .map(
+              (
+                m
+              ) => `<tr><td>${escapeHtml(m.event.type)}</td><td>${escapeHtml(m.from ? `${m.from.kind} ${m.from.id}` : "—")}</td>
+                <td>${m.attempts}</td><td>${escapeHtml(m.waiting ?? "")}</td><td>${escapeHtml(m.created_at)}</td></tr>`
             )
             .join("")}</table>`
         : `<p class="empty">None.</p>`

@@ -1,4 +1,5 @@
-// Rows of the actor runtime: snapshots (seq-fenced), journal, timers, jobs and dead letters.
+// Rows of the actor runtime: snapshots (seq-fenced), journal, timers, jobs and dead letters
+// (messages between actors are in ActorMessages.ts).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
@@ -94,7 +95,7 @@ export const listSnapshots = Effect.fnUntraced(function* (filter: ListFilter) {
     ORDER BY actor_id ${filter.order === "desc" ? sql`DESC` : sql`ASC`} LIMIT ${filter.limit}`
 })
 
-/** Non-terminal, unquarantined actors with no timer and no pending job: candidates for "stuck". */
+/** Non-terminal, unquarantined actors with no timer, pending job or pending message: candidates for "stuck". */
 export const idleActiveActors = Effect.fnUntraced(function* (kind: string | undefined, limit: number) {
   const sql = yield* SqlClient
   return yield* sql<SnapshotRow>`
@@ -103,6 +104,8 @@ export const idleActiveActors = Effect.fnUntraced(function* (kind: string | unde
       AND ${kind === undefined ? sql`true` : sql`s.kind = ${kind}`}
       AND NOT EXISTS (SELECT 1 FROM actor_timers t WHERE t.kind = s.kind AND t.actor_id = s.actor_id)
       AND NOT EXISTS (SELECT 1 FROM actor_jobs j WHERE j.kind = s.kind AND j.actor_id = s.actor_id AND j.state = 'pending')
+      AND NOT EXISTS (
+        SELECT 1 FROM actor_messages m WHERE m.to_kind = s.kind AND m.to_actor_id = s.actor_id AND m.state = 'pending')
     ORDER BY s.actor_id LIMIT ${limit}`
 })
 
@@ -314,7 +317,7 @@ export const deadLetters = Effect.fnUntraced(function* (kind: string, actorId: s
     WHERE kind = ${kind} AND actor_id = ${actorId} ORDER BY id`
 })
 
-/** Which of the given actors have neither a timer nor a pending job. */
+/** Which of the given actors have no timer, pending job or pending message. */
 export const idleAmong = Effect.fnUntraced(function* (actorIds: ReadonlyArray<string>) {
   if (actorIds.length === 0) return new Set<string>()
   const sql = yield* SqlClient
@@ -322,6 +325,8 @@ export const idleAmong = Effect.fnUntraced(function* (actorIds: ReadonlyArray<st
     SELECT s.kind, s.actor_id FROM actor_snapshots s
     WHERE s.actor_id = ANY(${[...actorIds]}::uuid[])
       AND NOT EXISTS (SELECT 1 FROM actor_timers t WHERE t.kind = s.kind AND t.actor_id = s.actor_id)
-      AND NOT EXISTS (SELECT 1 FROM actor_jobs j WHERE j.kind = s.kind AND j.actor_id = s.actor_id AND j.state = 'pending')`
+      AND NOT EXISTS (SELECT 1 FROM actor_jobs j WHERE j.kind = s.kind AND j.actor_id = s.actor_id AND j.state = 'pending')
+      AND NOT EXISTS (
+        SELECT 1 FROM actor_messages m WHERE m.to_kind = s.kind AND m.to_actor_id = s.actor_id AND m.state = 'pending')`
   return new Set(rows.map((row) => `${row.kind}/${row.actor_id}`))
 })

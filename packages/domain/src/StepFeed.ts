@@ -1,9 +1,10 @@
-// Committed actor steps, fanned out in process to every socket that cares. The server listens
-// on the bus channel `stepChannel` ONCE (on PostgreSQL every bus subscription holds a pooled
-// connection, so one per socket or per subscription would drain the pool) and republishes to
-// an in-process hub. The listen is live before the layer is built, and the hub keeps order, so
-// "subscribe to the feed, then read the durable rows" misses nothing: a step committed before
-// the feed subscription is in the rows; one committed after reaches the subscriber.
+// Committed actor steps, fanned out in process to every reader that cares (the cable's sockets
+// and subscriptions). The server listens on the bus channel `stepChannel` ONCE (on PostgreSQL
+// every bus subscription holds a pooled connection, so one per socket or per subscription would
+// drain the pool) and republishes to an in-process hub. The listen is live before the layer is
+// built, and the hub keeps order, so "subscribe to the feed, then read the durable rows" misses
+// nothing: a step committed before the feed subscription is in the rows; one committed after
+// reaches the subscriber.
 // If the bus fails, the feed listens again and publishes `Resync`: every subscriber re-reads.
 import { type StepNotice, stepChannel } from "@troupe/actors/ActorHost"
 import { EventBus } from "@troupe/storage/EventBus"
@@ -17,7 +18,7 @@ export class StepFeed extends Context.Service<
     /** Live when the effect completes; ends with the scope. */
     readonly subscribe: Effect.Effect<Stream.Stream<FeedItem>, never, Scope.Scope>
   }
->()("@troupe/http/cable/StepFeed") {
+>()("@troupe/domain/StepFeed") {
   static readonly layer = Layer.effect(
     StepFeed,
     Effect.gen(function* () {

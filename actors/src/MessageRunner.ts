@@ -1,0 +1,119 @@
+// The message runner: delivers told messages after the step (or command) that wrote them
+// committed. It leases each receiver's oldest pending message (FOR UPDATE SKIP LOCKED, so nodes
+// never share one) and hands it to the receiver's mailbox; the receiving step settles it in its
+// own transaction, so a repeated delivery is dropped. A message its receiver refuses is recorded
+// as rejected; one whose receiver is quarantined, or does not exist yet, waits with backoff (a
+// receiver still absent after a day rejects it). Settled messages are kept 30 days.
+
+import { EventBus } from "@troupe/storage/EventBus"
+import * as Messages from "@troupe/storage/repositories/ActorMessages"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { ActorHost, type DeliveryResult } from "./ActorHost.ts"
+import { jobBackoff } from "./JobRunner.ts"
+import { runnerLoop } from "./RunnerLoop.ts"
+import { RunnerSignals } from "./Signals.ts"
+
+const batch = 32
+/** How long a runner holds a message; one still undelivered then is leased again. */
+const lease = Duration.minutes(2)
+/** How long a message waits for a receiver that does not exist before it is rejected. */
+export const absentReceiverPatience = Duration.hours(24)
+const retention = Duration.days(30)
+
+/** Bus channel: what became of a delivery attempt. */
+export const messageChannel = "troupe_actor_messages"
+
+export interface MessageNotice {
+  readonly kind: string
+  readonly actorId: string
+  readonly message: string
+  readonly outcome: DeliveryResult
+}
+
+export class MessageRunner extends Context.Service<
+  MessageRunner,
+  {
+    /** Delivers every message ready now; answers how many delivery attempts were made. */
+    readonly runReady: Effect.Effect<number>
+    /** Deletes messages settled more than 30 days ago; answers how many went. */
+    readonly reap: Effect.Effect<number>
+  }
+>()("@troupe/actors/MessageRunner") {
+  static readonly layer = Layer.effect(
+    MessageRunner,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const host = yield* ActorHost
+      const signals = yield* RunnerSignals
+      const bus = yield* EventBus
+      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
+        effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+      const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+      /** A waiting message is tried again later, or rejected once its receiver stayed absent too long. */
+      const wait = (message: Messages.MessageRow, outcome: "absent" | "quarantined") =>
+        Effect.gen(function* () {
+          const at = yield* now
+          if (
+            outcome === "absent" &&
+            at.getTime() - message.created_at.getTime() >= Duration.toMillis(absentReceiverPatience)
+          ) {
+            const reason = `no actor ${message.to_kind} ${message.to_actor_id}`
+            yield* db(Messages.settleMessage(message.id, { _tag: "Rejected", reason }, at))
+            return "rejected" as const
+          }
+          const reason =
+            outcome === "absent"
+              ? `waiting for actor ${message.to_kind} ${message.to_actor_id} to exist`
+              : "waiting: the receiver is quarantined"
+          const retryAt = new Date(at.getTime() + Duration.toMillis(jobBackoff(message.attempts)))
+          yield* db(Messages.retryMessageLater(message.id, retryAt, reason))
+          return outcome
+        })
+
+      const deliverOne = (message: Messages.MessageRow) =>
+        Effect.gen(function* () {
+          const delivered = yield* host.deliver({ _tag: "Message", message }, message.event)
+          const outcome =
+            delivered === "absent" || delivered === "quarantined" ? yield* wait(message, delivered) : delivered
+          yield* bus.publish(
+            messageChannel,
+            JSON.stringify({
+              kind: message.to_kind,
+              actorId: message.to_actor_id,
+              message: String(message.id),
+              outcome
+            } satisfies MessageNotice)
+          )
+        })
+
+      const runReady = Effect.gen(function* () {
+        let attempts = 0
+        for (;;) {
+          const at = yield* now
+          const ready = yield* db(Messages.leaseMessages(at, new Date(at.getTime() + Duration.toMillis(lease)), batch))
+          yield* Effect.forEach(ready, deliverOne, { concurrency: 8, discard: true })
+          attempts += ready.length
+          if (ready.length < batch) return attempts
+        }
+      })
+
+      const reap = Effect.gen(function* () {
+        const at = yield* now
+        return yield* db(Messages.reapMessages(new Date(at.getTime() - Duration.toMillis(retention))))
+      })
+
+      yield* runnerLoop("message runner", runReady, signals.messages, db(Messages.nextMessageDue))
+      yield* Effect.forkScoped(
+        Effect.forever(
+          reap.pipe(
+            Effect.andThen(Effect.sleep(Duration.hours(1))),
+            Effect.catchCause((cause) => Effect.logError("message reaper failed", cause))
+          )
+        )
+      )
+      return MessageRunner.of({ runReady, reap })
+    })
+  )
+}

@@ -1,0 +1,99 @@
+// What domain rules refuse, in the spec's words: tagged classes carrying the spec's code (its
+// Errors table) and a message for people. Nothing here knows HTTP: the http layer answers each
+// code with the status the contract's table gives it.
+import { Schema } from "effect"
+import type { PatternFault } from "./GrepPattern.ts"
+import type { MemoryFault } from "./MemoryRules.ts"
+
+const refusal = <const Codes extends ReadonlyArray<string>>(codes: Codes) => ({
+  code: Schema.Literals(codes),
+  message: Schema.String
+})
+
+/** A request member absent or malformed. */
+export class BadParameter extends Schema.TaggedError<BadParameter>()(
+  "BadParameter",
+  refusal(["parameter_missing", "parameter_invalid"])
+) {}
+
+/** Absent, or concealed from the caller: both answer alike. */
+export class Absent extends Schema.TaggedError<Absent>()(
+  "Absent",
+  refusal(["not_found", "memory_not_found", "prompt_document_not_found"])
+) {}
+
+/** The caller sees the subject but may not do this to it. */
+export class NotPermitted extends Schema.TaggedError<NotPermitted>()(
+  "NotPermitted",
+  refusal([
+    "not_authorized",
+    "not_agent",
+    "not_workspace_owner",
+    "workspace_agent_identifier_mismatch",
+    "memory_read_only"
+  ])
+) {}
+
+/** The caller's fence (lock_version, observed pair) is not the subject's current one. */
+export class Stale extends Schema.TaggedError<Stale>()("Stale", refusal(["stale_object"])) {}
+
+/** The subject's state, or a neighbour's, refuses the command now. */
+export class StateConflict extends Schema.TaggedError<StateConflict>()(
+  "StateConflict",
+  refusal([
+    "workspace_not_active",
+    "transition_in_progress",
+    "memory_overridden",
+    "name_taken",
+    "identifier_taken",
+    "shutdown_pending",
+    "concurrent_write",
+    "key_taken",
+    "entry_limit_reached"
+  ])
+) {}
+
+/** A well-formed value outside its rules; the message names the member. */
+export class Invalid extends Schema.TaggedError<Invalid>()(
+  "Invalid",
+  refusal([
+    "validation_failed",
+    "target_not_eligible",
+    "principal_unknown",
+    "reserved_namespace",
+    "provider_not_eligible",
+    "provider_incomplete",
+    "memory_path_invalid",
+    "memory_scope_unavailable",
+    "memory_full",
+    "memory_document_too_large",
+    "memory_content_invalid",
+    "memory_description_invalid",
+    "memory_edit_not_found",
+    "memory_edit_ambiguous",
+    "memory_edit_invalid",
+    "memory_pattern_invalid",
+    "memory_pattern_too_costly",
+    "skill_description_required",
+    "skill_name_invalid",
+    "skill_scope_unavailable",
+    "prompt_slot_unavailable",
+    "prompt_document_too_large",
+    "prompt_document_macro_unknown",
+    "prompt_document_invalid"
+  ])
+) {}
+
+/** Over a storage or envelope bound. */
+export class TooLarge extends Schema.TaggedError<TooLarge>()("TooLarge", refusal(["content_too_large"])) {}
+
+export type Refusal = BadParameter | Absent | NotPermitted | Stale | StateConflict | Invalid | TooLarge
+
+export type RefusalCode = Refusal["code"]
+
+const classes = [BadParameter, Absent, NotPermitted, Stale, StateConflict, Invalid, TooLarge]
+
+export const isRefusal = (value: unknown): value is Refusal => classes.some((refused) => value instanceof refused)
+
+/** A memory or pattern rule's fault, as the refusal it is. */
+export const invalidBy = (fault: MemoryFault | PatternFault) => new Invalid(fault)

@@ -1,0 +1,37 @@
+// The OTLP exporter: with OTEL_EXPORTER_OTLP_ENDPOINT set, every span (requests, steps, jobs, SQL)
+// and every log line is exported over OTLP/HTTP by Effect's own exporters; unset, nothing is.
+// A request's span records its id (http.response.header.x-request-id), as its log lines do, and
+// no query value (as the request's log line shows no query string).
+import { Layer, Redacted } from "effect"
+import { FetchHttpClient, HttpMiddleware, UrlParams } from "effect/http"
+import { OtlpExporter, OtlpLogger, OtlpSerialization, OtlpTracer } from "effect/observability"
+import type { TelemetryConfig } from "./Config.ts"
+
+/** Of all headers, request spans record only the request id the answer carries. */
+const requestIdOnly = Layer.succeed(
+  HttpMiddleware.TracerHeaderFilter,
+  (name, phase) => phase === "response" && name === "x-request-id"
+)
+
+/** Every query parameter's value is REDACTED in spans (a query may carry a user code or a state). */
+const noQueryValues = Layer.succeed(UrlParams.CurrentRedactedNames, [/^/])
+
+/** The tracer and a second logger (beside the console's) for `telemetry`; without it, neither. */
+export const telemetryLayer = (telemetry: TelemetryConfig | undefined): Layer.Layer<OtlpExporter.Flusher> => {
+  if (telemetry === undefined) return OtlpExporter.layerFlusher
+  const signal = (name: "traces" | "logs") => {
+    const url = new URL(telemetry.endpoint)
+    url.pathname = `${url.pathname.replace(/\/$/, "")}/v1/${name}`
+    return url.href
+  }
+  const common = { resource: { serviceName: telemetry.serviceName }, headers: Redacted.value(telemetry.headers) }
+  return Layer.mergeAll(
+    OtlpTracer.layer({ ...common, url: signal("traces") }),
+    OtlpLogger.layer({ ...common, url: signal("logs"), mergeWithExisting: true }),
+    requestIdOnly,
+    noQueryValues
+  ).pipe(
+    Layer.provide(telemetry.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
+    Layer.provide(FetchHttpClient.layer)
+  )
+}

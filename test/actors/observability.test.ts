@@ -1,0 +1,161 @@
+// What the runtime tells the tracer and the logs: every step is a span named for its kind and
+// event, a child of the caller's span, with the actor's address, the event, the cause and the
+// outcome (and the new seq); a job is a span whose report step is its child; every line logged
+// inside a step, a job or a timer's delivery carries the actor's address.
+
+import { ActorHost } from "@troupe/actors/ActorHost"
+import type { JobRunner } from "@troupe/actors/JobRunner"
+import { runtimeLayer } from "@troupe/actors/Runtime"
+import { TimerRunner } from "@troupe/actors/TimerRunner"
+import { migratedDatabase } from "@troupe/server/Server"
+import { newPublicId } from "@troupe/storage/Ids"
+import { Clock, Effect, Exit, Layer, Logger, ManagedRuntime, Option, References, Tracer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeMovableClock } from "../support/clock.ts"
+import { freshDatabase, type TestDatabase } from "../support/database.ts"
+import { workerBinding, workerControls, workerTable } from "./worker.ts"
+
+const clock = makeMovableClock(Effect.runSync(Clock.clockWith(Effect.succeed)))
+const controls = workerControls()
+/** Ended spans, and what waits for one. */
+const spans: Array<Tracer.Span> = []
+const waiters = new Set<() => void>()
+const recordingTracer = Tracer.make({
+  span: (options) => {
+    const span = Tracer.nativeTracer.span(options)
+    const end = span.end.bind(span)
+    span.end = (endTime, exit) => {
+      end(endTime, exit)
+      spans.push(span)
+      for (const wake of waiters) wake()
+    }
+    return span
+  }
+})
+const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+const recordingLogger = Logger.make(({ message, fiber }) => {
+  lines.push({ message, annotations: { ...fiber.getRef(References.CurrentLogAnnotations) } })
+})
+
+let database: TestDatabase
+let runtime: ManagedRuntime.ManagedRuntime<ActorHost | JobRunner | TimerRunner, never>
+const run = <A, E>(effect: Effect.Effect<A, E, ActorHost | JobRunner | TimerRunner | SqlClient>) =>
+  runtime.runPromise(effect as Effect.Effect<A, E, ActorHost>)
+
+beforeAll(async () => {
+  database = await freshDatabase()
+  const layer = runtimeLayer([workerBinding(controls)]).pipe(
+    Layer.provideMerge(migratedDatabase(database.config)),
+    Layer.provideMerge(Layer.succeed(Clock.Clock, clock.clock)),
+    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "All")),
+    Layer.provideMerge(Layer.succeed(Tracer.Tracer, recordingTracer)),
+    Layer.provideMerge(Logger.layer([recordingLogger]))
+  )
+  runtime = ManagedRuntime.make(layer) as typeof runtime
+  await run(Effect.flatMap(SqlClient, (sql) => sql.unsafe(workerTable)))
+})
+afterAll(async () => {
+  await runtime?.dispose()
+  await database?.drop()
+})
+
+const newWorker = () =>
+  run(
+    Effect.gen(function* () {
+      const id = newPublicId()
+      yield* (yield* ActorHost).create("worker", id, { start: 0 })
+      return id
+    })
+  )
+const send = (id: string, event: { readonly type: string; readonly [key: string]: unknown }) =>
+  run(Effect.exit(Effect.flatMap(ActorHost, (host) => host.send("worker", id, event))))
+
+/** Resolves with the actor's span of that name once it has ended. */
+const ended = (id: string, name: string) =>
+  new Promise<Tracer.Span>((resolve) => {
+    const check = () => {
+      const span = spans.find((span) => span.name === name && span.attributes.get("troupe.actor.id") === id)
+      if (span === undefined) return
+      waiters.delete(check)
+      resolve(span)
+    }
+    waiters.add(check)
+    check()
+  })
+const stepSpan = (id: string, event: string) => ended(id, `worker ${event}`)
+const attributes = (span: Tracer.Span) => Object.fromEntries(span.attributes)
+
+describe("step spans", () => {
+  it("a step sent under a caller's span is its child, named for the kind and event, with the outcome and seq", async () => {
+    const id = await newWorker()
+    expect(attributes(await stepSpan(id, "xstate.init"))).toMatchObject({
+      "troupe.step.cause": "create",
+      "troupe.step.outcome": "accepted",
+      "troupe.step.seq": 1n
+    })
+    const caller = await run(
+      Effect.flatMap(ActorHost, (host) => host.send("worker", id, { type: "count" })).pipe(
+        Effect.andThen(Effect.currentSpan),
+        Effect.withSpan("caller")
+      )
+    )
+    const step = await stepSpan(id, "count")
+    expect(attributes(step)).toEqual({
+      "troupe.actor.kind": "worker",
+      "troupe.actor.id": id,
+      "troupe.event.type": "count",
+      "troupe.step.cause": "send",
+      "troupe.step.outcome": "accepted",
+      "troupe.step.seq": 2n
+    })
+    expect(Option.getOrUndefined(step.parent)?.spanId).toBe(caller.spanId)
+    expect(step.traceId).toBe(caller.traceId)
+  })
+
+  it("names a rejection, a veto and a quarantine as the outcome", async () => {
+    const id = await newWorker()
+    await send(id, { type: "fetched", body: "unasked" })
+    expect((await stepSpan(id, "fetched")).attributes.get("troupe.step.outcome")).toBe("rejected")
+    const other = await newWorker()
+    await send(other, { type: "guarded" })
+    expect((await stepSpan(other, "guarded")).attributes.get("troupe.step.outcome")).toBe("vetoed")
+    const exploding = await newWorker()
+    expect(Exit.isFailure(await send(exploding, { type: "explode" }))).toBe(true)
+    expect((await stepSpan(exploding, "explode")).attributes.get("troupe.step.outcome")).toBe("ActorQuarantined")
+  })
+
+  it("a job runs in its own span and its report's step is that span's child; a timer's step says so", async () => {
+    const id = await newWorker()
+    await send(id, { type: "fetch", url: "https://example.test/a" })
+    const job = await ended(id, "worker job worker.fetch")
+    expect(attributes(job)).toMatchObject({ "troupe.job.name": "worker.fetch", "troupe.actor.kind": "worker" })
+    const report = await stepSpan(id, "fetched")
+    expect(report.attributes.get("troupe.step.cause")).toBe("job")
+    expect(Option.getOrUndefined(report.parent)?.spanId).toBe(job.spanId)
+
+    await send(id, { type: "arm", delay: 1000 })
+    clock.advance("2 seconds")
+    await run(Effect.flatMap(TimerRunner, (runner) => runner.runDue))
+    expect((await stepSpan(id, "ping")).attributes.get("troupe.step.cause")).toBe("timer")
+  })
+})
+
+describe("log lines", () => {
+  it("carry the actor's address inside a step and inside a job", async () => {
+    const id = await newWorker()
+    await send(id, { type: "explode" })
+    const failed = lines.filter((line) => String(line.message).includes(`${id} step failed`))
+    expect(failed).toHaveLength(3)
+    for (const line of failed) expect(line.annotations).toMatchObject({ actor_kind: "worker", actor_id: id })
+
+    const fetching = await newWorker()
+    controls.failFetch = true
+    await send(fetching, { type: "fetch", url: "https://example.test/b" })
+    await ended(fetching, "worker job worker.fetch")
+    controls.failFetch = false
+    const retried = lines.filter((line) => String(line.message).includes(`for ${fetching} failed`))
+    expect(retried).toHaveLength(1)
+    expect(retried[0]!.annotations).toMatchObject({ actor_kind: "worker", actor_id: fetching })
+  })
+})
