@@ -7,10 +7,12 @@
 //
 // One step = `ActorHost.send` of one event to a counter actor (scripts/bench/machine.ts): the
 // transition, then ONE transaction writing the seq-fenced snapshot, the stream head and an
-// outbox item, and a journal row, then the after-commit notifications (two NOTIFYs on
-// PostgreSQL), then the reply. The baseline (scripts/bench/baseline.ts) issues the same four
-// statements in one transaction through the same PgClient pool, with no machine, mailbox, plan
-// or notification.
+// outbox item, and a journal row whose statement also carries the two NOTIFYs on PostgreSQL
+// (held until commit), then the reply. The baseline (scripts/bench/baseline.ts) issues the same
+// four statements in one transaction through the same PgClient pool (six socket writes a step
+// on both sides), with no machine, mailbox, plan or notification.
+// Then the same levels again with the host's grouped commit (`groupCommit` below, see
+// actors/src/GroupCommit.ts) against a baseline measured beside it the same way.
 //
 // Each level (1, 4, 16 actors) gets fresh actors on both sides, one fiber per actor sending its
 // steps back to back; after a 0.5 s warm-up of each side, the two sides alternate in 0.5 s
@@ -30,7 +32,7 @@
 // `npm run bench -- http` (or `steps`, `grep`, several) runs only the scenarios named.
 import { mkdir, writeFile } from "node:fs/promises"
 import { NodeRuntime } from "@effect/platform-node"
-import { ActorHost } from "@troupe/actors/ActorHost"
+import { ActorHost, defaultHostOptions, type HostOptions } from "@troupe/actors/ActorHost"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { migratedDatabase } from "@troupe/server/Server"
 import { newPublicId } from "@troupe/storage/Ids"
@@ -43,6 +45,8 @@ import { benchBinding, benchKind, countEvent } from "./bench/machine.ts"
 import { alternate, formatTable, type Sample, type Timing } from "./bench/measure.ts"
 
 const levels = [1, 4, 16]
+/** The grouped-commit variant's host option (actors/src/GroupCommit.ts). */
+const groupCommit = { committers: 4, maxGroup: 16 }
 const warmupMillis = 500
 const roundMillis = 500
 const measureMillis = Math.round(Number(process.env.BENCH_SECONDS ?? 3) * 1000)
@@ -108,12 +112,22 @@ const program = Effect.gen(function* () {
     `Troupe bench: ${database.description}; levels ${levels.join(", ")} actors; ` +
       `${warmupMillis} ms warm-up + ${measureMillis} ms measured per level and side, alternating in ${roundMillis} ms rounds`
   )
-  const layer = runtimeLayer([benchBinding]).pipe(
-    Layer.provideMerge(migratedDatabase(database.config)),
-    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
-  )
-  const results = runs("steps") ? yield* Effect.forEach(levels, runLevel).pipe(Effect.provide(layer)) : []
+  const layer = (options: HostOptions) =>
+    runtimeLayer([benchBinding], options).pipe(
+      Layer.provideMerge(migratedDatabase(database.config)),
+      Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
+    )
+  const stepLevels = (options: HostOptions) =>
+    runs("steps") ? Effect.forEach(levels, runLevel).pipe(Effect.provide(layer(options))) : Effect.succeed([])
+  const results = yield* stepLevels(defaultHostOptions)
   if (runs("steps")) yield* Console.log(table(results))
+  const grouped = yield* stepLevels({ ...defaultHostOptions, groupCommit })
+  if (runs("steps")) {
+    yield* Console.log(
+      `Grouped commit (${groupCommit.committers} committers, up to ${groupCommit.maxGroup} steps each):`
+    )
+    yield* Console.log(table(grouped))
+  }
 
   if (runs("grep")) yield* Console.log(grepHeader)
   const grep: ReadonlyArray<GrepFigures> = runs("grep")
@@ -138,6 +152,7 @@ const program = Effect.gen(function* () {
     roundMillis,
     step: "snapshot (seq-fenced UPDATE) + stream head upsert + outbox item + journal row, one transaction",
     levels: results,
+    groupedCommit: { ...groupCommit, levels: grouped },
     memoryGrep: {
       anchor: "64 documents × 65,536 bytes of prose (scripts/bench/prose.ts), one caller",
       baseline: "the same SELECT of the anchor's documents + one String.prototype.includes pass",

@@ -11,7 +11,7 @@ import { newPublicId } from "@troupe/storage/Ids"
 import * as Messages from "@troupe/storage/repositories/ActorMessages"
 import * as Repo from "@troupe/storage/repositories/Actors"
 import * as Outbox from "@troupe/storage/repositories/Outbox"
-import { Cause, Clock, Context, Duration, Effect, Layer, Queue, RcMap, Schema, Semaphore } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Layer, Queue, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type AnyMachineSnapshot, initialTransition, transition } from "xstate"
 import {
@@ -26,6 +26,7 @@ import {
   Veto
 } from "./Binding.ts"
 import { ActorExists, ActorNotFound, ActorQuarantined, InvalidMessage, UnknownKind } from "./Errors.ts"
+import { type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.ts"
 import { planActions, type StepPlan, stateText, UnboundAction } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
 import { restore } from "./Snapshots.ts"
@@ -89,6 +90,8 @@ export interface HostOptions {
   readonly retryBackoff: Duration.Input
   /** Live actors idle this long are dropped from memory (they reload from their snapshot). */
   readonly idleTimeToLive: Duration.Input
+  /** Commit steps ready at the same time in one transaction (GroupCommit.ts); off when absent. */
+  readonly groupCommit?: GroupCommitOptions | undefined
 }
 
 export const defaultHostOptions: HostOptions = {
@@ -193,10 +196,23 @@ export class ActorHost extends Context.Service<
         const supervision = yield* Supervision
         const signals = yield* RunnerSignals
         const live = new Map<string, Live>()
-        const mailboxes = yield* RcMap.make({
-          lookup: (_key: string) => Semaphore.make(1),
-          idleTimeToLive: "1 minute"
-        })
+        const commitStep = options.groupCommit ? yield* makeGroupCommit(sql, options.groupCommit) : sql.withTransaction
+        /** One mailbox (a one-permit semaphore) per actor with a step running or waiting. */
+        const mailboxes = new Map<string, { readonly lock: Semaphore.Semaphore; users: number }>()
+        const inMailbox = <A, E, R>(key: string, body: Effect.Effect<A, E, R>) =>
+          Effect.acquireUseRelease(
+            Effect.sync(() => {
+              const mailbox = mailboxes.get(key) ?? { lock: Semaphore.makeUnsafe(1), users: 0 }
+              mailboxes.set(key, mailbox)
+              mailbox.users++
+              return mailbox
+            }),
+            (mailbox) => Semaphore.withPermit(mailbox.lock, body),
+            (mailbox) =>
+              Effect.sync(() => {
+                if (--mailbox.users === 0) mailboxes.delete(key)
+              })
+          )
         const keyOf = (kind: string, actorId: string) => `${kind}/${actorId}`
         const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
@@ -282,15 +298,20 @@ export class ActorHost extends Context.Service<
                 occurredAt: at
               }))
             )
-            yield* Repo.appendJournal({ ...journal, kind: binding.kind, actorId, seq, actions: plan.actionTypes, at })
             const notice: StepNotice = { kind: binding.kind, actorId, seq: String(seq), state: journal.toState }
             const last = sequences[sequences.length - 1]
-            yield* bus.publishOnCommit([
+            const notices = [
               { channel: stepChannel, payload: JSON.stringify(notice) },
               ...(last === undefined
                 ? []
                 : [{ channel: outboxChannel, payload: JSON.stringify({ stream, sequence: String(last) }) }])
-            ])
+            ]
+            const entry = { ...journal, kind: binding.kind, actorId, seq, actions: plan.actionTypes, at }
+            if (bus.notifiesInTransaction) yield* Repo.appendJournal(entry, notices)
+            else {
+              yield* Repo.appendJournal(entry)
+              yield* bus.publishOnCommit(notices)
+            }
             return replies
           })
 
@@ -464,7 +485,7 @@ export class ActorHost extends Context.Service<
               )
               yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, plan))
               return replies
-            }).pipe(sql.withTransaction)
+            }).pipe(commitStep)
             return { _tag: "Accepted", state: nextRow.state_value, status: nextRow.status, seq, replies } as StepOutcome
           })
 
@@ -502,49 +523,42 @@ export class ActorHost extends Context.Service<
 
         /** The step with its supervision: conflicts reload, failures retry with backoff, then quarantine. */
         const step = (binding: Binding, actorId: string, event: ActorEvent, delivery: Delivery | undefined) =>
-          Effect.scoped(
+          inMailbox(
+            keyOf(binding.kind, actorId),
             Effect.gen(function* () {
-              const mailbox = yield* RcMap.get(mailboxes, keyOf(binding.kind, actorId))
-              return yield* Semaphore.withPermit(
-                mailbox,
-                Effect.gen(function* () {
-                  let failures = 0
-                  let conflicts = 0
-                  for (;;) {
-                    const exit = yield* Effect.exit(attempt(binding, actorId, event, delivery))
-                    if (exit._tag === "Success") return exit.value
-                    live.delete(keyOf(binding.kind, actorId))
-                    const failure = Cause.findErrorOption(exit.cause)
-                    if (failure._tag === "Some") {
-                      const error = failure.value
-                      if (error._tag === "SeqConflict" && ++conflicts < 20) continue
-                      if (error._tag === "StaleDelivery") return undefined
-                      if (error._tag === "Veto") {
-                        const current = yield* Effect.orDie(load(binding.kind, actorId))
-                        return {
-                          _tag: "Vetoed",
-                          state: current?.row.state_value ?? "",
-                          reason: error.reason
-                        } as StepOutcome
-                      }
-                      if (error._tag === "ActorNotFound") return yield* Effect.fail(error)
-                      if (error._tag === "ActorQuarantined") return yield* Effect.fail(error)
-                    }
-                    if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
-                    failures++
-                    const message = describe(exit.cause)
-                    yield* supervision.recordFailure(binding.kind, actorId, message, yield* now)
-                    yield* Effect.logError(`${binding.kind} ${actorId} step failed (attempt ${failures})`, exit.cause)
-                    if (failures >= options.maxAttempts) {
-                      yield* quarantine(binding, actorId, event, message, failures)
-                      return yield* new ActorQuarantined({ kind: binding.kind, actorId })
-                    }
-                    yield* Effect.sleep(
-                      Duration.times(Duration.fromInputUnsafe(options.retryBackoff), 2 ** (failures - 1))
-                    )
+              let failures = 0
+              let conflicts = 0
+              for (;;) {
+                const exit = yield* Effect.exit(attempt(binding, actorId, event, delivery))
+                if (exit._tag === "Success") return exit.value
+                live.delete(keyOf(binding.kind, actorId))
+                const failure = Cause.findErrorOption(exit.cause)
+                if (failure._tag === "Some") {
+                  const error = failure.value
+                  if (error._tag === "SeqConflict" && ++conflicts < 20) continue
+                  if (error._tag === "StaleDelivery") return undefined
+                  if (error._tag === "Veto") {
+                    const current = yield* Effect.orDie(load(binding.kind, actorId))
+                    return {
+                      _tag: "Vetoed",
+                      state: current?.row.state_value ?? "",
+                      reason: error.reason
+                    } as StepOutcome
                   }
-                })
-              )
+                  if (error._tag === "ActorNotFound") return yield* Effect.fail(error)
+                  if (error._tag === "ActorQuarantined") return yield* Effect.fail(error)
+                }
+                if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+                failures++
+                const message = describe(exit.cause)
+                yield* supervision.recordFailure(binding.kind, actorId, message, yield* now)
+                yield* Effect.logError(`${binding.kind} ${actorId} step failed (attempt ${failures})`, exit.cause)
+                if (failures >= options.maxAttempts) {
+                  yield* quarantine(binding, actorId, event, message, failures)
+                  return yield* new ActorQuarantined({ kind: binding.kind, actorId })
+                }
+                yield* Effect.sleep(Duration.times(Duration.fromInputUnsafe(options.retryBackoff), 2 ** (failures - 1)))
+              }
             })
           ).pipe(traceStep(binding.kind, actorId, event.type, delivery?._tag.toLowerCase() ?? "send"))
 

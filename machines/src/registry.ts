@@ -10,6 +10,7 @@ import { ApiSessionEvent } from "./apiSession/events.ts"
 import { DeviceAuthorizationInput } from "./deviceAuthorization/context.ts"
 import {
   deviceAuthorizationMachine,
+  deviceAuthorizationMigrations,
   deviceAuthorizationVersion
 } from "./deviceAuthorization/deviceAuthorization.machine.ts"
 import { deviceAuthorizationEffects } from "./deviceAuthorization/effects.ts"
@@ -21,7 +22,7 @@ import { executorAddressMachine, executorAddressVersion } from "./executorAddres
 import { WorkspaceInput } from "./workspace/context.ts"
 import { workspaceEffects } from "./workspace/effects.ts"
 import { WorkspaceEvent } from "./workspace/events.ts"
-import { workspaceMachine, workspaceVersion } from "./workspace/workspace.machine.ts"
+import { workspaceMachine, workspaceMigrations, workspaceVersion } from "./workspace/workspace.machine.ts"
 
 const StateValueSchema: Schema.Codec<StateValue> = Schema.Union([
   Schema.String,
@@ -109,7 +110,7 @@ export const machines = {
     input: DeviceAuthorizationInput,
     events: DeviceAuthorizationEvent,
     effects: deviceAuthorizationEffects,
-    migrations: {}
+    migrations: deviceAuthorizationMigrations
   },
   workspace: {
     machine: workspaceMachine,
@@ -117,7 +118,7 @@ export const machines = {
     input: WorkspaceInput,
     events: WorkspaceEvent,
     effects: workspaceEffects,
-    migrations: {}
+    migrations: workspaceMigrations
   },
   executorAddress: {
     machine: executorAddressMachine,

@@ -89,6 +89,9 @@ const profileOf = async (authorization: string | undefined) => {
   })
 }
 
+/** Refusals carry no body (the load generators count them as errors). */
+const empty: OutgoingHttpHeaders = { "content-length": 0 }
+
 const send = (response: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: string | Buffer) => {
   response.writeHead(status, headers)
   response.end(body)
@@ -102,12 +105,12 @@ const answer = (request: IncomingMessage, response: ServerResponse) => {
     return profileOf(request.headers.authorization).then(
       (body) =>
         body === undefined
-          ? send(response, 401, {}, "")
+          ? send(response, 401, empty, "")
           : send(response, answers.profile.status, headersOf(answers.profile, body), body),
-      () => send(response, 500, {}, "")
+      () => send(response, 500, empty, "")
     )
   }
-  send(response, 404, {}, "")
+  send(response, 404, empty, "")
 }
 
 const server = createServer(answer).listen(Number(process.env.PORT), "127.0.0.1")

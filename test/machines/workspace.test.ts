@@ -1,4 +1,5 @@
 // The workspace machine, one test per row of the spec's table ("Workspace").
+import { machines, migrateSnapshot, type PersistedSnapshot } from "@troupe/machines/registry"
 import { workspaceMachine, workspaceTransitions } from "@troupe/machines/workspace/workspace.machine"
 import { describe, expect, it } from "vitest"
 import { initialTransition, transition } from "xstate"
@@ -69,5 +70,66 @@ describe("workspace machine", () => {
     }
     expect(workspaceTransitions).not.toContain(active.value)
     expect(workspaceTransitions).not.toContain(archived.value)
+  })
+
+  it("the context follows the row's lock_version: each step bumps it by one", () => {
+    const [active] = initialTransition(workspaceMachine, { lockVersion: 1 })
+    expect(active.context.lockVersion).toBe(1)
+    const [archiving] = step(active, { type: "workspace.archive", lockVersion: 1 })
+    expect(archiving.context.lockVersion).toBe(2)
+    const [archived] = step(archiving, { type: "workspace.settled" })
+    expect(archived.context.lockVersion).toBe(3)
+  })
+
+  it("a stale lock_version is refused by the machine in active and archived (409 stale_object)", () => {
+    const refusal = [["workspace.refuse", { reason: "stale_lock_version" }]]
+    const [active] = initialTransition(workspaceMachine, { lockVersion: 4 })
+    for (const type of ["workspace.archive", "workspace.restore", "workspace.tombstone"] as const) {
+      const [after, actions] = step(active, { type, lockVersion: 3 })
+      expect(after.value).toBe("active")
+      expect(actions.map((action) => [action.type, action.params])).toEqual(refusal)
+    }
+    const [edited, editActions] = step(active, { type: "workspace.edit", lockVersion: 5, changes: { name: "x" } })
+    expect([edited.value, editActions.map((action) => [action.type, action.params])]).toEqual(["active", refusal])
+    const [archived] = step(step(active, { type: "workspace.archive", lockVersion: 4 })[0], {
+      type: "workspace.settled"
+    })
+    expect(archived.context.lockVersion).toBe(6)
+    for (const type of ["workspace.archive", "workspace.restore", "workspace.tombstone"] as const) {
+      const [after, actions] = step(archived, { type, lockVersion: 4 })
+      expect(after.value).toBe("archived")
+      expect(actions.map((action) => [action.type, action.params])).toEqual(refusal)
+    }
+  })
+
+  it("a stale lock_version while archiving or restoring is answered by the state (transition in progress)", () => {
+    const [active] = initialTransition(workspaceMachine, { lockVersion: 1 })
+    const [archiving] = step(active, { type: "workspace.archive", lockVersion: 1 })
+    expect(step(archiving, { type: "workspace.restore", lockVersion: 99 })).toEqual([archiving, []])
+  })
+
+  it("an edit with the current lock_version writes its fields; archived workspaces take no edits", () => {
+    const [active] = initialTransition(workspaceMachine, { lockVersion: 2 })
+    const changes = { name: "Renamed", access_mode: "account_wide" as const }
+    const [edited, actions] = step(active, { type: "workspace.edit", lockVersion: 2, changes })
+    expect(edited.value).toBe("active")
+    expect(edited.context.lockVersion).toBe(3)
+    expect(actions.map((action) => [action.type, action.params])).toEqual([
+      ["workspace.recordChanges", { lockVersion: 2, changes }]
+    ])
+    const [archived] = step(step(edited, { type: "workspace.archive", lockVersion: 3 })[0], {
+      type: "workspace.settled"
+    })
+    expect(step(archived, { type: "workspace.edit", lockVersion: 5, changes })).toEqual([archived, []])
+  })
+
+  it("a version 1 snapshot migrates to an unknown lock_version: the row fence judges, the next step learns it", () => {
+    const v1: PersistedSnapshot = { status: "active", value: "active", context: {} }
+    const migrated = migrateSnapshot(machines.workspace, v1, 1) as PersistedSnapshot
+    expect(migrated.context).toEqual({ lockVersion: null })
+    const restored = workspaceMachine.resolveState({ value: migrated.value, context: { lockVersion: null } })
+    const [edited, actions] = step(restored, { type: "workspace.edit", lockVersion: 7, changes: { name: "n" } })
+    expect(actions.map((action) => action.type)).toEqual(["workspace.recordChanges"])
+    expect(edited.context.lockVersion).toBe(8)
   })
 })

@@ -1,5 +1,6 @@
 // The device authorization binding: its steps mirror their state on the device row (with the
-// approval), and the consuming step makes the connection, answering the credentials once. The
+// approval) and its pending polls' pacing (answering whether to slow down), and the consuming step
+// makes the connection, answering the credentials once. The
 // connection rules are the domain's (domain/Connections.ts): they are passed in, and the domain
 // module that owns them makes the definition the runtime registers.
 import { deviceAuthorizationEffects } from "@troupe/machines/deviceAuthorization/effects"
@@ -37,6 +38,15 @@ export const defineDeviceAuthorization = <Issued>(connect: Connect<Issued>) =>
               : { approvedBy: approver.id, assignmentScope: params.assignmentScope ?? null }
           )
         }),
+      [deviceAuthorizationEffects.recordPoll]: (params, step) =>
+        Effect.as(
+          Devices.recordPoll(
+            step.actorId,
+            params.polledAt === undefined ? undefined : new Date(params.polledAt),
+            params.intervalSeconds
+          ),
+          { slowDown: params.slowDown, intervalSeconds: params.intervalSeconds }
+        ),
       [deviceAuthorizationEffects.connect]: (_params, step) =>
         Effect.gen(function* () {
           const device = yield* Devices.findByPublicId(step.actorId)

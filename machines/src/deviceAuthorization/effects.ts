@@ -8,7 +8,9 @@ export const deviceAuthorizationEffects = {
   /** Mirror the state (and the approval) on the device row. */
   recordState: "device.recordState",
   /** Make the connection the winning poll consumes. */
-  connect: "device.connect"
+  connect: "device.connect",
+  /** Mirror a pending poll's pacing on the row; answers whether the client must slow down. */
+  recordPoll: "device.recordPoll"
 } as const
 
 /** The states the device row records. */
@@ -21,6 +23,19 @@ export interface RecordStateParams {
   /** The consequence the approval froze. */
   readonly assignmentScope?: typeof AssignmentScope.Type
 }
+
+export interface RecordPollParams {
+  /** The accepted poll's instant (epoch milliseconds); absent when the poll came too soon. */
+  readonly polledAt?: number
+  /** The interval the client must keep from now on, in seconds. */
+  readonly intervalSeconds: number
+  readonly slowDown: boolean
+}
+
+/** RFC 8628 pacing: polls start 5 s apart; one sooner (less 1 s of jitter) adds 5 s, up to 60. */
+export const pollIntervalSeconds = 5
+export const pollJitterMillis = 1000
+export const pollIntervalCeilingSeconds = 60
 
 /** The whole device transaction lives 900 seconds. */
 export const deviceLifeMillis = 900_000

@@ -1,9 +1,12 @@
-// Operator commands: clients of the running server's admin API (a restart must reach the
-// process that hosts the actors, and the server audits it). The server is TROUPE_URL (default
-// PUBLIC_BASE_URL, else http://localhost:$PORT); the credential is TROUPE_TOKEN, an owner's or
-// admin's API session token (POST /api/v1/session).
-import { Console, Effect, Option } from "effect"
+// Operator commands: typed @troupe/client calls to the running server's admin API (a restart
+// must reach the process that hosts the actors, and the server audits it). The server is
+// TROUPE_URL (default PUBLIC_BASE_URL, else http://localhost:$PORT); the credential is
+// TROUPE_TOKEN, an owner's or admin's API session token (POST /api/v1/session).
+import { makeTroupeClient, statusOfRefusal, type TroupeApiClient } from "@troupe/client/Client"
+import type { ActorDetail, Supervisor } from "@troupe/contracts/platform/Admin"
+import { Console, Effect, Option, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { FetchHttpClient, HttpClientError } from "effect/http"
 
 class OperatorError extends Error {
   override readonly name = "OperatorError"
@@ -12,25 +15,39 @@ class OperatorError extends Error {
 const serverUrl = () =>
   process.env.TROUPE_URL ?? process.env.PUBLIC_BASE_URL ?? `http://localhost:${process.env.PORT ?? "4000"}`
 
-const call = (method: "GET" | "POST", path: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const token = process.env.TROUPE_TOKEN
-      if (!token) throw new OperatorError("Set TROUPE_TOKEN to an owner's or admin's API session token")
-      const response = await fetch(new URL(path, serverUrl()), {
-        method,
-        headers: { authorization: `Bearer ${token}` }
-      })
-      const body = (await response.json().catch(() => ({}))) as Record<string, any>
-      if (!response.ok) {
-        throw new OperatorError(
-          `${response.status} ${body.error?.code ?? ""}: ${body.error?.message ?? response.statusText}`
-        )
-      }
-      return body
-    },
-    catch: (error) =>
-      error instanceof OperatorError ? error : new OperatorError(`cannot reach ${serverUrl()}: ${String(error)}`)
+const isRefusal = (error: unknown): error is { readonly error: { readonly code: string; readonly message: string } } =>
+  typeof error === "object" && error !== null && "error" in error && typeof error.error === "object"
+
+/** One line for whatever stopped a call: the refusal's status and code, or why the server was not reached. */
+const operatorError = (error: unknown) => {
+  if (error instanceof OperatorError) return error
+  if (isRefusal(error)) {
+    return new OperatorError(`${statusOfRefusal(error) ?? ""} ${error.error.code}: ${error.error.message}`)
+  }
+  if (HttpClientError.isHttpClientError(error) && error.response !== undefined) {
+    return new OperatorError(`${error.response.status}: ${error.message}`)
+  }
+  if (error instanceof Schema.SchemaError) {
+    return new OperatorError(`${serverUrl()} answered outside the contract: ${error.message}`)
+  }
+  return new OperatorError(`cannot reach ${serverUrl()}: ${error instanceof Error ? error.message : String(error)}`)
+}
+
+/** Calls the admin API with TROUPE_TOKEN; every failure becomes an OperatorError. */
+const call = <A, E>(request: (client: TroupeApiClient) => Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const token = process.env.TROUPE_TOKEN
+    if (!token)
+      return yield* Effect.fail(new OperatorError("Set TROUPE_TOKEN to an owner's or admin's API session token"))
+    const client = yield* makeTroupeClient({ baseUrl: serverUrl(), token: Redacted.make(token) })
+    return yield* request(client)
+  }).pipe(Effect.provide(FetchHttpClient.layer), Effect.mapError(operatorError))
+
+/** Journal, timer and message events are XState events: the type names them. */
+const eventType = (event: unknown) =>
+  Option.match(Schema.decodeUnknownOption(Schema.Struct({ type: Schema.String }))(event), {
+    onNone: () => "?",
+    onSome: ({ type }) => type
   })
 
 const table = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
@@ -45,7 +62,7 @@ const table = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
     .join("\n")
 }
 
-const supervisorRows = (supervisors: ReadonlyArray<Record<string, any>>) =>
+const supervisorRows = (supervisors: ReadonlyArray<typeof Supervisor.Type>) =>
   table([
     ["KIND", "ACTORS", "ACTIVE", "LIVE", "QUARANTINED", "RESTARTS", "FAILURES", "STARTED"],
     ...supervisors.map((s) => [
@@ -62,41 +79,42 @@ const supervisorRows = (supervisors: ReadonlyArray<Record<string, any>>) =>
 
 const restartSupervisor = Command.make("restart", { kind: Argument.String("kind") }, ({ kind }) =>
   Effect.gen(function* () {
-    const body = yield* call("POST", `/api/v1/admin/supervisors/${encodeURIComponent(kind)}/restart`)
-    yield* Console.log(`Restarted the ${kind} supervisor.\n${supervisorRows([body.supervisor])}`)
+    const { supervisor } = yield* call((client) => client.admin.restartSupervisor({ params: { kind } }))
+    yield* Console.log(`Restarted the ${kind} supervisor.\n${supervisorRows([supervisor])}`)
   })
 ).pipe(Command.withDescription("Restart one kind's supervisor (its live actors reload from their snapshots)"))
 
 export const supervisors = Command.make("supervisors", {}, () =>
   Effect.gen(function* () {
-    const body = yield* call("GET", "/api/v1/admin/supervisors")
-    yield* Console.log(supervisorRows(body.supervisors))
+    const { supervisors } = yield* call((client) => client.admin.supervisors())
+    yield* Console.log(supervisorRows(supervisors))
   })
 ).pipe(
   Command.withSubcommands([restartSupervisor]),
   Command.withDescription("List the actor runtime's supervisors (TROUPE_URL, TROUPE_TOKEN)")
 )
 
+const describeActor = (actor: typeof ActorDetail.Type) =>
+  [
+    `${actor.kind} ${actor.id}`,
+    `state: ${actor.state} (${actor.status})  seq: ${actor.seq}${actor.stuck ? "  STUCK" : ""}${
+      actor.quarantined_at ? `  QUARANTINED since ${actor.quarantined_at}` : ""
+    }`,
+    `context: ${JSON.stringify(actor.context)}`,
+    `timers: ${actor.timers.map((t) => `${t.id} at ${t.due_at}`).join(", ") || "none"}`,
+    `jobs: ${actor.jobs.map((j) => `${j.name} ${j.state} (${j.attempts} attempts)`).join(", ") || "none"}`,
+    `pending messages: ${actor.pending_messages.map((m) => `${eventType(m.event)} (${m.waiting ?? "due"})`).join(", ") || "none"}`,
+    "journal:",
+    ...actor.journal.map((e) => `  ${e.seq}  ${e.at}  ${eventType(e.event)}: ${e.from ?? "-"} -> ${e.to}`),
+    ...(actor.dead_letters.length > 0
+      ? ["dead letters:", ...actor.dead_letters.map((d) => `  ${d.at}  ${eventType(d.event)}: ${d.error}`)]
+      : [])
+  ].join("\n")
+
 const showActor = Command.make("show", { kind: Argument.String("kind"), id: Argument.String("id") }, ({ kind, id }) =>
   Effect.gen(function* () {
-    const { actor } = yield* call("GET", `/api/v1/admin/actors/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`)
-    yield* Console.log(
-      [
-        `${actor.kind} ${actor.id}`,
-        `state: ${actor.state} (${actor.status})  seq: ${actor.seq}${actor.stuck ? "  STUCK" : ""}${
-          actor.quarantined_at ? `  QUARANTINED since ${actor.quarantined_at}` : ""
-        }`,
-        `context: ${JSON.stringify(actor.context)}`,
-        `timers: ${actor.timers.map((t: any) => `${t.id} at ${t.due_at}`).join(", ") || "none"}`,
-        `jobs: ${actor.jobs.map((j: any) => `${j.name} ${j.state} (${j.attempts} attempts)`).join(", ") || "none"}`,
-        `pending messages: ${actor.pending_messages.map((m: any) => `${m.event.type} (${m.waiting ?? "due"})`).join(", ") || "none"}`,
-        "journal:",
-        ...actor.journal.map((e: any) => `  ${e.seq}  ${e.at}  ${e.event.type}: ${e.from ?? "-"} -> ${e.to}`),
-        ...(actor.dead_letters.length > 0
-          ? ["dead letters:", ...actor.dead_letters.map((d: any) => `  ${d.at}  ${d.event.type}: ${d.error}`)]
-          : [])
-      ].join("\n")
-    )
+    const { actor } = yield* call((client) => client.admin.actor({ params: { kind, id } }))
+    yield* Console.log(describeActor(actor))
   })
 ).pipe(Command.withDescription("Show one actor: state, context, timers, jobs, pending messages, journal"))
 
@@ -105,8 +123,7 @@ const restartActor = Command.make(
   { kind: Argument.String("kind"), id: Argument.String("id") },
   ({ kind, id }) =>
     Effect.gen(function* () {
-      const path = `/api/v1/admin/actors/${encodeURIComponent(kind)}/${encodeURIComponent(id)}/restart`
-      const { actor } = yield* call("POST", path)
+      const { actor } = yield* call((client) => client.admin.restartActor({ params: { kind, id } }))
       yield* Console.log(`Restarted ${actor.kind} ${actor.id}: ${actor.state} at seq ${actor.seq}.`)
     })
 ).pipe(Command.withDescription("Restart one actor: lift its quarantine, reload its last snapshot"))
@@ -121,16 +138,18 @@ export const actors = Command.make(
   },
   ({ kind, state, stuck, quarantined }) =>
     Effect.gen(function* () {
-      const query = new URLSearchParams({ limit: "100" })
-      if (Option.isSome(kind)) query.set("kind", kind.value)
-      if (Option.isSome(state)) query.set("state", state.value)
-      if (stuck) query.set("stuck", "true")
-      if (quarantined) query.set("quarantined", "true")
-      const body = yield* call("GET", `/api/v1/admin/actors?${query}`)
+      const query = {
+        limit: "100",
+        kind: Option.getOrUndefined(kind),
+        state: Option.getOrUndefined(state),
+        stuck: stuck ? "true" : undefined,
+        quarantined: quarantined ? "true" : undefined
+      }
+      const { actors } = yield* call((client) => client.admin.actors({ query }))
       yield* Console.log(
         table([
           ["KIND", "ID", "STATE", "SEQ", "FLAGS"],
-          ...body.actors.map((a: any) => [
+          ...actors.map((a) => [
             a.kind,
             a.id,
             a.state,

@@ -1,10 +1,15 @@
 // The device flow (RFC 8628 as the spec shapes it): a client starts a device authorization, a
 // human approves or denies it in the browser by its user code, the client polls until the
 // winning poll consumes it (credentials issued once), or cancels. The device authorization is
-// an actor; this service turns codes into its events and its outcomes into poll answers.
+// an actor; this service turns codes into its events (with their instant: the machine judges
+// expiry and poll pacing) and its outcomes into poll answers.
 import { randomBytes } from "node:crypto"
 import { ActorHost } from "@troupe/actors/ActorHost"
-import { deviceAuthorizationEffects, deviceLifeMillis } from "@troupe/machines/deviceAuthorization/effects"
+import {
+  deviceAuthorizationEffects,
+  deviceLifeMillis,
+  pollIntervalSeconds
+} from "@troupe/machines/deviceAuthorization/effects"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as AgentsRepo from "@troupe/storage/repositories/Agents"
@@ -17,10 +22,6 @@ import { type DeviceRequest, newUserCode, normalizeUserCode } from "./DeviceRequ
 import { NotInitialized } from "./Errors.ts"
 import { now } from "./Now.ts"
 import { deviceCodeFormat, mintToken, parseToken, secretMatches } from "./OpaqueTokens.ts"
-
-export const pollIntervalSeconds = 5
-/** Polls this much early still count as on time (clients' timers jitter). */
-export const pollJitterMillis = 1000
 
 export type PollAnswer =
   | { readonly _tag: "Pending" }
@@ -102,7 +103,11 @@ export class DeviceFlow extends Context.Service<
                 })
                 if (row)
                   yield* devices
-                    .create(publicId, { branch: request.branch, clientId: request.clientId })
+                    .create(publicId, {
+                      branch: request.branch,
+                      clientId: request.clientId,
+                      expiresAt: row.expires_at.getTime()
+                    })
                     .pipe(Effect.orDie)
                 return row
               }).pipe(sql.withTransaction)
@@ -141,32 +146,30 @@ export class DeviceFlow extends Context.Service<
           Effect.gen(function* () {
             const device = yield* findDevice(deviceCode, clientId)
             if (!device) return { _tag: "InvalidGrant" } as PollAnswer
+            if (device.state !== "pending" && device.state !== "approved") return answerFor(device.state)
+            // The poll is a step: the machine judges expiry (by the poll's instant), approval and pacing.
             const at = yield* now
-            if (device.state === "pending" || device.state === "approved") {
-              if (at.getTime() >= device.expires_at.getTime()) return { _tag: "Expired" } as PollAnswer
+            const outcome = yield* devices.send(device.public_id, { type: "device.consume", at: at.getTime() })
+            if (outcome._tag === "Vetoed") {
+              // The veto rolled the consuming step back; the refusal is the next step (a lost one
+              // is made again by the next poll, which is vetoed the same way).
+              yield* devices.send(device.public_id, {
+                type: "device.invalidate",
+                reason: outcome.reason
+              })
+              return { _tag: "Denied" } as PollAnswer
             }
-            if (device.state === "approved") {
-              const outcome = yield* devices.send(device.public_id, { type: "device.consume" })
-              if (outcome._tag === "Accepted") {
-                const issued = outcome.replies[deviceAuthorizationEffects.connect]
-                if (!issued) return yield* Effect.die(new Error("the consuming step made no connection"))
-                return { _tag: "Issued", issued, branch: device.branch } as PollAnswer
-              }
-              if (outcome._tag === "Vetoed") {
-                yield* devices.send(device.public_id, {
-                  type: "device.invalidate",
-                  reason: outcome.reason
-                })
-                return { _tag: "Denied" } as PollAnswer
-              }
-              const current = yield* Devices.findByPublicId(device.public_id)
-              return answerFor(current?.state ?? "consumed")
+            if (outcome._tag === "Rejected") return answerFor(outcome.state as Devices.DeviceState)
+            if (outcome.state === "expired") return { _tag: "Expired" } as PollAnswer
+            if (outcome.state === "consumed") {
+              const issued = outcome.replies[deviceAuthorizationEffects.connect]
+              if (!issued) return yield* Effect.die(new Error("the consuming step made no connection"))
+              return { _tag: "Issued", issued, branch: device.branch } as PollAnswer
             }
-            if (device.state !== "pending") return answerFor(device.state)
-            if (!(yield* Devices.acceptPoll(device.id, at, pollJitterMillis))) {
-              return { _tag: "SlowDown", interval: Math.min(device.interval_seconds + 5, 60) } as PollAnswer
-            }
-            return { _tag: "Pending" } as PollAnswer
+            const pace = outcome.replies[deviceAuthorizationEffects.recordPoll]
+            return (
+              pace?.slowDown ? { _tag: "SlowDown", interval: pace.intervalSeconds } : { _tag: "Pending" }
+            ) as PollAnswer
           }).pipe(Effect.orDie)
         )
 
@@ -175,9 +178,10 @@ export class DeviceFlow extends Context.Service<
           Effect.gen(function* () {
             const device = yield* findDevice(deviceCode, clientId)
             if (!device) return "canceled" as const
-            yield* devices.send(device.public_id, { type: "device.cancel" })
-            const current = yield* Devices.findByPublicId(device.public_id)
-            return current?.state === "consumed" ? ("consumed" as const) : ("canceled" as const)
+            const outcome = yield* devices.send(device.public_id, { type: "device.cancel" })
+            return outcome._tag === "Rejected" && outcome.state === "consumed"
+              ? ("consumed" as const)
+              : ("canceled" as const)
           }).pipe(Effect.orDie)
         )
 
@@ -254,10 +258,11 @@ export class DeviceFlow extends Context.Service<
               .send(judged.device.public_id, {
                 type: "device.approve",
                 approverPublicId: human.public_id,
-                assignmentScope: scope
+                assignmentScope: scope,
+                at: (yield* now).getTime()
               })
               .pipe(Effect.orDie)
-            if (outcome._tag !== "Accepted") return yield* new UnknownUserCode()
+            if (outcome._tag !== "Accepted" || outcome.state !== "approved") return yield* new UnknownUserCode()
           }).pipe(Effect.catchTag("SqlError", Effect.die))
         )
 
@@ -268,10 +273,11 @@ export class DeviceFlow extends Context.Service<
             const outcome = yield* devices
               .send(device.public_id, {
                 type: "device.deny",
-                approverPublicId: human.public_id
+                approverPublicId: human.public_id,
+                at: (yield* now).getTime()
               })
               .pipe(Effect.orDie)
-            if (outcome._tag !== "Accepted") return yield* new UnknownUserCode()
+            if (outcome._tag !== "Accepted" || outcome.state !== "denied") return yield* new UnknownUserCode()
           }).pipe(Effect.catchTag("SqlError", Effect.die))
         )
 

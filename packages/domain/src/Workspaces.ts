@@ -3,9 +3,12 @@
 // account when access_mode is account_wide; an agent sees exactly what its live steward sees.
 // Write standing: seeing, the workspace active, and the dedication fence (a workspace dedicated
 // to one agent refuses every other agent). access_mode and ownership_transfer are the owner's.
-// What the caller cannot see answers like absence.
+// What the caller cannot see answers like absence. Every write after creation is one event to the
+// workspace's actor, whose machine judges the lock_version (this service never writes the row).
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { workspaceActor } from "@troupe/actors/bindings/workspace"
+import { workspaceEffects } from "@troupe/machines/workspace/effects"
+import type { WorkspaceChanges } from "@troupe/machines/workspace/events"
 import { workspaceTransitions } from "@troupe/machines/workspace/workspace.machine"
 import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
@@ -181,11 +184,16 @@ export class Workspaces extends Context.Service<
           return row
         })
 
-      const updated = (row: Repo.WorkspaceRow, lockVersion: number, changes: Repo.Changes) =>
+      /** An edit is one step of the workspace's actor: its guard judges the lock_version. */
+      const updated = (row: Repo.WorkspaceRow, lockVersion: number, changes: WorkspaceChanges) =>
         Effect.gen(function* () {
-          if (row.lock_version !== lockVersion) return yield* stale()
-          const next = yield* Repo.updateWorkspace(row.id, lockVersion, changes, yield* now)
-          if (!next) return yield* stale()
+          const outcome = yield* lifecycles
+            .send(row.public_id, { type: "workspace.edit", lockVersion, changes })
+            .pipe(Effect.orDie)
+          if (outcome._tag === "Vetoed") return yield* stale()
+          if (outcome._tag === "Rejected") return yield* notActiveNow()
+          const next = outcome.replies[workspaceEffects.recordChanges]
+          if (!next) return yield* Effect.die(new Error("the edit step wrote no row"))
           return yield* withOwner(next)
         })
 
@@ -258,7 +266,7 @@ export class Workspaces extends Context.Service<
                 metadata,
                 now: at
               })
-              yield* lifecycles.create(created.public_id, {}).pipe(Effect.orDie)
+              yield* lifecycles.create(created.public_id, { lockVersion: created.lock_version }).pipe(Effect.orDie)
               return created
             }).pipe(sql.withTransaction)
             return yield* withOwner(row)
@@ -281,7 +289,10 @@ export class Workspaces extends Context.Service<
             }
             const name = input.name === undefined ? undefined : yield* checkName(input.name)
             const metadata = input.metadata === undefined ? undefined : yield* checkMetadata(input.metadata)
-            return yield* updated(row, input.lockVersion, { name, metadata })
+            return yield* updated(row, input.lockVersion, {
+              ...(name === undefined ? {} : { name }),
+              ...(metadata === undefined ? {} : { metadata })
+            })
           })
         )
 
@@ -324,7 +335,7 @@ export class Workspaces extends Context.Service<
                 message: "target_user_public_id must name an active human of the account"
               })
             }
-            return yield* updated(row, lockVersion, { owner_id: target.id })
+            return yield* updated(row, lockVersion, { owner_id: String(target.id) })
           })
         )
 
@@ -344,8 +355,6 @@ export class Workspaces extends Context.Service<
             ) {
               return yield* dedicatedElsewhere()
             }
-            if (workspaceTransitions.includes(row.state)) return yield* notActive(row.state)
-            if (row.lock_version !== lockVersion) return yield* stale()
             const outcome = yield* lifecycles
               .send(row.public_id, { type: `workspace.${command}`, lockVersion })
               .pipe(Effect.orDie)

@@ -9,6 +9,11 @@ export interface EventBusService {
   /** Deliver `payload` to every current subscriber of `channel`. Call after the data is committed. */
   readonly publish: (channel: string, payload: string) => Effect.Effect<void>
   /**
+   * Whether a statement of the transaction may carry the NOTIFYs itself (PostgreSQL), so a
+   * writer can send them with a statement it issues anyway (`appendJournal`) instead of alone.
+   */
+  readonly notifiesInTransaction: boolean
+  /**
    * Deliver the messages when the current transaction commits, and never if it rolls back.
    * PostgreSQL holds a NOTIFY until commit; the in-process bus publishes after commit.
    */
@@ -31,6 +36,7 @@ export class EventBus extends Context.Service<EventBus, EventBusService>()("@tro
         PubSub.publish(hub, { channel, payload }).pipe(Effect.asVoid)
       return EventBus.of({
         publish,
+        notifiesInTransaction: false,
         publishOnCommit: (messages) =>
           Effect.flatMap(SqlClient, (sql) =>
             sql.afterCommit(
@@ -56,6 +62,7 @@ export class EventBus extends Context.Service<EventBus, EventBusService>()("@tro
       const pg = yield* PgClient.PgClient
       return EventBus.of({
         publish: (channel, payload) => pg.notify(channel, payload).pipe(Effect.orDie),
+        notifiesInTransaction: true,
         publishOnCommit: (messages) =>
           messages.length === 0
             ? Effect.void

@@ -6,6 +6,9 @@ import { targetProblem } from "./StrictText.ts"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
+/** Printable ASCII with no `%` and no capital A-F: nothing to decode, refuse or lower-case. */
+const alreadyCanonical = /^[\x21-\x24\x26-\x40\x47-\x7e]*$/
+
 const canonicalSegment = (segment: string) => {
   const decoded = decodeURIComponent(segment)
   return uuid.test(decoded) ? decoded.toLowerCase() : segment
@@ -13,6 +16,7 @@ const canonicalSegment = (segment: string) => {
 
 /** The canonical spelling of a target (path and query), or why it cannot be read. */
 export const canonicalTarget = (target: string): string | RequestRefused => {
+  if (alreadyCanonical.test(target)) return target
   const problem = targetProblem(target)
   if (problem !== undefined) return problem
   const query = target.indexOf("?")

@@ -128,12 +128,28 @@ export interface JournalWrite {
   readonly at: Date
 }
 
-export const appendJournal = Effect.fnUntraced(function* (entry: JournalWrite) {
+/** A bus notice NOTIFYed by the journal's statement (PostgreSQL holds it until commit). */
+export interface Notice {
+  readonly channel: string
+  readonly payload: string
+}
+
+/**
+ * Appends the journal row; on PostgreSQL the step's notices ride in the same statement
+ * (`pg_notify`, held until commit), so they cost no round trip of their own.
+ */
+export const appendJournal = Effect.fnUntraced(function* (entry: JournalWrite, notices: ReadonlyArray<Notice> = []) {
   const sql = yield* SqlClient
-  yield* sql`
+  const insert = sql`
     INSERT INTO actor_journal (kind, actor_id, seq, event_type, event, from_state, to_state, actions, at)
     VALUES (${entry.kind}, ${entry.actorId}, ${entry.seq}, ${entry.event.type}, ${json(entry.event)}::jsonb,
             ${entry.fromState}, ${entry.toState}, ${json(entry.actions)}::jsonb, ${entry.at})`
+  yield* notices.length === 0
+    ? insert
+    : sql`
+    WITH journal AS (${insert})
+    SELECT pg_notify(m.channel, m.payload)
+    FROM unnest(${notices.map((n) => n.channel)}::text[], ${notices.map((n) => n.payload)}::text[]) AS m(channel, payload)`
 })
 
 export interface JournalRow {

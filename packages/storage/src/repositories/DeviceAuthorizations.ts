@@ -82,20 +82,16 @@ export const setDeviceState = Effect.fnUntraced(function* (
     WHERE public_id = ${publicId}`
 })
 
-/**
- * Accepts a poll when at least the interval (less `jitterMillis`) has passed since the last
- * accepted one (the first is always accepted); answers false and slows the client down by 5 s
- * (at most 60 s) otherwise.
- */
-export const acceptPoll = Effect.fnUntraced(function* (id: bigint, at: Date, jitterMillis: number) {
+/** Mirrors a pending poll's pacing (the machine judged it): the accepted instant, the interval. */
+export const recordPoll = Effect.fnUntraced(function* (
+  publicId: string,
+  polledAt: Date | undefined,
+  intervalSeconds: number
+) {
   const sql = yield* SqlClient
-  const accepted = yield* sql`
-    UPDATE device_authorizations SET last_polled_at = ${at}
-    WHERE id = ${id}
-      AND (last_polled_at IS NULL
-           OR last_polled_at <= ${at}::timestamptz - make_interval(secs => interval_seconds - ${jitterMillis / 1000}))
-    RETURNING id`
-  if (accepted.length > 0) return true
-  yield* sql`UPDATE device_authorizations SET interval_seconds = least(interval_seconds + 5, 60) WHERE id = ${id}`
-  return false
+  yield* sql`
+    UPDATE device_authorizations
+    SET interval_seconds = ${intervalSeconds},
+        last_polled_at = ${polledAt === undefined ? sql`last_polled_at` : sql`${polledAt}`}
+    WHERE public_id = ${publicId}`
 })
