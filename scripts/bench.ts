@@ -46,7 +46,7 @@ import { alternate, formatTable, type Sample, type Timing } from "./bench/measur
 
 const levels = [1, 4, 16]
 /** The grouped-commit variant's host option (actors/src/GroupCommit.ts). */
-const groupCommit = { committers: 4, maxGroup: 16 }
+const groupCommit = { committers: 8, maxGroup: 16 }
 const warmupMillis = 500
 const roundMillis = 500
 const measureMillis = Math.round(Number(process.env.BENCH_SECONDS ?? 3) * 1000)

@@ -1,5 +1,6 @@
 // The actor host: one mailbox per actor (events processed one at a time on this node), and the
-// step: transition, then ONE transaction writing the seq-fenced snapshot, the binding's row
+// step: transition, then ONE transaction (shared with other actors' ready steps under
+// `groupCommit`, GroupCommit.ts) writing the seq-fenced snapshot, the binding's row
 // writes, timer rows, job rows, told messages, outbox items, a journal row and the bus notices
 // (delivered on commit); after commit, wake the runners, then reply. A seq conflict (another
 // writer) reloads and retries; a failing step is retried from the last committed snapshot with
