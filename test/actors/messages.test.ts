@@ -5,13 +5,13 @@
 import type { ActorHost } from "@troupe/actors/ActorHost"
 import { Inspection } from "@troupe/actors/Inspection"
 import { type MessageNotice, messageChannel } from "@troupe/actors/MessageRunner"
-import { EventBus } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
 import type * as Messages from "@troupe/storage/repositories/ActorMessages"
 import * as Repo from "@troupe/storage/repositories/Actors"
-import { Clock, Deferred, Effect, Exit, Fiber, Stream } from "effect"
+import { Clock, Deferred, Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterNotice } from "../support/actors.ts"
 import { makeMovableClock } from "../support/clock.ts"
 import { freshDatabase, type TestDatabase } from "../support/database.ts"
 import { startRuntime, type TestRuntime } from "./harness.ts"
@@ -50,31 +50,13 @@ const greetings = (id: string) =>
     (sql) => sql`SELECT seq, sender FROM worker_greetings WHERE actor_id = ${id} ORDER BY seq`
   )
 
-/** Runs `act`, then resolves with the first message notice for the actor with that outcome. */
-const afterNotice = <A>(id: string, outcome: MessageNotice["outcome"], act: () => Promise<A>) =>
-  runtime.run(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const bus = yield* EventBus
-        const notices = yield* bus.subscribe(messageChannel)
-        const waiting = yield* notices.pipe(
-          Stream.map((text) => JSON.parse(text) as MessageNotice),
-          Stream.filter((notice) => notice.actorId === id && notice.outcome === outcome),
-          Stream.take(1),
-          Stream.runDrain,
-          Effect.timeout("10 seconds"),
-          Effect.forkScoped
-        )
-        yield* Effect.promise(act)
-        yield* Fiber.join(waiting)
-      })
-    )
-  )
+const afterMessage = <A>(id: string, outcome: MessageNotice["outcome"], act: () => Promise<A>) =>
+  afterNotice(runtime.run, messageChannel, id, outcome, act)
 
 describe("messages between actors", () => {
   it("are written in the sending step and applied by the receiver, which knows the sender", async () => {
     const [a, b] = [await newWorker(), await newWorker()]
-    await afterNotice(b, "applied", () => send(a, { type: "tell", to: b, say: "greet" }))
+    await afterMessage(b, "applied", () => send(a, { type: "tell", to: b, say: "greet" }))
     expect(await greetings(b)).toEqual([{ seq: 2n, sender: a }])
     const [message] = await messagesTo(b)
     expect(message).toMatchObject({
@@ -123,7 +105,7 @@ describe("messages between actors", () => {
     expect(await greetings(b)).toEqual([])
     expect((await messagesTo(b)).map((message) => message.state)).toEqual(["pending"])
     expect((await snapshot(b)).seq).toBe(1n)
-    await afterNotice(b, "applied", async () => {
+    await afterMessage(b, "applied", async () => {
       clock.advance("3 minutes")
       await runtime.runReadyMessages()
     })
@@ -133,7 +115,7 @@ describe("messages between actors", () => {
 
   it("a duplicate delivery changes nothing", async () => {
     const [a, b] = [await newWorker(), await newWorker()]
-    await afterNotice(b, "applied", () => send(a, { type: "tell", to: b, say: "count" }))
+    await afterMessage(b, "applied", () => send(a, { type: "tell", to: b, say: "count" }))
     const [message] = await messagesTo(b)
     const before = await snapshot(b)
     const pending = { ...message!, state: "pending" as const }
@@ -178,7 +160,7 @@ describe("messages between actors", () => {
 
   it("a message the receiver does not accept in its state is recorded as rejected, never retried", async () => {
     const [a, b] = [await newWorker(), await newWorker()]
-    await afterNotice(b, "rejected", () => send(a, { type: "tell", to: b, say: "fetched" }))
+    await afterMessage(b, "rejected", () => send(a, { type: "tell", to: b, say: "fetched" }))
     const [message] = await messagesTo(b)
     expect(message).toMatchObject({ state: "rejected", attempts: 1, settled_seq: null })
     expect(message!.last_error).toContain("fetched is not accepted in state idle")
@@ -192,7 +174,7 @@ describe("messages between actors", () => {
     const [a, b] = [await newWorker(), await newWorker()]
     await runtime.run(Effect.exit((await host()).send("worker", b, { type: "explode" })))
     expect((await snapshot(b)).quarantined_at).not.toBeNull()
-    await afterNotice(b, "quarantined", () => send(a, { type: "tell", to: b, say: "greet" }))
+    await afterMessage(b, "quarantined", () => send(a, { type: "tell", to: b, say: "greet" }))
     const detail = await runtime.run(Effect.flatMap(Inspection, (inspection) => inspection.detail("worker", b)))
     expect(detail!.pendingMessages).toHaveLength(1)
     expect(detail!.pendingMessages[0]).toMatchObject({
@@ -201,12 +183,12 @@ describe("messages between actors", () => {
       state: "pending",
       last_error: "waiting: the receiver is quarantined"
     })
-    await afterNotice(b, "quarantined", async () => {
+    await afterMessage(b, "quarantined", async () => {
       clock.advance("10 minutes")
       await runtime.runReadyMessages()
     })
     expect(await greetings(b)).toEqual([])
-    await afterNotice(b, "applied", () =>
+    await afterMessage(b, "applied", () =>
       runtime.run(Effect.flatMap(Effect.promise(host), (h) => h.restartActor("worker", b)))
     )
     expect(await greetings(b)).toEqual([{ seq: 2n, sender: a }])
@@ -217,14 +199,14 @@ describe("messages between actors", () => {
   it("a message to an actor not yet created waits until it is, and is rejected if it never is", async () => {
     const a = await newWorker()
     const later = newPublicId()
-    await afterNotice(later, "absent", () => send(a, { type: "tell", to: later, say: "greet" }))
+    await afterMessage(later, "absent", () => send(a, { type: "tell", to: later, say: "greet" }))
     expect((await messagesTo(later))[0]).toMatchObject({ state: "pending" })
-    await afterNotice(later, "applied", () => newWorker(later))
+    await afterMessage(later, "applied", () => newWorker(later))
     expect(await greetings(later)).toEqual([{ seq: 2n, sender: a }])
 
     const never = newPublicId()
-    await afterNotice(never, "absent", () => send(a, { type: "tell", to: never, say: "greet" }))
-    await afterNotice(never, "rejected", async () => {
+    await afterMessage(never, "absent", () => send(a, { type: "tell", to: never, say: "greet" }))
+    await afterMessage(never, "rejected", async () => {
       clock.advance("25 hours")
       await runtime.runReadyMessages()
     })
@@ -237,7 +219,7 @@ describe("messages between actors", () => {
     await send(a, { type: "tell", to: b, say: "count" })
     await send(a, { type: "tell", to: b, say: "greet" })
     await send(a, { type: "tell", to: b, say: "fetched" })
-    await afterNotice(b, "rejected", () =>
+    await afterMessage(b, "rejected", () =>
       runtime.run(Effect.flatMap(Effect.promise(host), (h) => h.restartActor("worker", b)))
     )
     const settled = await messagesTo(b)

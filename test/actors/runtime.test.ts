@@ -8,9 +8,10 @@ import { Supervision } from "@troupe/actors/Supervision"
 import { EventBus } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/Actors"
-import { Clock, Deferred, Effect, Exit, Fiber, Stream } from "effect"
+import { Clock, Deferred, Effect, Exit, Stream } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterNotice } from "../support/actors.ts"
 import { makeMovableClock } from "../support/clock.ts"
 import { freshDatabase, postgresReachable, type TestDatabase } from "../support/database.ts"
 import { startRuntime, type TestRuntime } from "./harness.ts"
@@ -68,26 +69,8 @@ const waitForState = (id: string, state: string) =>
     ).pipe(Effect.timeout("10 seconds"))
   )
 
-/** Runs `act`, then resolves with the first job notice for the actor matching `outcome`. */
 const afterJobNotice = <A>(id: string, outcome: JobNotice["outcome"], act: () => Promise<A>) =>
-  runtime.run(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const bus = yield* EventBus
-        const notices = yield* bus.subscribe(jobChannel)
-        const waiting = yield* notices.pipe(
-          Stream.map((text) => JSON.parse(text) as JobNotice),
-          Stream.filter((notice) => notice.actorId === id && notice.outcome === outcome),
-          Stream.take(1),
-          Stream.runDrain,
-          Effect.timeout("10 seconds"),
-          Effect.forkScoped
-        )
-        yield* Effect.promise(act)
-        yield* Fiber.join(waiting)
-      })
-    )
-  )
+  afterNotice(runtime.run, jobChannel, id, outcome, act)
 
 describe("steps", () => {
   it("an actor starts in its machine's initial state at seq 1, journaled as xstate.init", async () => {

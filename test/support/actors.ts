@@ -45,20 +45,21 @@ export const waitForMessages = (server: TestServer, kind: string, actorId: strin
     ).pipe(Effect.timeout("10 seconds"))
   )
 
-/** Runs `act`, then resolves when a delivery to the actor ends with `outcome`. */
-export const afterMessageOutcome = <A>(
-  server: TestServer,
-  actorId: string,
-  outcome: MessageNotice["outcome"],
-  act: () => Promise<A>
-) =>
-  server.run(
+/** Runs an effect against a running server or test runtime. */
+type Run = <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
+
+/**
+ * Runs `act`, then resolves with the first notice on `channel` about the actor with `outcome`
+ * (job and message runners publish `{actorId, outcome}` notices).
+ */
+export const afterNotice = <A>(run: Run, channel: string, actorId: string, outcome: string, act: () => Promise<A>) =>
+  run(
     Effect.scoped(
       Effect.gen(function* () {
         const bus = yield* EventBus
-        const notices = yield* bus.subscribe(messageChannel)
+        const notices = yield* bus.subscribe(channel)
         const waiting = yield* notices.pipe(
-          Stream.map((text) => JSON.parse(text) as MessageNotice),
+          Stream.map((text) => JSON.parse(text) as { readonly actorId: string; readonly outcome: string }),
           Stream.filter((notice) => notice.actorId === actorId && notice.outcome === outcome),
           Stream.take(1),
           Stream.runDrain,
@@ -70,3 +71,11 @@ export const afterMessageOutcome = <A>(
       })
     )
   )
+
+/** Runs `act`, then resolves when a delivery to the actor ends with `outcome`. */
+export const afterMessageOutcome = <A>(
+  server: TestServer,
+  actorId: string,
+  outcome: MessageNotice["outcome"],
+  act: () => Promise<A>
+) => afterNotice(server.run, messageChannel, actorId, outcome, act)
