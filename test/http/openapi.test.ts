@@ -1,6 +1,7 @@
 // What /openapi.json tells a newcomer (issue 8): the OAuth endpoints with their form and JSON
 // bodies and RFC 6749 errors, as served; a security scheme per plane plus the browser cookie,
-// on the operations that take them; and the Idempotency-Key header wherever a key is required.
+// on the operations that take them; the Idempotency-Key header wherever a key is required; and
+// the members of JSON bodies (issue 9).
 import { TroupeApi } from "@troupe/contracts/Api"
 import { Idempotent } from "@troupe/contracts/Idempotency"
 import { IdempotencyKeyRequired } from "@troupe/contracts/member/StoreEntries"
@@ -145,6 +146,40 @@ describe("security schemes", () => {
         expect(names, where).toEqual(["member_bearer"])
       }
     }
+  })
+})
+
+describe("JSON bodies", () => {
+  it("show their members: a memory write is {memory: {path, content, description?, expected_public_id, expected_lock_version}}", () => {
+    for (const path of [
+      "/agent_api/v1/profile/memory",
+      "/agent_api/v1/workspaces/{workspace_id}/memory",
+      "/agent_api/v1/profile/agents/{name}/memory"
+    ]) {
+      const body = spec.paths[path]?.post?.requestBody?.content["application/json"]?.schema
+      const memory = body?.properties?.memory as JsonSchema | undefined
+      expect(Object.keys(memory?.properties ?? {}).sort(), path).toEqual([
+        "content",
+        "description",
+        "expected_lock_version",
+        "expected_public_id",
+        "path"
+      ])
+      expect([...(memory?.required ?? [])].sort(), path).toEqual([
+        "content",
+        "expected_lock_version",
+        "expected_public_id",
+        "path"
+      ])
+    }
+  })
+
+  it("show their members: a prompt document write is {prompt_document: {content, role?}}", () => {
+    const body =
+      spec.paths["/agent_api/v1/profile/prompt_documents/{slot}"]?.put?.requestBody?.content["application/json"]?.schema
+    const document = body?.properties?.prompt_document as JsonSchema | undefined
+    expect(Object.keys(document?.properties ?? {}).sort()).toEqual(["content", "role"])
+    expect(document?.required).toEqual(["content"])
   })
 })
 

@@ -7,7 +7,7 @@
 // model-facing memory tools.
 
 import { withDatabase } from "@troupe/storage/Defects"
-import { isUuid, newPublicId } from "@troupe/storage/Ids"
+import { newPublicId } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/Memory"
 import * as Named from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer } from "effect"
@@ -54,7 +54,32 @@ export interface GrepResult {
   readonly truncated: boolean
 }
 
-type Members = Readonly<Record<string, unknown>>
+/**
+ * The members of each verb as the contract decodes them: shapes whose faults are 400s are
+ * settled there; members whose faults are 422s arrive as any JSON and are judged here.
+ */
+export interface ShowMembers {
+  readonly path: unknown
+}
+interface ExpectedPair {
+  readonly expected_public_id: string | null
+  readonly expected_lock_version: number | null
+}
+export interface WriteMembers extends ShowMembers, ExpectedPair {
+  readonly content: unknown
+  readonly description?: unknown
+}
+export interface EditMembers extends ShowMembers, ExpectedPair {
+  readonly old_text: unknown
+  readonly new_text: unknown
+}
+export interface RemoveMembers extends ShowMembers, ExpectedPair {}
+export interface GrepMembers {
+  readonly pattern: string
+  readonly path?: unknown
+  readonly ignore_case?: boolean
+  readonly limit?: number
+}
 
 /** What the memory doors refuse. */
 export type MemoryRefusal = Absent | BadParameter | Invalid | NotPermitted | Stale | StateConflict
@@ -62,8 +87,6 @@ export type MemoryRefusal = Absent | BadParameter | Invalid | NotPermitted | Sta
 const refuseFault = (fault: MemoryFault) => Effect.fail(invalidBy(fault))
 const isFault = (value: unknown): value is MemoryFault =>
   typeof value === "object" && value !== null && "code" in value && "message" in value
-const missing = (member: string) =>
-  Effect.fail(new BadParameter({ code: "parameter_missing", message: `memory.${member} is required` }))
 const malformed = (member: string, what: string) =>
   Effect.fail(new BadParameter({ code: "parameter_invalid", message: `memory.${member} must be ${what}` }))
 const memoryNotFound = () =>
@@ -114,9 +137,8 @@ const reachableAnchors = (reach: Reach) =>
     return anchor !== undefined && (reach.roots === null || reach.roots.includes(scope)) ? [anchor] : []
   })
 
-const documentPath = (members: Members) =>
+const documentPath = (members: ShowMembers) =>
   Effect.gen(function* () {
-    if (members.path === undefined) return yield* missing("path")
     const path = parseDocumentPath(members.path)
     if (isFault(path)) return yield* refuseFault(path)
     return path
@@ -142,13 +164,11 @@ interface Observed {
 }
 
 /**
- * expected_public_id and expected_lock_version, both required: both null (create an absent path;
- * refused where `observedOnly`) or the observed pair.
+ * expected_public_id and expected_lock_version (their shapes decoded): both null (create an
+ * absent path; refused where `observedOnly`) or the observed pair.
  */
-const expectedPair = (members: Members, observedOnly: boolean) =>
+const expectedPair = (members: ExpectedPair, observedOnly: boolean) =>
   Effect.gen(function* () {
-    if (!("expected_public_id" in members)) return yield* missing("expected_public_id")
-    if (!("expected_lock_version" in members)) return yield* missing("expected_lock_version")
     const publicId = members.expected_public_id
     const lockVersion = members.expected_lock_version
     if (publicId === null && lockVersion === null) {
@@ -160,25 +180,14 @@ const expectedPair = (members: Members, observedOnly: boolean) =>
     if (publicId === null || lockVersion === null) {
       return yield* malformed("expected_public_id", "null together with expected_lock_version, or both set")
     }
-    if (typeof publicId !== "string" || !isUuid(publicId))
-      return yield* malformed("expected_public_id", "a UUID or null")
-    if (
-      typeof lockVersion !== "number" ||
-      !Number.isInteger(lockVersion) ||
-      lockVersion < 0 ||
-      lockVersion > 2147483647
-    ) {
-      return yield* malformed("expected_lock_version", "an integer from 0 to 2147483647, or null")
-    }
     return { publicId: publicId.toLowerCase(), lockVersion } satisfies Observed
   })
 
 const matchesObserved = (row: Repo.MemoryDocumentRow, observed: Observed) =>
   row.public_id.toLowerCase() === observed.publicId && row.lock_version === observed.lockVersion
 
-const textMember = (members: Members, member: "old_text" | "new_text") =>
+const textMember = (members: EditMembers, member: "old_text" | "new_text") =>
   Effect.gen(function* () {
-    if (members[member] === undefined) return yield* missing(member)
     const value = checkEditText(members[member], member)
     if (isFault(value)) return yield* refuseFault(value)
     return value
@@ -194,11 +203,11 @@ export class Memory extends Context.Service<
     /** The named-agent door: agent/ of one of the caller's own active definitions, by name. */
     readonly namedAgentReach: (caller: Caller, name: string) => Effect.Effect<Reach, NotPermitted | Absent>
     readonly list: (reach: Reach) => Effect.Effect<ReadonlyArray<MemorySummaryRow>, MemoryRefusal>
-    readonly show: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
-    readonly write: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
-    readonly grep: (reach: Reach, members: Members) => Effect.Effect<GrepResult, MemoryRefusal>
-    readonly edit: (reach: Reach, members: Members) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
-    readonly remove: (reach: Reach, members: Members) => Effect.Effect<void, MemoryRefusal>
+    readonly show: (reach: Reach, members: ShowMembers) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
+    readonly write: (reach: Reach, members: WriteMembers) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
+    readonly grep: (reach: Reach, members: GrepMembers) => Effect.Effect<GrepResult, MemoryRefusal>
+    readonly edit: (reach: Reach, members: EditMembers) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
+    readonly remove: (reach: Reach, members: RemoveMembers) => Effect.Effect<void, MemoryRefusal>
   }
 >()("@troupe/domain/Memory") {
   static readonly layer = Layer.effect(
@@ -253,7 +262,7 @@ export class Memory extends Context.Service<
           return yield* db(Repo.listDocuments(reachableAnchors(reach)))
         })
 
-      const show = (reach: Reach, members: Members) =>
+      const show = (reach: Reach, members: ShowMembers) =>
         Effect.gen(function* () {
           const path = yield* documentPath(members)
           yield* checkOverride(reach, path)
@@ -263,10 +272,9 @@ export class Memory extends Context.Service<
           return row
         })
 
-      const write = (reach: Reach, members: Members) =>
+      const write = (reach: Reach, members: WriteMembers) =>
         Effect.gen(function* () {
           const path = yield* documentPath(members)
-          if (members.content === undefined) return yield* missing("content")
           const observed = yield* expectedPair(members, false)
           yield* checkOverride(reach, path)
           const anchor = yield* writableAnchor(reach, path)
@@ -302,7 +310,7 @@ export class Memory extends Context.Service<
           )
         })
 
-      const edit = (reach: Reach, members: Members) =>
+      const edit = (reach: Reach, members: EditMembers) =>
         Effect.gen(function* () {
           const path = yield* documentPath(members)
           const oldText = yield* textMember(members, "old_text")
@@ -330,7 +338,7 @@ export class Memory extends Context.Service<
           )
         })
 
-      const remove = (reach: Reach, members: Members) =>
+      const remove = (reach: Reach, members: RemoveMembers) =>
         Effect.gen(function* () {
           const path = yield* documentPath(members)
           const observed = (yield* expectedPair(members, true))!
@@ -346,16 +354,10 @@ export class Memory extends Context.Service<
           )
         })
 
-      const grep = (reach: Reach, members: Members) =>
+      const grep = (reach: Reach, members: GrepMembers) =>
         Effect.gen(function* () {
-          if (members.pattern === undefined) return yield* missing("pattern")
-          if (typeof members.pattern !== "string") return yield* malformed("pattern", "a string")
-          const ignoreCase = members.ignore_case === undefined ? false : members.ignore_case
-          if (typeof ignoreCase !== "boolean") return yield* malformed("ignore_case", "a JSON boolean")
-          const limit = members.limit === undefined ? memoryLimits.grepDefault : members.limit
-          if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > memoryLimits.grepMax) {
-            return yield* malformed("limit", `an integer from 1 to ${memoryLimits.grepMax}`)
-          }
+          const ignoreCase = members.ignore_case ?? false
+          const limit = members.limit ?? memoryLimits.grepDefault
           const pattern = compilePattern(members.pattern, ignoreCase)
           if (isPatternFault(pattern)) return yield* invalidBy(pattern)
           let anchors = reachableAnchors(reach)

@@ -46,9 +46,10 @@ export const macrosIn = (content: string): ReadonlyArray<string> => [
 /** Where the documents are: the caller's profile, or a workspace by public id. */
 export type Door = { readonly _tag: "Profile" } | { readonly _tag: "Workspace"; readonly workspaceId: string }
 
+/** A write's members as decoded (content present, any JSON); their faults are judged here. */
 export interface WriteInput {
   readonly content: unknown
-  readonly role: unknown
+  readonly role?: unknown
 }
 
 const invalid = (message: string) => Effect.fail(new Invalid({ code: "prompt_document_invalid", message }))
@@ -113,7 +114,7 @@ export class PromptDocuments extends Context.Service<
       const checkDocument = (slot: string, input: WriteInput) =>
         Effect.gen(function* () {
           const { content } = input
-          if (content === undefined || content === null) {
+          if (content === null) {
             return yield* new BadParameter({
               code: "parameter_missing",
               message: "prompt_document.content is required"

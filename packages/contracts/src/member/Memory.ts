@@ -1,11 +1,13 @@
 // Member: memory (spec "Memory document", "Member: profile memory"). The verbs share one shape
 // at every door; `memoryEndpoints` builds the six for a door's /memory path. Paths carry the
-// scope in the body, never in the URL. Bodies are read leniently (`{memory: {...}}` is
-// canonical, the same members at top level are accepted) and judged by the domain, so every
-// fault answers the spec's code. This module has the profile, workspace and named-agent doors.
+// scope in the body, never in the URL. Bodies are `{memory: {...}}` or the same members at top
+// level; members whose faults are 422s (path, content, description, old_text, new_text) are read
+// as any JSON and judged by the domain. This module has the profile, workspace and named-agent doors.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, ContentTooLarge, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
+import { PublicId } from "../PublicId.ts"
+import { wrappedOrTopLevel } from "../Wrapped.ts"
 import { MemberAuthentication } from "./Caller.ts"
 import { NamedAgentName } from "./NamedAgents.ts"
 
@@ -29,6 +31,44 @@ export const MemoryGrepResponse = Schema.Struct({
   truncated: Schema.Boolean
 })
 
+/** A document path; its grammar is judged by the domain (422 memory_path_invalid). */
+const path = Schema.Unknown.annotate({ description: "<scope>/<name>: user/, workspace/, agent/ or conversation/" })
+
+/** The conditional pair: both null creates, the observed pair replaces or deletes. */
+const expected = {
+  expected_public_id: Schema.NullOr(PublicId),
+  expected_lock_version: Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 2147483647 })))
+}
+
+export const MemoryShowBody = wrappedOrTopLevel("memory", Schema.Struct({ path }))
+
+export const MemoryWriteBody = wrappedOrTopLevel(
+  "memory",
+  Schema.Struct({
+    path,
+    content: Schema.Unknown.annotate({ description: "text, at most 64 KiB (422 memory_content_invalid)" }),
+    description: Schema.optionalKey(Schema.Unknown.annotate({ description: "skills/ documents only" })),
+    ...expected
+  })
+)
+
+export const MemoryEditBody = wrappedOrTopLevel(
+  "memory",
+  Schema.Struct({ path, old_text: Schema.Unknown, new_text: Schema.Unknown, ...expected })
+)
+
+export const MemoryRemoveBody = wrappedOrTopLevel("memory", Schema.Struct({ path, ...expected }))
+
+export const MemoryGrepBody = wrappedOrTopLevel(
+  "memory",
+  Schema.Struct({
+    pattern: Schema.String,
+    path: Schema.optionalKey(Schema.Unknown),
+    ignore_case: Schema.optionalKey(Schema.Boolean),
+    limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 500 })))
+  })
+)
+
 // ContentTooLarge: a body over the server-wide bound (4 MiB) is 413 before any handler reads it.
 const errors = [BadRequest, Forbidden, NotFound, Conflict, ContentTooLarge, Unprocessable]
 
@@ -43,7 +83,7 @@ export const memoryEndpoints = <const Path extends `/${string}/memory`, const Pa
   ),
   write: HttpApiEndpoint.post("write", base, {
     params,
-    payload: Schema.Unknown,
+    payload: MemoryWriteBody,
     success: MemoryResponse.pipe(HttpApiSchema.status(201)),
     error: errors
   }).annotate(
@@ -52,13 +92,13 @@ export const memoryEndpoints = <const Path extends `/${string}/memory`, const Pa
   ),
   show: HttpApiEndpoint.post("show", `${base}/show`, {
     params,
-    payload: Schema.Unknown,
+    payload: MemoryShowBody,
     success: MemoryResponse,
     error: errors
   }).annotate(OpenApi.Description, "{memory: {path}}"),
   grep: HttpApiEndpoint.post("grep", `${base}/grep`, {
     params,
-    payload: Schema.Unknown,
+    payload: MemoryGrepBody,
     success: MemoryGrepResponse,
     error: errors
   }).annotate(
@@ -67,14 +107,18 @@ export const memoryEndpoints = <const Path extends `/${string}/memory`, const Pa
   ),
   edit: HttpApiEndpoint.post("edit", `${base}/edit`, {
     params,
-    payload: Schema.Unknown,
+    payload: MemoryEditBody,
     success: MemoryResponse,
     error: errors
   }).annotate(
     OpenApi.Description,
     "{memory: {path, old_text, new_text, expected_public_id, expected_lock_version}}: old_text must occur exactly once (422 memory_edit_not_found, memory_edit_ambiguous; empty: memory_edit_invalid)."
   ),
-  remove: HttpApiEndpoint.post("remove", `${base}/delete`, { params, payload: Schema.Unknown, error: errors }).annotate(
+  remove: HttpApiEndpoint.post("remove", `${base}/delete`, {
+    params,
+    payload: MemoryRemoveBody,
+    error: errors
+  }).annotate(
     OpenApi.Description,
     "{memory: {path, expected_public_id, expected_lock_version}} (the observed pair): 204."
   )

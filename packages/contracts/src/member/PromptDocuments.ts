@@ -1,11 +1,12 @@
 // Member: prompt documents (spec "Prompt document"), at the profile door
 // (/agent_api/v1/profile/prompt_documents) and the workspace door
-// (/agent_api/v1/workspaces/{workspace_id}/prompt_documents). Bodies are read leniently (the
-// wrapped `{prompt_document: {content, role?}}` is canonical; the members at top level are
-// accepted) and judged by the domain, so every fault answers the spec's code.
+// (/agent_api/v1/workspaces/{workspace_id}/prompt_documents). A write's body is
+// `{prompt_document: {content, role?}}` or the same members at top level; both are read as any
+// JSON and judged by the domain, since their faults are 422 prompt_document_invalid.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, ContentTooLarge, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
+import { wrappedOrTopLevel } from "../Wrapped.ts"
 import { MemberAuthentication } from "./Caller.ts"
 
 const Role = Schema.Literals(["system", "developer", "user"])
@@ -24,6 +25,15 @@ export const PromptDocument = Schema.Struct({ ...PromptDocumentSummary.fields, c
 
 export const PromptDocumentResponse = Schema.Struct({ prompt_document: PromptDocument })
 export const PromptDocumentListResponse = Schema.Struct({ prompt_documents: Schema.Array(PromptDocumentSummary) })
+
+/** A write: content required (null is judged missing by the domain), role optional. */
+export const PromptDocumentWriteBody = wrappedOrTopLevel(
+  "prompt_document",
+  Schema.Struct({
+    content: Schema.Unknown.annotate({ description: "text, at most 64 KiB" }),
+    role: Schema.optionalKey(Schema.Unknown.annotate({ description: "system (default), developer or user" }))
+  })
+)
 
 // 413 only for a body over the server's 4 MiB bound (a document over 64 KiB is 422).
 const errors = [BadRequest, Forbidden, NotFound, Conflict, ContentTooLarge, Unprocessable]
@@ -47,7 +57,7 @@ const endpoints = <
     }),
     HttpApiEndpoint.put(`${prefix}Write`, `${collection}/:slot`, {
       params: slotParams,
-      payload: Schema.Unknown,
+      payload: PromptDocumentWriteBody,
       success: PromptDocumentResponse,
       error: errors
     }).annotate(OpenApi.Description, "Body {prompt_document: {content, role?}}; an omitted role resets to system."),

@@ -26,7 +26,10 @@ const first = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): Firs
     case "AnyOf":
       return issue.issues[0] ? first(issue.issues[0], path) : { missing: false, path, issue }
     case "Encoding":
-      return issue.issue._tag === "MissingKey" ? first(issue.issue, path) : { missing: false, path, issue }
+      // A decoding step's own input (a wrapped body's members) failing: name the member inside.
+      return ["MissingKey", "Composite", "Pointer"].includes(issue.issue._tag)
+        ? first(issue.issue, path)
+        : { missing: false, path, issue }
     case "MissingKey":
       return { missing: true, path, issue }
     default:

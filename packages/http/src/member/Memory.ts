@@ -1,15 +1,24 @@
 // Handlers of memory at the profile, workspace and named-agent doors. Each door makes its Reach
 // (the workspace door after judging the caller's standing: access for reads, write standing for
-// writes) and hands the body's members to the Memory domain service.
+// writes) and hands the decoded body's members to the Memory domain service.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
-import { Memory, type MemoryDocumentRow, type MemorySummaryRow, type Reach } from "@troupe/domain/Memory"
+import {
+  type EditMembers,
+  type GrepMembers,
+  Memory,
+  type MemoryDocumentRow,
+  type MemorySummaryRow,
+  type Reach,
+  type RemoveMembers,
+  type ShowMembers,
+  type WriteMembers
+} from "@troupe/domain/Memory"
 import type { Refusal } from "@troupe/domain/Refusals"
 import { Workspaces } from "@troupe/domain/Workspaces"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
-import { unwrap } from "./Body.ts"
 import { NamedAgentNameLive } from "./NamedAgents.ts"
 
 export const memoryRowJson = (row: MemorySummaryRow) => ({
@@ -30,27 +39,25 @@ const verbs = <E extends Refusal>(
   memory: Memory["Service"],
   reach: (intent: "read" | "write") => Effect.Effect<Reach, E, CurrentMemberCaller>
 ) => {
-  const members = (payload: unknown) => unwrap(payload, "memory")
   return {
     list: () =>
       answerRefusals(
         Effect.flatMap(reach("read"), (r) => memory.list(r)).pipe(Effect.map((rows) => rows.map(memoryRowJson)))
       ),
-    show: (payload: unknown) =>
+    show: (members: ShowMembers) =>
       answerRefusals(
-        Effect.flatMap(reach("read"), (r) => memory.show(r, members(payload))).pipe(Effect.map(memoryDocumentJson))
+        Effect.flatMap(reach("read"), (r) => memory.show(r, members)).pipe(Effect.map(memoryDocumentJson))
       ),
-    grep: (payload: unknown) => answerRefusals(Effect.flatMap(reach("read"), (r) => memory.grep(r, members(payload)))),
-    write: (payload: unknown) =>
+    grep: (members: GrepMembers) => answerRefusals(Effect.flatMap(reach("read"), (r) => memory.grep(r, members))),
+    write: (members: WriteMembers) =>
       answerRefusals(
-        Effect.flatMap(reach("write"), (r) => memory.write(r, members(payload))).pipe(Effect.map(memoryDocumentJson))
+        Effect.flatMap(reach("write"), (r) => memory.write(r, members)).pipe(Effect.map(memoryDocumentJson))
       ),
-    edit: (payload: unknown) =>
+    edit: (members: EditMembers) =>
       answerRefusals(
-        Effect.flatMap(reach("write"), (r) => memory.edit(r, members(payload))).pipe(Effect.map(memoryDocumentJson))
+        Effect.flatMap(reach("write"), (r) => memory.edit(r, members)).pipe(Effect.map(memoryDocumentJson))
       ),
-    remove: (payload: unknown) =>
-      answerRefusals(Effect.flatMap(reach("write"), (r) => memory.remove(r, members(payload))))
+    remove: (members: RemoveMembers) => answerRefusals(Effect.flatMap(reach("write"), (r) => memory.remove(r, members)))
   }
 }
 

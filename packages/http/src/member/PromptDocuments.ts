@@ -6,12 +6,12 @@ import {
   type Door,
   type PromptDocumentRow,
   type PromptDocumentSummaryRow,
-  PromptDocuments
+  PromptDocuments,
+  type WriteInput
 } from "@troupe/domain/PromptDocuments"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
-import { unwrap } from "./Body.ts"
 
 export const promptDocumentSummaryJson = (row: PromptDocumentSummaryRow) => ({
   slot: row.slot,
@@ -48,11 +48,8 @@ export const PromptDocumentsHandlers = HttpApiBuilder.group(
         Effect.map((row) => ({ prompt_document: promptDocumentJson(row) })),
         answerRefusals
       )
-    const write = (door: Door, slot: string, payload: unknown) =>
-      Effect.flatMap(CurrentMemberCaller, (who) => {
-        const members = unwrap(payload, "prompt_document")
-        return documents.write(who, door, slot, { content: members.content, role: members.role })
-      }).pipe(
+    const write = (door: Door, slot: string, members: WriteInput) =>
+      Effect.flatMap(CurrentMemberCaller, (who) => documents.write(who, door, slot, members)).pipe(
         Effect.map((row) => ({ prompt_document: promptDocumentJson(row) })),
         answerRefusals
       )

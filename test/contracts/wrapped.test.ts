@@ -1,0 +1,25 @@
+// The wrapped-or-top-level body reading (SUPPLEMENT "General shapes"): the wrapper wins when
+// present, the top level is read otherwise, and failures point at the member as sent.
+import { wrappedOrTopLevel } from "@troupe/contracts/Wrapped"
+import { Exit, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+
+const Body = wrappedOrTopLevel("memory", Schema.Struct({ path: Schema.String }))
+const decode = Schema.decodeUnknownExit(Body)
+
+describe("wrappedOrTopLevel", () => {
+  it("reads the wrapper's members, or the same members at top level", () => {
+    expect(decode({ memory: { path: "user/a" } })).toEqual(Exit.succeed({ path: "user/a" }))
+    expect(decode({ path: "user/a" })).toEqual(Exit.succeed({ path: "user/a" }))
+  })
+
+  it("when the wrapper is present only its members are read", () => {
+    expect(decode({ memory: { path: "user/inner" }, path: "user/outer" })).toEqual(Exit.succeed({ path: "user/inner" }))
+    expect(Exit.isFailure(decode({ memory: {}, path: "user/outer" }))).toBe(true)
+    expect(Exit.isFailure(decode({ memory: "user/a", path: "user/outer" }))).toBe(true)
+  })
+
+  it("refuses a body that is not an object", () => {
+    for (const body of [[], "x", 1, null]) expect(Exit.isFailure(decode(body))).toBe(true)
+  })
+})
