@@ -11,7 +11,7 @@ import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { ActorHost, type DeliveryResult } from "./ActorHost.ts"
 import { jobBackoff } from "./JobRunner.ts"
-import { runnerLoop } from "./RunnerLoop.ts"
+import { hourlyReaper, runnerLoop } from "./RunnerLoop.ts"
 import { RunnerSignals } from "./Signals.ts"
 
 const batch = 32
@@ -105,14 +105,7 @@ export class MessageRunner extends Context.Service<
       })
 
       yield* runnerLoop("message runner", runReady, signals.messages, db(Messages.nextMessageDue))
-      yield* Effect.forkScoped(
-        Effect.forever(
-          reap.pipe(
-            Effect.andThen(Effect.sleep(Duration.hours(1))),
-            Effect.catchCause((cause) => Effect.logError("message reaper failed", cause))
-          )
-        )
-      )
+      yield* hourlyReaper("message reaper", reap)
       return MessageRunner.of({ runReady, reap })
     })
   )

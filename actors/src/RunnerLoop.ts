@@ -1,6 +1,6 @@
-// The loop the timer and job runners share: run a pass, then sleep until the next row falls due,
-// a step signals new work, or a second passes, whichever comes first. A failed pass is logged
-// and the loop goes on.
+// The loop the timer, job and message runners share: run a pass, then sleep until the next row
+// falls due, a step signals new work, or a second passes, whichever comes first. A failed pass is
+// logged and the loop goes on. Also the hourly reaper of retained rows (outbox, messages).
 import { Clock, Duration, Effect, Queue, type Scope } from "effect"
 
 const maxIdle = Duration.seconds(1)
@@ -27,3 +27,14 @@ export const runnerLoop = <E, R>(
     )
   )
 }
+
+/** Runs `reap` now and then every hour for the life of the scope; a failure is logged. */
+export const hourlyReaper = <E, R>(name: string, reap: Effect.Effect<unknown, E, R>) =>
+  Effect.forkScoped(
+    Effect.forever(
+      reap.pipe(
+        Effect.andThen(Effect.sleep(Duration.hours(1))),
+        Effect.catchCause((cause) => Effect.logError(`${name} failed`, cause))
+      )
+    )
+  )

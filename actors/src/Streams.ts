@@ -4,6 +4,7 @@
 import * as Outbox from "@troupe/storage/repositories/Outbox"
 import { Clock, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { hourlyReaper } from "./RunnerLoop.ts"
 
 export const retention = Duration.days(30)
 
@@ -76,14 +77,7 @@ export class Streams extends Context.Service<
         const now = yield* Clock.currentTimeMillis
         return yield* Outbox.reap(new Date(now - Duration.toMillis(retention)))
       }).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
-      yield* Effect.forkScoped(
-        Effect.forever(
-          reap.pipe(
-            Effect.andThen(Effect.sleep(Duration.hours(1))),
-            Effect.catchCause((cause) => Effect.logError("stream reaper failed", cause))
-          )
-        )
-      )
+      yield* hourlyReaper("stream reaper", reap)
       return Streams.of({ read, reap })
     })
   )
