@@ -8,9 +8,9 @@
 // a word that is not there. The two sides alternate in rounds like the actor scenario; `ratio`
 // is grep p50 / baseline p50, so LOWER is better (1.0 = grep costs no more than fetching the
 // bytes and looking at them once). Each pattern's answer is checked once before measuring.
-import { Accounts } from "@troupe/domain/Accounts"
-import { Memory, type Reach } from "@troupe/domain/Memory"
-import { memoryLimits } from "@troupe/domain/MemoryRules"
+import { Accounts } from "@troupe/domain/accounts/Accounts"
+import { Memory, type Reach } from "@troupe/domain/memory/Memory"
+import { memoryLimits } from "@troupe/domain/memory/MemoryRules"
 import { documentTexts } from "@troupe/storage/repositories/Memory"
 import { Effect, Layer } from "effect"
 import { alternate, formatTable, type Sample, type Timing } from "./measure.ts"

@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http"
 import { PgClient } from "@effect/sql-pg"
-import { parseSessionToken, sessionSecretMatches } from "@troupe/domain/SessionTokens"
+import { parseSessionToken, sessionSecretMatches } from "@troupe/domain/accounts/SessionTokens"
 import { Effect, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 

@@ -1,7 +1,7 @@
 // Pure credential rules: handles, session token shape and digests, password digests.
-import { handleBase, handleCandidate, isHandle } from "@troupe/domain/Handles"
-import { hashPassword, verifyPassword } from "@troupe/domain/Passwords"
-import { mintSessionToken, parseSessionToken, sessionSecretMatches } from "@troupe/domain/SessionTokens"
+import { handleBase, handleCandidate, isHandle } from "@troupe/domain/accounts/Handles"
+import { hashPassword, verifyPassword } from "@troupe/domain/accounts/Passwords"
+import { mintSessionToken, parseSessionToken, sessionSecretMatches } from "@troupe/domain/accounts/SessionTokens"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 

@@ -6,7 +6,7 @@ import {
   normalizeUserCode,
   parseDeviceAuthorizationRequest,
   userCodeAlphabet
-} from "@troupe/domain/DeviceRequest"
+} from "@troupe/domain/connections/DeviceRequest"
 import { describe, expect, it } from "vitest"
 
 const FORM = "application/x-www-form-urlencoded"

@@ -1,7 +1,7 @@
 // Grep patterns are JavaScript regular expressions run on RE2: the translation must give the
 // engine's own answer on every line, and refuse (with the SUPPLEMENT's codes) what does not compile
 // or what RE2 cannot run in linear time.
-import { compilePattern, type GrepPattern, isPatternFault } from "@troupe/domain/GrepPattern"
+import { compilePattern, type GrepPattern, isPatternFault } from "@troupe/domain/memory/GrepPattern"
 import { describe, expect, it } from "vitest"
 
 const compiled = (pattern: string, ignoreCase = false): GrepPattern => {

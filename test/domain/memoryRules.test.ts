@@ -1,7 +1,7 @@
 // Memory rules without a database: path grammar and grep's whole-document pre-test, which must
 // never hide a line that matches on its own.
-import { compilePattern, type GrepPattern, isPatternFault } from "@troupe/domain/GrepPattern"
-import { applyEdit, matchingLines, parseDocumentPath, parseFilterPath } from "@troupe/domain/MemoryRules"
+import { compilePattern, type GrepPattern, isPatternFault } from "@troupe/domain/memory/GrepPattern"
+import { applyEdit, matchingLines, parseDocumentPath, parseFilterPath } from "@troupe/domain/memory/MemoryRules"
 import { describe, expect, it } from "vitest"
 
 const compiled = (pattern: string, ignoreCase = false) => {

@@ -1,10 +1,10 @@
 // Named agents below HTTP: the configuration validator's vocabulary and cross-field rules, and
 // the write's refusals that need a race or a shutdown to show (concurrent_write, shutdown_pending,
 // a declarer removed during the declaration), and instance definitions going with their declarer.
-import { renderConfiguration, validateConfiguration } from "@troupe/domain/AgentConfiguration"
-import { kernelTools } from "@troupe/domain/KernelTools"
-import { commitPut, NamedAgents, parseDefinition, preparePut } from "@troupe/domain/NamedAgents"
-import { Stewardship } from "@troupe/domain/Stewardship"
+import { renderConfiguration, validateConfiguration } from "@troupe/domain/agents/AgentConfiguration"
+import { commitPut, NamedAgents, parseDefinition, preparePut } from "@troupe/domain/agents/NamedAgents"
+import { Stewardship } from "@troupe/domain/connections/Stewardship"
+import { kernelTools } from "@troupe/domain/executors/KernelTools"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Conflict, Forbidden, NotFound, statusOfCode, Unprocessable } from "@troupe/contracts/Errors"
-import { Absent, Invalid, NotPermitted, StateConflict } from "@troupe/domain/Refusals"
+import { Absent, Invalid, NotPermitted, StateConflict } from "@troupe/domain/kernel/Refusals"
 import { answerRefusal } from "@troupe/http/conventions/DomainRefusals"
 import { describe, expect, it } from "vitest"
 

@@ -6,7 +6,7 @@
 // browser cookie authorizes safe /api/v1 reads only, and a human member token reads its member
 // profile (kind human, no configuration). Then: revoked, expired and fenced answer the same 401.
 import { ActorHost } from "@troupe/actors/ActorHost"
-import { Credentials } from "@troupe/domain/Credentials"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { sessionCookie } from "@troupe/http/web/Cookies"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

@@ -1,6 +1,6 @@
 // People for tests, created through the domain services of a running test server.
-import { Accounts } from "@troupe/domain/Accounts"
-import { Credentials } from "@troupe/domain/Credentials"
+import { Accounts } from "@troupe/domain/accounts/Accounts"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
 import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import { Effect } from "effect"
 import { request } from "./http.ts"

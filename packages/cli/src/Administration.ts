@@ -2,8 +2,8 @@
 // token) as one RPC group and its one implementation over the domain services. The CLI runs it in
 // its own process, or asks the running server that holds the embedded database (LocalChannel).
 import { join } from "node:path"
-import { Accounts } from "@troupe/domain/Accounts"
-import { Credentials } from "@troupe/domain/Credentials"
+import { Accounts } from "@troupe/domain/accounts/Accounts"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { withDatabase } from "@troupe/storage/Defects"
 import { findHumanByEmail, type UserRow } from "@troupe/storage/repositories/Accounts"
 import { Context, Effect, Schema } from "effect"

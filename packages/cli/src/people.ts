@@ -1,8 +1,8 @@
 // The commands for people: owner create, user create and token create. With DATABASE_URL they
 // work on PostgreSQL from this process; on the embedded database they ask the running server over
 // its local channel when one answers, and otherwise open the database themselves.
-import { Accounts } from "@troupe/domain/Accounts"
-import { Credentials } from "@troupe/domain/Credentials"
+import { Accounts } from "@troupe/domain/accounts/Accounts"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { loadServerConfig, type ServerConfig } from "@troupe/server/Config"
 import { migratedDatabase } from "@troupe/server/Server"
 import { Console, Effect, Layer, Option } from "effect"

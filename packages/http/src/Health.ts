@@ -2,7 +2,7 @@
 // process serves; GET /ready answers 200 only when the database answers at the migration level
 // this server started with (its runtime and supervisors exist once these routes do).
 import { Supervision } from "@troupe/actors/Supervision"
-import { type DatabaseState, Readiness } from "@troupe/domain/Readiness"
+import { type DatabaseState, Readiness } from "@troupe/domain/runtime/Readiness"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { envelope } from "./conventions/ErrorEnvelope.ts"

@@ -1,8 +1,8 @@
 // Handle renames (PATCH /agent_api/v1/principals/{public_id}): a human renames itself, a steward
 // its agents; the released name is reserved 14 days against everyone but the releaser (only the
 // latest released name); each rename narrates handle_changed on the account's stream.
-import { Credentials } from "@troupe/domain/Credentials"
-import { accountStream } from "@troupe/domain/HandleChanges"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
+import { accountStream } from "@troupe/domain/accounts/HandleChanges"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Outbox from "@troupe/storage/repositories/Outbox"
 import { Effect } from "effect"

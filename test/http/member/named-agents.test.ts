@@ -2,7 +2,7 @@
 // the route-miss rule for names, not_agent, mint 201 vs replace/restore 200, create_only,
 // handle suffixes, the listing, reversible DELETE, identifier conflicts, body and configuration
 // validation, and GET /agent_api/v1/profile reading a declared configuration.
-import { Credentials } from "@troupe/domain/Credentials"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

@@ -1,7 +1,7 @@
 // Member: store entries at the profile host over a real server, with agent credentials from the
 // device flow (and a human's member token): create, read, list, PATCH, DELETE, their errors, the
 // 64-entry and 1 MiB limits, concealment between principals, and the request budget.
-import { Credentials } from "@troupe/domain/Credentials"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { callerKey, spend, spent, startOfWindow } from "../../support/budget.ts"

@@ -3,8 +3,8 @@
 // from now on), then tails committed steps. The feed is subscribed BEFORE the journal is read,
 // and every read continues from the last seq sent, so nothing is missed or sent twice. A
 // member, an unknown kind, an unknown actor and malformed params all get the same rejection.
-import { type JournalEntry, RuntimeOperations } from "@troupe/domain/RuntimeOperations"
-import { StepFeed } from "@troupe/domain/StepFeed"
+import { type JournalEntry, RuntimeOperations } from "@troupe/domain/runtime/RuntimeOperations"
+import { StepFeed } from "@troupe/domain/runtime/StepFeed"
 import { Effect, Option, Stream } from "effect"
 import { type CableChannel, registerChannel, rejected } from "./Channels.ts"
 

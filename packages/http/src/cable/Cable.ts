@@ -10,10 +10,10 @@
 // tells every subscription `disconnected({willAttemptReconnect: false})`), whereas a refused
 // handshake (HTTP 401) looks to it like a network failure it keeps retrying with backoff,
 // forever. A plain GET without an upgrade answers the 401 envelope (or 426 when signed in).
-import { Credentials } from "@troupe/domain/Credentials"
-import { accessTokenFormat } from "@troupe/domain/OpaqueTokens"
-import { Sessions } from "@troupe/domain/Sessions"
-import { StepFeed } from "@troupe/domain/StepFeed"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
+import { accessTokenFormat } from "@troupe/domain/accounts/OpaqueTokens"
+import { Sessions } from "@troupe/domain/accounts/Sessions"
+import { StepFeed } from "@troupe/domain/runtime/StepFeed"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { bearerToken } from "../conventions/Bearer.ts"

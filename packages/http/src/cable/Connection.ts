@@ -1,7 +1,7 @@
 // One cable socket, from welcome to close: pings, the periodic and bus-triggered recheck of the
 // credential, and the client's subscribe / unsubscribe / message commands. Channels come from
 // the registry; this module knows only the wire protocol.
-import type { StepFeed } from "@troupe/domain/StepFeed"
+import type { StepFeed } from "@troupe/domain/runtime/StepFeed"
 import { Cause, Clock, Deferred, Duration, Effect, Exit, Scope, Stream } from "effect"
 import * as Socket from "effect/socket/Socket"
 import {

@@ -3,7 +3,7 @@
 // every 10 s, the executor answers with the action `pong`, and each answer marks it seen;
 // three missed pongs close the subscription. Presence reads these marks. Work frames
 // (work_available, work_canceled) arrive here once runs dispatch tasks.
-import { Executors, type PresenceMark } from "@troupe/domain/Executors"
+import { Executors, type PresenceMark } from "@troupe/domain/executors/Executors"
 import { Clock, Duration, Effect, Ref, Stream } from "effect"
 import { type CableChannel, registerChannel, rejected } from "./Channels.ts"
 

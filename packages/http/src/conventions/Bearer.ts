@@ -2,7 +2,7 @@
 // presents. Absent, malformed, revoked, expired or fenced are all 401 unauthorized; which plane
 // a grant may act on is for each plane's authentication to judge.
 import { errors } from "@troupe/contracts/Errors"
-import type { Credentials } from "@troupe/domain/Credentials"
+import type { Credentials } from "@troupe/domain/accounts/Credentials"
 import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
 

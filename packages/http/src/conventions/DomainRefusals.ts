@@ -2,7 +2,7 @@
 // the status the contract's Errors table gives it (`statusOfCode`), with the refusal's message.
 // Other failures pass through untouched.
 import { type ErrorOfCode, errors } from "@troupe/contracts/Errors"
-import { isRefusal, type Refusal, type RefusalCode } from "@troupe/domain/Refusals"
+import { isRefusal, type Refusal, type RefusalCode } from "@troupe/domain/kernel/Refusals"
 import { Effect } from "effect"
 
 /** The endpoint error a refusal answers with. */

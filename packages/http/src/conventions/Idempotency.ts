@@ -4,8 +4,8 @@
 import { createHash } from "node:crypto"
 import { errors } from "@troupe/contracts/Errors"
 import { CallerIdentity, IdempotencyKeyMaxBytes, Idempotent } from "@troupe/contracts/Idempotency"
-import { Idempotency, type StoredResponse } from "@troupe/domain/Idempotency"
-import { isObject } from "@troupe/domain/Json"
+import { Idempotency, type StoredResponse } from "@troupe/domain/kernel/Idempotency"
+import { isObject } from "@troupe/domain/kernel/Json"
 import { Context, Effect, Layer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 

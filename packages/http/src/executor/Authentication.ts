@@ -2,7 +2,7 @@
 // epoch. Member and platform credentials are refused with 401 unauthorized.
 import { errors } from "@troupe/contracts/Errors"
 import { CurrentExecutorCaller, ExecutorAuthentication } from "@troupe/contracts/executor/Caller"
-import { Credentials } from "@troupe/domain/Credentials"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { Effect, Layer } from "effect"
 import { presentedGrant } from "../conventions/Bearer.ts"
 

@@ -3,9 +3,9 @@
 // with the presence members the discovery row shows).
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentExecutorCaller } from "@troupe/contracts/executor/Caller"
-import { type Executor, Executors } from "@troupe/domain/Executors"
-import { now } from "@troupe/domain/Now"
-import { presenceFields } from "@troupe/domain/Presence"
+import { type Executor, Executors } from "@troupe/domain/executors/Executors"
+import { presenceFields } from "@troupe/domain/executors/Presence"
+import { now } from "@troupe/domain/kernel/Now"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"

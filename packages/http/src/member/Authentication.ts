@@ -11,8 +11,8 @@ import {
   type MemberCaller,
   type MemberPrincipal
 } from "@troupe/contracts/member/Caller"
-import type { User } from "@troupe/domain/Accounts"
-import { type AccessGrant, Credentials } from "@troupe/domain/Credentials"
+import type { User } from "@troupe/domain/accounts/Accounts"
+import { type AccessGrant, Credentials } from "@troupe/domain/accounts/Credentials"
 import { Effect, Layer } from "effect"
 import { presentedGrant } from "../conventions/Bearer.ts"
 

@@ -3,6 +3,7 @@
 // writes) and hands the decoded body's members to the Memory domain service.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
+import type { Refusal } from "@troupe/domain/kernel/Refusals"
 import {
   type EditMembers,
   type GrepMembers,
@@ -13,9 +14,8 @@ import {
   type RemoveMembers,
   type ShowMembers,
   type WriteMembers
-} from "@troupe/domain/Memory"
-import type { Refusal } from "@troupe/domain/Refusals"
-import { Workspaces } from "@troupe/domain/Workspaces"
+} from "@troupe/domain/memory/Memory"
+import { Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"

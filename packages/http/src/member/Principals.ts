@@ -2,7 +2,7 @@
 // credential (itself, or an agent it stewards). Rules in the HandleChanges domain service.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
-import { HandleChanges } from "@troupe/domain/HandleChanges"
+import { HandleChanges } from "@troupe/domain/accounts/HandleChanges"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"

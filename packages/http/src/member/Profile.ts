@@ -3,8 +3,8 @@
 // credential material.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
-import { renderConfiguration } from "@troupe/domain/AgentConfiguration"
-import { now } from "@troupe/domain/Now"
+import { renderConfiguration } from "@troupe/domain/agents/AgentConfiguration"
+import { now } from "@troupe/domain/kernel/Now"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 

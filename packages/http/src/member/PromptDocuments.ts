@@ -8,7 +8,7 @@ import {
   type PromptDocumentSummaryRow,
   PromptDocuments,
   type WriteInput
-} from "@troupe/domain/PromptDocuments"
+} from "@troupe/domain/memory/PromptDocuments"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"

@@ -6,15 +6,15 @@ import { errors } from "@troupe/contracts/Errors"
 import { CallerIdentity, IdempotencyKeyMaxBytes } from "@troupe/contracts/Idempotency"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
 import { IdempotencyKeyRequired, StoreEntryBudget } from "@troupe/contracts/member/StoreEntries"
-import { RateLimiter } from "@troupe/domain/RateLimiter"
+import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
 import {
   StoreEntries,
   type StoreEntryHost,
   StoreEntryRequestLimit,
   type StoreEntryRow,
   type StoreEntrySummaryRow
-} from "@troupe/domain/StoreEntries"
-import { Workspaces } from "@troupe/domain/Workspaces"
+} from "@troupe/domain/memory/StoreEntries"
+import { Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"

@@ -2,7 +2,7 @@
 import { TroupeApi } from "@troupe/contracts/Api"
 import { errors } from "@troupe/contracts/Errors"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
-import { type Workspace, type WorkspaceState, Workspaces } from "@troupe/domain/Workspaces"
+import { type Workspace, type WorkspaceState, Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"

@@ -1,8 +1,8 @@
 // POST /oauth/device_authorization starts a device connection; POST
 // /oauth/device_authorization/cancellation asks which side won (canceled or consumed).
-import { DeviceFlow } from "@troupe/domain/DeviceFlow"
-import { formatUserCode, parseDeviceAuthorizationRequest } from "@troupe/domain/DeviceRequest"
-import { RateLimiter } from "@troupe/domain/RateLimiter"
+import { DeviceFlow } from "@troupe/domain/connections/DeviceFlow"
+import { formatUserCode, parseDeviceAuthorizationRequest } from "@troupe/domain/connections/DeviceRequest"
+import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { clientAddress } from "../conventions/ClientAddress.ts"

@@ -1,6 +1,6 @@
 // POST /oauth/revoke (RFC 7009): a refresh token ends its lineage, an access token ends itself.
 // Always 200 with an empty body, whatever the token was.
-import { Credentials } from "@troupe/domain/Credentials"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { limited } from "./Device.ts"

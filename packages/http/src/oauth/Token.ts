@@ -1,11 +1,12 @@
 // POST /oauth/token: the device grant (polling) and refresh. Token responses follow the spec's
 // "Token response" (application client) and SUPPLEMENT's connector shape (never a scope member).
-import { ApplicationLogin } from "@troupe/domain/ApplicationLogin"
-import type { ConnectionIssued } from "@troupe/domain/Connections"
-import type { IssuedLineage } from "@troupe/domain/Credentials"
-import { Credentials } from "@troupe/domain/Credentials"
-import { DeviceFlow } from "@troupe/domain/DeviceFlow"
-import { applicationClientId, connectorClientId } from "@troupe/domain/DeviceRequest"
+
+import type { IssuedLineage } from "@troupe/domain/accounts/Credentials"
+import { Credentials } from "@troupe/domain/accounts/Credentials"
+import { ApplicationLogin } from "@troupe/domain/connections/ApplicationLogin"
+import type { ConnectionIssued } from "@troupe/domain/connections/Connections"
+import { DeviceFlow } from "@troupe/domain/connections/DeviceFlow"
+import { applicationClientId, connectorClientId } from "@troupe/domain/connections/DeviceRequest"
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { readOAuthParams } from "./Params.ts"

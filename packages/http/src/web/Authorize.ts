@@ -3,8 +3,8 @@
 // callback as RFC 6749 errors. The human must be signed in; before first boot the validated
 // request waits behind /setup and resumes after the owner exists. Approving issues a code.
 
-import { Accounts } from "@troupe/domain/Accounts"
-import { ApplicationLogin, type AuthorizeRequest, validateAuthorize } from "@troupe/domain/ApplicationLogin"
+import { Accounts } from "@troupe/domain/accounts/Accounts"
+import { ApplicationLogin, type AuthorizeRequest, validateAuthorize } from "@troupe/domain/connections/ApplicationLogin"
 import { Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { csrfField, csrfValid, grantCsrf } from "./Csrf.ts"

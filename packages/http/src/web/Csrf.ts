@@ -2,7 +2,7 @@
 // cookie, and in the form an HMAC of that nonce under the installation's CSRF key. A forged
 // cross-site post has neither the cookie's nonce nor the key to sign it.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { InstallationSecrets } from "@troupe/domain/InstallationSecrets"
+import { InstallationSecrets } from "@troupe/domain/accounts/InstallationSecrets"
 import { Context, Effect, Layer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { csrfCookie } from "./Cookies.ts"

@@ -8,8 +8,8 @@ import {
   DeviceFlow,
   type PendingConnection,
   type UnknownUserCode
-} from "@troupe/domain/DeviceFlow"
-import { formatUserCode } from "@troupe/domain/DeviceRequest"
+} from "@troupe/domain/connections/DeviceFlow"
+import { formatUserCode } from "@troupe/domain/connections/DeviceRequest"
 import { Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { csrfField, csrfValid, grantCsrf } from "./Csrf.ts"

@@ -1,5 +1,5 @@
 // GET /: who is signed in, with sign-out and links; sends newcomers to sign-in or first boot.
-import { Accounts } from "@troupe/domain/Accounts"
+import { Accounts } from "@troupe/domain/accounts/Accounts"
 import { Effect, Option } from "effect"
 import { HttpRouter } from "effect/http"
 import { csrfField, grantCsrf } from "./Csrf.ts"

@@ -4,7 +4,7 @@
 // to /api/v1.
 import { readFile } from "node:fs/promises"
 import { ActorHost } from "@troupe/actors/ActorHost"
-import { RuntimeOperations } from "@troupe/domain/RuntimeOperations"
+import { RuntimeOperations } from "@troupe/domain/runtime/RuntimeOperations"
 import { inspectorAssets } from "@troupe/inspector/Assets"
 import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"

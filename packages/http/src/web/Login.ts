@@ -1,8 +1,8 @@
 // Browser sign-in: GET/POST /login sets the session cookie (kind browser); POST /logout revokes
 // it. Attempts share the session login budget (10 per 3 minutes per source IP).
-import { Accounts } from "@troupe/domain/Accounts"
-import { RateLimiter, sessionLoginLimit } from "@troupe/domain/RateLimiter"
-import { Sessions } from "@troupe/domain/Sessions"
+import { Accounts } from "@troupe/domain/accounts/Accounts"
+import { Sessions } from "@troupe/domain/accounts/Sessions"
+import { RateLimiter, sessionLoginLimit } from "@troupe/domain/kernel/RateLimiter"
 import { Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { clientAddress } from "../conventions/ClientAddress.ts"

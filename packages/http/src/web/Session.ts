@@ -1,6 +1,6 @@
 // The browser session behind a page request: the session cookie, when it names a live browser
 // session; and the cookie that carries it.
-import { Sessions, sessionLifeMillis } from "@troupe/domain/Sessions"
+import { Sessions, sessionLifeMillis } from "@troupe/domain/accounts/Sessions"
 import { Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { sessionCookie } from "./Cookies.ts"

@@ -1,9 +1,9 @@
 // First boot: GET/POST /setup creates the owner while the instance is uninitialized (with the
 // setup secret when SERVICE_SETUP_SECRET is set), signs them in, and refuses afterwards.
 import { timingSafeEqual } from "node:crypto"
-import { Accounts } from "@troupe/domain/Accounts"
-import { RateLimiter } from "@troupe/domain/RateLimiter"
-import { Sessions } from "@troupe/domain/Sessions"
+import { Accounts } from "@troupe/domain/accounts/Accounts"
+import { Sessions } from "@troupe/domain/accounts/Sessions"
+import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
 import { Effect, Redacted } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { clientAddress } from "../conventions/ClientAddress.ts"

@@ -1,9 +1,10 @@
 // The agents and runners pages: what the signed-in human stewards, where to connect more (the
 // device verification page), and the ends they may put to them (remove an agent, revoke a
 // machine), as CSRF-protected forms.
-import { now } from "@troupe/domain/Now"
-import { presenceOf } from "@troupe/domain/Presence"
-import { Stewardship } from "@troupe/domain/Stewardship"
+
+import { Stewardship } from "@troupe/domain/connections/Stewardship"
+import { presenceOf } from "@troupe/domain/executors/Presence"
+import { now } from "@troupe/domain/kernel/Now"
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { csrfField, csrfValid, grantCsrf } from "./Csrf.ts"

@@ -1,8 +1,8 @@
 // The personal access tokens page (SUPPLEMENT "Human member-plane credentials"): a signed-in
 // human lists their tokens, mints one for the platform or member plane (its secret shown once, on
 // the answer to the form and never again) and revokes one, through CSRF-protected forms.
-import type { User } from "@troupe/domain/Accounts"
-import { Credentials, type PersonalTokenView } from "@troupe/domain/Credentials"
+import type { User } from "@troupe/domain/accounts/Accounts"
+import { Credentials, type PersonalTokenView } from "@troupe/domain/accounts/Credentials"
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { type CsrfGrant, csrfField, csrfValid, grantCsrf } from "./Csrf.ts"

@@ -1,5 +1,5 @@
 // What pages and OAuth need from the deployment: the setup secret, Secure cookies, the public URL.
-import type { RedirectPolicy } from "@troupe/domain/RedirectPolicy"
+import type { RedirectPolicy } from "@troupe/domain/connections/RedirectPolicy"
 import { Context, type Redacted } from "effect"
 
 export class WebConfig extends Context.Service<

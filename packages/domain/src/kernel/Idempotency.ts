@@ -46,7 +46,7 @@ export class Idempotency extends Context.Service<
       R
     >
   }
->()("@troupe/domain/Idempotency") {
+>()("@troupe/domain/kernel/Idempotency") {
   static readonly layer = Layer.effect(
     Idempotency,
     Effect.gen(function* () {

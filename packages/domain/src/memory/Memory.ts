@@ -12,7 +12,11 @@ import * as Repo from "@troupe/storage/repositories/Memory"
 import * as Named from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { Caller } from "./Caller.ts"
+import type { Caller } from "../accounts/Caller.ts"
+import { now } from "../kernel/Now.ts"
+import { Absent, BadParameter, Invalid, invalidBy, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
+import { overridableNamespace } from "../workspaces/WorkspaceSettings.ts"
+import type { Workspace } from "../workspaces/Workspaces.ts"
 import { compilePattern, isPatternFault } from "./GrepPattern.ts"
 import {
   applyEdit,
@@ -30,10 +34,6 @@ import {
   type Scope,
   scopes
 } from "./MemoryRules.ts"
-import { now } from "./Now.ts"
-import { Absent, BadParameter, Invalid, invalidBy, NotPermitted, Stale, StateConflict } from "./Refusals.ts"
-import { overridableNamespace } from "./WorkspaceSettings.ts"
-import type { Workspace } from "./Workspaces.ts"
 
 export type MemoryDocumentRow = Repo.MemoryDocumentRow
 export type MemorySummaryRow = Repo.MemorySummaryRow
@@ -209,7 +209,7 @@ export class Memory extends Context.Service<
     readonly edit: (reach: Reach, members: EditMembers) => Effect.Effect<MemoryDocumentRow, MemoryRefusal>
     readonly remove: (reach: Reach, members: RemoveMembers) => Effect.Effect<void, MemoryRefusal>
   }
->()("@troupe/domain/Memory") {
+>()("@troupe/domain/memory/Memory") {
   static readonly layer = Layer.effect(
     Memory,
     Effect.gen(function* () {

@@ -2,9 +2,9 @@
 // environment and documents, validated with field paths.
 import type { ExecutorRow } from "@troupe/storage/repositories/Executors"
 import { Effect } from "effect"
-import { canonicalBytes, isObject } from "./Json.ts"
-import { BadParameter, Invalid, TooLarge } from "./Refusals.ts"
-import { isPrintableText } from "./Text.ts"
+import { canonicalBytes, isObject } from "../kernel/Json.ts"
+import { BadParameter, Invalid, TooLarge } from "../kernel/Refusals.ts"
+import { isPrintableText } from "../kernel/Text.ts"
 
 export type Announcement = ExecutorRow["announcement"]
 

@@ -2,8 +2,8 @@
 // Errors table) and a message for people. Nothing here knows HTTP: the http layer answers each
 // code with the status the contract's table gives it.
 import { Schema } from "effect"
-import type { PatternFault } from "./GrepPattern.ts"
-import type { MemoryFault } from "./MemoryRules.ts"
+import type { PatternFault } from "../memory/GrepPattern.ts"
+import type { MemoryFault } from "../memory/MemoryRules.ts"
 
 const refusal = <const Codes extends ReadonlyArray<string>>(codes: Codes) => ({
   code: Schema.Literals(codes),

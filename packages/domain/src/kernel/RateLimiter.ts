@@ -22,7 +22,7 @@ export class RateLimiter extends Context.Service<
     /** Counts one hit for `subject`; fails with the seconds until the window ends once over the limit. */
     readonly consume: (limit: RateLimit, subject: string) => Effect.Effect<void, RateLimitExceeded>
   }
->()("@troupe/domain/RateLimiter") {
+>()("@troupe/domain/kernel/RateLimiter") {
   static readonly layer = Layer.effect(
     RateLimiter,
     Effect.gen(function* () {

@@ -8,10 +8,10 @@ import { withDatabase } from "@troupe/storage/Defects"
 import * as Repo from "@troupe/storage/repositories/PromptDocuments"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { Caller } from "./Caller.ts"
-import { now } from "./Now.ts"
-import { Absent, BadParameter, Invalid, type NotPermitted, type StateConflict } from "./Refusals.ts"
-import { Workspaces } from "./Workspaces.ts"
+import type { Caller } from "../accounts/Caller.ts"
+import { now } from "../kernel/Now.ts"
+import { Absent, BadParameter, Invalid, type NotPermitted, type StateConflict } from "../kernel/Refusals.ts"
+import { Workspaces } from "../workspaces/Workspaces.ts"
 
 export type Role = Repo.Role
 export type PromptDocumentRow = Repo.PromptDocumentRow
@@ -72,7 +72,7 @@ export class PromptDocuments extends Context.Service<
     ) => Effect.Effect<PromptDocumentRow, DoorRefusal | BadParameter>
     readonly remove: (caller: Caller, door: Door, slot: string) => Effect.Effect<void, DoorRefusal>
   }
->()("@troupe/domain/PromptDocuments") {
+>()("@troupe/domain/memory/PromptDocuments") {
   static readonly layer = Layer.effect(
     PromptDocuments,
     Effect.gen(function* () {

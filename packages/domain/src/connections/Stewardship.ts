@@ -13,7 +13,7 @@ import * as Executors from "@troupe/storage/repositories/Executors"
 import * as NamedAgents from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { now } from "./Now.ts"
+import { now } from "../kernel/Now.ts"
 
 export type StewardedAgent = Agents.AgentRow & {
   readonly application_public_id: string | null
@@ -30,7 +30,7 @@ export class Stewardship extends Context.Service<
     readonly removeAgent: (human: UserRow, agentPublicId: string) => Effect.Effect<void, NotStewarded>
     readonly revokeMachine: (human: UserRow, executorPublicId: string) => Effect.Effect<void, NotStewarded>
   }
->()("@troupe/domain/Stewardship") {
+>()("@troupe/domain/connections/Stewardship") {
   static readonly layer = Layer.effect(
     Stewardship,
     Effect.gen(function* () {

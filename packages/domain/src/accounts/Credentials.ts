@@ -13,10 +13,10 @@ import * as Repo from "@troupe/storage/repositories/Credentials"
 import * as Executors from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { InvalidInput, Unauthenticated } from "./Errors.ts"
-import { now } from "./Now.ts"
+import { InvalidInput, Unauthenticated } from "../kernel/Errors.ts"
+import { now } from "../kernel/Now.ts"
+import { isPrintable, isPrintableText } from "../kernel/Text.ts"
 import { accessTokenFormat, mintToken, parseToken, refreshTokenFormat, secretMatches } from "./OpaqueTokens.ts"
-import { isPrintable, isPrintableText } from "./Text.ts"
 
 export const accessTokenLifeSeconds = 1_209_600
 
@@ -198,7 +198,7 @@ export class Credentials extends Context.Service<
     /** Ends one of the human's personal access tokens at once (revoking an ended one changes nothing). */
     readonly revokePersonalToken: (user: UserRow, publicId: string) => Effect.Effect<void, NoSuchToken>
   }
->()("@troupe/domain/Credentials") {
+>()("@troupe/domain/accounts/Credentials") {
   static readonly layer = Layer.effect(
     Credentials,
     Effect.gen(function* () {

@@ -16,7 +16,7 @@
 // Decision (unknown parameters): only the recognized names below are examined. Any other name
 // (assignment_scope included) is ignored entirely, even when duplicated or structured, so it can
 // never influence the outcome. Parameter names are exact and case-sensitive.
-import { codePointLength, isPrintable } from "./Text.ts"
+import { codePointLength, isPrintable } from "../kernel/Text.ts"
 
 export const connectorClientId = "svc-first-party-connector"
 export const applicationClientId = "svc-application"

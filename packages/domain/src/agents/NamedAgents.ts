@@ -12,12 +12,12 @@ import * as Named from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { allocateHandle } from "../accounts/HandleChanges.ts"
+import { isObject } from "../kernel/Json.ts"
+import { now } from "../kernel/Now.ts"
+import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
+import { isPrintable, isPrintableText } from "../kernel/Text.ts"
 import { renderConfiguration, type StoredConfiguration, validateConfiguration } from "./AgentConfiguration.ts"
-import { allocateHandle } from "./HandleChanges.ts"
-import { isObject } from "./Json.ts"
-import { now } from "./Now.ts"
-import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "./Refusals.ts"
-import { isPrintable, isPrintableText } from "./Text.ts"
 
 export const nameGrammar = /^[a-z0-9][a-z0-9_-]{1,31}$/
 export const limits = { identifier: 128, description: 1024, systemPromptBytes: 64 * 1024, displayName: 100 } as const
@@ -231,7 +231,7 @@ export class NamedAgents extends Context.Service<
     ) => Effect.Effect<{ readonly agent: NamedAgentView; readonly created: boolean }, PutFailure>
     readonly remove: (callerId: bigint, name: string) => Effect.Effect<void, NotPermitted | Absent>
   }
->()("@troupe/domain/NamedAgents") {
+>()("@troupe/domain/agents/NamedAgents") {
   static readonly layer = Layer.effect(
     NamedAgents,
     Effect.gen(function* () {

@@ -8,10 +8,10 @@ import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/StoreEntries"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { now } from "./Now.ts"
-import type { RateLimit } from "./RateLimiter.ts"
-import { Absent, BadParameter, Invalid, Stale, StateConflict, TooLarge } from "./Refusals.ts"
-import { isPrintableText } from "./Text.ts"
+import { now } from "../kernel/Now.ts"
+import type { RateLimit } from "../kernel/RateLimiter.ts"
+import { Absent, BadParameter, Invalid, Stale, StateConflict, TooLarge } from "../kernel/Refusals.ts"
+import { isPrintableText } from "../kernel/Text.ts"
 
 export type StoreEntryHost = Repo.Host
 export type StoreEntryHostKind = Repo.HostKind

@@ -6,12 +6,12 @@ import * as Repo from "@troupe/storage/repositories/Accounts"
 import * as Reservations from "@troupe/storage/repositories/HandleReservations"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { AlreadyInitialized, EmailTaken, HandleTaken, InvalidInput, NotInitialized } from "./Errors.ts"
+import { AlreadyInitialized, EmailTaken, HandleTaken, InvalidInput, NotInitialized } from "../kernel/Errors.ts"
+import { now } from "../kernel/Now.ts"
+import { isPrintable, isPrintableText } from "../kernel/Text.ts"
 import { allocateHandle as allocateFreeHandle } from "./HandleChanges.ts"
 import { handleBase, isHandle } from "./Handles.ts"
-import { now } from "./Now.ts"
 import { hashPassword } from "./Passwords.ts"
-import { isPrintable, isPrintableText } from "./Text.ts"
 
 /** A person or agent of the account, as stored. */
 export type User = Repo.UserRow
@@ -64,7 +64,7 @@ export class Accounts extends Context.Service<
     ) => Effect.Effect<Repo.UserRow, NotInitialized | InvalidInput | EmailTaken | HandleTaken>
     readonly findUser: (id: bigint) => Effect.Effect<Repo.UserRow | undefined>
   }
->()("@troupe/domain/Accounts") {
+>()("@troupe/domain/accounts/Accounts") {
   static readonly layer = Layer.effect(
     Accounts,
     Effect.gen(function* () {

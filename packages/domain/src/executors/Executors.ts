@@ -7,9 +7,9 @@ import { isUuid } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import type { Caller } from "../accounts/Caller.ts"
+import { now } from "../kernel/Now.ts"
 import { type AnnouncementRefusal, validateAnnouncement } from "./Announcements.ts"
-import type { Caller } from "./Caller.ts"
-import { now } from "./Now.ts"
 
 export type Executor = Repo.ExecutorRow
 
@@ -31,7 +31,7 @@ export class Executors extends Context.Service<
       filter: { readonly kind?: "runner" | "tool_provider" | undefined; readonly publicId?: string | undefined }
     ) => Effect.Effect<ReadonlyArray<DiscoveredExecutor>>
   }
->()("@troupe/domain/Executors") {
+>()("@troupe/domain/executors/Executors") {
   static readonly layer = Layer.effect(
     Executors,
     Effect.gen(function* () {

@@ -17,11 +17,11 @@ import * as Devices from "@troupe/storage/repositories/DeviceAuthorizations"
 import * as Executors from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { deviceCodeFormat, mintToken, parseToken, secretMatches } from "../accounts/OpaqueTokens.ts"
+import { NotInitialized } from "../kernel/Errors.ts"
+import { now } from "../kernel/Now.ts"
 import { type ConnectionIssued, deviceAuthorizationActor } from "./Connections.ts"
 import { type DeviceRequest, newUserCode, normalizeUserCode } from "./DeviceRequest.ts"
-import { NotInitialized } from "./Errors.ts"
-import { now } from "./Now.ts"
-import { deviceCodeFormat, mintToken, parseToken, secretMatches } from "./OpaqueTokens.ts"
 
 export type PollAnswer =
   | { readonly _tag: "Pending" }
@@ -71,7 +71,7 @@ export class DeviceFlow extends Context.Service<
     ) => Effect.Effect<void, UnknownUserCode | ApprovalRefused>
     readonly deny: (userCode: string, human: Accounts.UserRow) => Effect.Effect<void, UnknownUserCode>
   }
->()("@troupe/domain/DeviceFlow") {
+>()("@troupe/domain/connections/DeviceFlow") {
   static readonly layer = Layer.effect(
     DeviceFlow,
     Effect.gen(function* () {

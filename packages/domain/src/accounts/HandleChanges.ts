@@ -12,11 +12,11 @@ import * as Outbox from "@troupe/storage/repositories/Outbox"
 import type { PrincipalRow } from "@troupe/storage/repositories/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { isObject } from "../kernel/Json.ts"
+import { now } from "../kernel/Now.ts"
+import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import type { Caller } from "./Caller.ts"
 import { handleCandidate, isHandle } from "./Handles.ts"
-import { isObject } from "./Json.ts"
-import { now } from "./Now.ts"
-import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "./Refusals.ts"
 
 export const reservationDays = 14
 const reservationMillis = reservationDays * 24 * 60 * 60 * 1000
@@ -69,7 +69,7 @@ export class HandleChanges extends Context.Service<
       body: unknown
     ) => Effect.Effect<PrincipalRow, RenameFailure>
   }
->()("@troupe/domain/HandleChanges") {
+>()("@troupe/domain/accounts/HandleChanges") {
   static readonly layer = Layer.effect(
     HandleChanges,
     Effect.gen(function* () {

@@ -2,8 +2,9 @@
 // grammar (scope as the first segment, skills/ rows), content and description checks, edits, and
 // grep's line matching (the patterns are GrepPattern.ts's). Which scopes a door reaches, fencing
 // and the per-anchor limit are Memory.ts's.
+
+import { codePointLength, isPrintable } from "../kernel/Text.ts"
 import type { GrepPattern } from "./GrepPattern.ts"
-import { codePointLength, isPrintable } from "./Text.ts"
 
 export const scopes = ["conversation", "workspace", "user", "agent", "speaker"] as const
 export type Scope = (typeof scopes)[number]

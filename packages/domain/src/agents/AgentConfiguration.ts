@@ -3,8 +3,8 @@
 // read-back (every field null, the tool list [], until declared; aliases as full function blocks).
 // A fault names its field (`configuration.approval_mode`), or a JSON pointer for prompt_template
 // grammar faults (`/configuration/prompt_template/blocks/0/type`).
-import { kernelTool, kernelToolByWire, renderKernelDescription } from "./KernelTools.ts"
-import { isPrintableText } from "./Text.ts"
+import { kernelTool, kernelToolByWire, renderKernelDescription } from "../executors/KernelTools.ts"
+import { isPrintableText } from "../kernel/Text.ts"
 
 export interface ConfigurationFault {
   readonly field: string

@@ -18,11 +18,11 @@ import type { DeviceAuthorizationRow } from "@troupe/storage/repositories/Device
 import * as Executors from "@troupe/storage/repositories/Executors"
 import * as NamedAgents from "@troupe/storage/repositories/NamedAgents"
 import { Effect } from "effect"
-import { type IssuedLineage, issueLineage } from "./Credentials.ts"
+import { type IssuedLineage, issueLineage } from "../accounts/Credentials.ts"
+import { allocateHandle } from "../accounts/HandleChanges.ts"
+import { handleBase } from "../accounts/Handles.ts"
+import { now } from "../kernel/Now.ts"
 import type { DeviceRequest } from "./DeviceRequest.ts"
-import { allocateHandle } from "./HandleChanges.ts"
-import { handleBase } from "./Handles.ts"
-import { now } from "./Now.ts"
 
 export interface ConnectionIssued {
   /** The approving human's platform lineage, for the application client. */

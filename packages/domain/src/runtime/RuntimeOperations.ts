@@ -7,7 +7,7 @@ import * as Actors from "@troupe/storage/repositories/Actors"
 import * as Audit from "@troupe/storage/repositories/Audit"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { now } from "./Now.ts"
+import { now } from "../kernel/Now.ts"
 
 export type JournalEntry = Actors.JournalRow
 

@@ -9,8 +9,8 @@ import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Sessions"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { InvalidCredentials, Unauthenticated } from "./Errors.ts"
-import { now } from "./Now.ts"
+import { InvalidCredentials, Unauthenticated } from "../kernel/Errors.ts"
+import { now } from "../kernel/Now.ts"
 import { verifyPassword } from "./Passwords.ts"
 import { mintSessionToken, parseSessionToken, sessionSecretMatches } from "./SessionTokens.ts"
 
@@ -45,7 +45,7 @@ export class Sessions extends Context.Service<
     /** Revokes the session through its actor: the token stops authenticating with the commit. */
     readonly revoke: (sessionPublicId: string) => Effect.Effect<void>
   }
->()("@troupe/domain/Sessions") {
+>()("@troupe/domain/accounts/Sessions") {
   static readonly layer = Layer.effect(
     Sessions,
     Effect.gen(function* () {

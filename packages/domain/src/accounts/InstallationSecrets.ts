@@ -5,12 +5,12 @@ import { withDatabase } from "@troupe/storage/Defects"
 import { getOrCreate } from "@troupe/storage/repositories/InstallationSecrets"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { now } from "./Now.ts"
+import { now } from "../kernel/Now.ts"
 
 export class InstallationSecrets extends Context.Service<
   InstallationSecrets,
   { readonly secret: (name: string) => Effect.Effect<Uint8Array> }
->()("@troupe/domain/InstallationSecrets") {
+>()("@troupe/domain/accounts/InstallationSecrets") {
   static readonly layer = Layer.effect(
     InstallationSecrets,
     Effect.gen(function* () {

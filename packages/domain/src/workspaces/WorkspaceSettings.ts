@@ -6,8 +6,8 @@ import * as Accounts from "@troupe/storage/repositories/Accounts"
 import * as Executors from "@troupe/storage/repositories/Executors"
 import type * as Repo from "@troupe/storage/repositories/Workspaces"
 import { Effect } from "effect"
-import { canonicalBytes, isObject } from "./Json.ts"
-import { BadParameter, Invalid, TooLarge } from "./Refusals.ts"
+import { canonicalBytes, isObject } from "../kernel/Json.ts"
+import { BadParameter, Invalid, TooLarge } from "../kernel/Refusals.ts"
 
 const invalid = (code: Invalid["code"], message: string) => new Invalid({ code, message })
 

@@ -11,10 +11,10 @@ import * as AgentsRepo from "@troupe/storage/repositories/Agents"
 import * as Codes from "@troupe/storage/repositories/AuthorizationCodes"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { mintToken, parseToken, secretMatches, type TokenFormat } from "../accounts/OpaqueTokens.ts"
+import { now } from "../kernel/Now.ts"
 import { type ConnectionIssued, consumeConnection } from "./Connections.ts"
 import { applicationClientId, type DeviceRequest, parseDeviceAuthorizationRequest } from "./DeviceRequest.ts"
-import { now } from "./Now.ts"
-import { mintToken, parseToken, secretMatches, type TokenFormat } from "./OpaqueTokens.ts"
 import { type RedirectPolicy, redirectAllowed } from "./RedirectPolicy.ts"
 
 export const codeLifeMillis = 5 * 60 * 1000
@@ -111,7 +111,7 @@ export class ApplicationLogin extends Context.Service<
       readonly codeVerifier: string
     }) => Effect.Effect<ConnectionIssued, InvalidCode>
   }
->()("@troupe/domain/ApplicationLogin") {
+>()("@troupe/domain/connections/ApplicationLogin") {
   static readonly layer = Layer.effect(
     ApplicationLogin,
     Effect.gen(function* () {
