@@ -28,6 +28,7 @@ import {
 } from "./Binding.ts"
 import { ActorExists, ActorNotFound, ActorQuarantined, InvalidMessage, UnknownKind } from "./Errors.ts"
 import { type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.ts"
+import { type DeliveryRef, Placement } from "./Placement.ts"
 import { planActions, type StepPlan, stateText, UnboundAction } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
 import { restore } from "./Snapshots.ts"
@@ -61,10 +62,8 @@ class SeqConflict extends Schema.TaggedError<SeqConflict>()("SeqConflict", {}) {
 /** A timer or job report that another delivery already consumed. */
 class StaleDelivery extends Schema.TaggedError<StaleDelivery>()("StaleDelivery", {}) {}
 
-export type Delivery =
-  | { readonly _tag: "Timer"; readonly timer: Repo.TimerRow }
-  | { readonly _tag: "Job"; readonly job: Repo.JobRow }
-  | { readonly _tag: "Message"; readonly message: Messages.MessageRow }
+/** A timer, a job's report or a told message, by what its actor's node needs to settle it. */
+export type Delivery = DeliveryRef
 
 /**
  * What became of a delivery: applied by a step, refused by the actor (recorded, never retried),
@@ -179,6 +178,14 @@ export class ActorHost extends Context.Service<
     ) => Effect.Effect<StepOutcome, ActorNotFound | ActorQuarantined | UnknownKind | InvalidMessage>
     /** Delivers a timer, a job's report or a told message (the runners call this). */
     readonly deliver: (delivery: Delivery, event: unknown) => Effect.Effect<DeliveryResult>
+    /** Steps the actor on this node, which holds it (the cluster's entities call this). */
+    readonly sendHere: (
+      kind: string,
+      actorId: string,
+      event: unknown
+    ) => Effect.Effect<StepOutcome, ActorNotFound | ActorQuarantined | UnknownKind | InvalidMessage>
+    /** Delivers on this node, which holds the delivery's actor (the cluster's entities call this). */
+    readonly deliverHere: (delivery: Delivery, event: unknown) => Effect.Effect<DeliveryResult>
     readonly binding: (kind: string) => Effect.Effect<Binding, UnknownKind>
     /** Drops the actor from memory and lifts its quarantine: it restarts from its last snapshot. */
     readonly restartActor: (kind: string, actorId: string) => Effect.Effect<boolean>
@@ -196,6 +203,7 @@ export class ActorHost extends Context.Service<
         const bindings = yield* Bindings
         const supervision = yield* Supervision
         const signals = yield* RunnerSignals
+        const placement = yield* Placement
         const live = new Map<string, Live>()
         const commitStep = options.groupCommit ? yield* makeGroupCommit(sql, options.groupCommit) : sql.withTransaction
         /** One mailbox (a one-permit semaphore) per actor with a step running or waiting. */
@@ -563,10 +571,14 @@ export class ActorHost extends Context.Service<
             })
           ).pipe(traceStep(binding.kind, actorId, event.type, delivery?._tag.toLowerCase() ?? "send"))
 
-        const send = (kind: string, actorId: string, sent: unknown) =>
+        /** Steps the actor here; `placed` hands the step to the node holding it when that is not this one. */
+        const send = (kind: string, actorId: string, sent: unknown, placed = true) =>
           Effect.gen(function* () {
             const binding = yield* bindingOf(kind)
             const event = yield* validateEvent(kind, binding.entry.events, sent)
+            if (placed && !placement.here(kind, actorId)) {
+              return (yield* placement.send(kind, actorId, event)) as StepOutcome
+            }
             return (yield* step(binding, actorId, event, undefined))!
           })
 
@@ -581,7 +593,7 @@ export class ActorHost extends Context.Service<
             )
           })
 
-        const deliver = (delivery: Delivery, delivered: unknown) =>
+        const deliver = (delivery: Delivery, delivered: unknown, placed = true) =>
           Effect.gen(function* () {
             const [kind, actorId] =
               delivery._tag === "Timer"
@@ -589,6 +601,7 @@ export class ActorHost extends Context.Service<
                 : delivery._tag === "Job"
                   ? [delivery.job.kind, delivery.job.actor_id]
                   : [delivery.message.to_kind, delivery.message.to_actor_id]
+            if (placed && !placement.here(kind, actorId)) return yield* placement.deliver(delivery, delivered)
             const binding = bindings.get(kind)
             const event =
               binding === undefined || delivered === undefined
@@ -665,6 +678,8 @@ export class ActorHost extends Context.Service<
           create: (kind, actorId, input) => Effect.provideService(create(kind, actorId, input), SqlClient, sql),
           send: (kind, actorId, event) => Effect.provideService(send(kind, actorId, event), SqlClient, sql),
           deliver: (delivery, event) => Effect.provideService(deliver(delivery, event), SqlClient, sql),
+          sendHere: (kind, actorId, event) => Effect.provideService(send(kind, actorId, event, false), SqlClient, sql),
+          deliverHere: (delivery, event) => Effect.provideService(deliver(delivery, event, false), SqlClient, sql),
           binding: bindingOf,
           restartActor: (kind, actorId) => Effect.provideService(restartActor(kind, actorId), SqlClient, sql),
           restartKind,

@@ -1,12 +1,15 @@
 // What the runtime tells the tracer and the logs: every step is a span named for its kind and
 // event, a child of the caller's span, with the actor's address, the event, the cause and the
-// outcome (and the new seq); a job is a span whose report step is its child; every line logged
-// inside a step, a job or a timer's delivery carries the actor's address.
+// outcome (and the new seq); a job is a root span, and a step a timer, a job's report or a told
+// message brings is the root of its own trace, linked to the span that delivered it and to the
+// step that scheduled it when its traceparent is known; every line logged inside a step, a job or
+// a timer's delivery carries the actor's address.
 
 import { ActorHost } from "@troupe/actors/ActorHost"
 import type { JobRunner } from "@troupe/actors/JobRunner"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { TimerRunner } from "@troupe/actors/TimerRunner"
+import { currentTraceparent, traceStep } from "@troupe/actors/Tracing"
 import { migratedDatabase } from "@troupe/server/Server"
 import { newPublicId } from "@troupe/storage/Ids"
 import { Clock, Effect, Exit, Layer, Logger, ManagedRuntime, Option, References, Tracer } from "effect"
@@ -125,19 +128,62 @@ describe("step spans", () => {
     expect((await stepSpan(exploding, "explode")).attributes.get("troupe.step.outcome")).toBe("ActorQuarantined")
   })
 
-  it("a job runs in its own span and its report's step is that span's child; a timer's step says so", async () => {
+  it("a job is a root span; its report's step is the root of its own trace, linked to the job's span", async () => {
     const id = await newWorker()
-    await send(id, { type: "fetch", url: "https://example.test/a" })
+    await run(
+      Effect.flatMap(ActorHost, (host) =>
+        host.send("worker", id, { type: "fetch", url: "https://example.test/a" })
+      ).pipe(Effect.withSpan("caller"))
+    )
     const job = await ended(id, "worker job worker.fetch")
     expect(attributes(job)).toMatchObject({ "troupe.job.name": "worker.fetch", "troupe.actor.kind": "worker" })
+    expect(job.parent).toEqual(Option.none())
     const report = await stepSpan(id, "fetched")
-    expect(report.attributes.get("troupe.step.cause")).toBe("job")
-    expect(Option.getOrUndefined(report.parent)?.spanId).toBe(job.spanId)
+    expect(attributes(report)).toMatchObject({ "troupe.step.cause": "job", "troupe.step.outcome": "accepted" })
+    expect(report.parent).toEqual(Option.none())
+    expect(report.traceId).not.toBe(job.traceId)
+    expect(report.links.map((link) => [link.span.spanId, link.attributes])).toEqual([
+      [job.spanId, { "troupe.link": "delivered_by" }]
+    ])
+  })
 
+  it("a timer's step is the root of its own trace with its attributes, not a child of the runner's span", async () => {
+    const id = await newWorker()
     await send(id, { type: "arm", delay: 1000 })
     clock.advance("2 seconds")
-    await run(Effect.flatMap(TimerRunner, (runner) => runner.runDue))
-    expect((await stepSpan(id, "ping")).attributes.get("troupe.step.cause")).toBe("timer")
+    const [delivered, pass] = await run(
+      Effect.all([Effect.flatMap(TimerRunner, (runner) => runner.runDue), Effect.currentSpan]).pipe(
+        Effect.withSpan("timer runner pass")
+      )
+    )
+    const step = await stepSpan(id, "ping")
+    expect(attributes(step)).toEqual({
+      "troupe.actor.kind": "worker",
+      "troupe.actor.id": id,
+      "troupe.event.type": "ping",
+      "troupe.step.cause": "timer",
+      "troupe.step.outcome": "accepted",
+      "troupe.step.seq": 3n
+    })
+    expect(step.parent).toEqual(Option.none())
+    expect(step.traceId).not.toBe(pass.traceId)
+    // The runner's own loop (under no span) may have delivered it first.
+    expect(step.links.map((link) => link.span.spanId)).toEqual(delivered === 1 ? [pass.spanId] : [])
+  })
+
+  it("a delivered step links to the step that scheduled it by that step's traceparent", async () => {
+    const scheduler = await run(
+      Effect.all([currentTraceparent, Effect.currentSpan]).pipe(Effect.withSpan("worker arm"))
+    )
+    expect(scheduler[0]).toBe(`00-${scheduler[1].traceId}-${scheduler[1].spanId}-01`)
+    expect(await run(currentTraceparent)).toBeUndefined()
+    const id = newPublicId()
+    await run(Effect.succeed(undefined).pipe(traceStep("worker", id, "ping", "timer", scheduler[0])))
+    const step = await stepSpan(id, "ping")
+    expect(step.parent).toEqual(Option.none())
+    expect(step.links.map((link) => [link.span.traceId, link.span.spanId, link.attributes])).toEqual([
+      [scheduler[1].traceId, scheduler[1].spanId, { "troupe.link": "scheduled_by" }]
+    ])
   })
 })
 

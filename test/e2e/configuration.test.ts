@@ -105,6 +105,22 @@ const cases: ReadonlyArray<Case> = [
     says: /^(?!.*s3cret).*name=value/
   },
   {
+    name: "OTEL_TRACES_SAMPLER not a sampler",
+    env: () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_TRACES_SAMPLER: "sometimes" }),
+    variable: "OTEL_TRACES_SAMPLER",
+    says: /parentbased_always_on \(the default\)/
+  },
+  {
+    name: "OTEL_TRACES_SAMPLER_ARG not a ratio",
+    env: () => ({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
+      OTEL_TRACES_SAMPLER: "traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "10%"
+    }),
+    variable: "OTEL_TRACES_SAMPLER_ARG",
+    says: /a number from 0 to 1/
+  },
+  {
     name: "TROUPE_TRUSTED_PROXIES with an entry that is no address",
     env: () => ({ TROUPE_TRUSTED_PROXIES: "10.0.0.0/8,proxy.internal" }),
     variable: "TROUPE_TRUSTED_PROXIES",

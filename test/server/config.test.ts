@@ -45,6 +45,30 @@ describe("loadServerConfig", () => {
     expect(String(set.value.telemetry.headers)).not.toContain("a,b=c")
   })
 
+  it("reads the sampler variables as the SDKs do, only with the exporter on", async () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }
+    const sampler = async (env: Record<string, string>) => {
+      const exit = await load({ ...endpoint, ...env })
+      if (Exit.isFailure(exit) || exit.value.telemetry === undefined) throw new Error("refused")
+      return exit.value.telemetry.sampler
+    }
+    expect(await sampler({})).toEqual({ name: "parentbased_always_on", ratio: 1 })
+    expect(await sampler({ OTEL_TRACES_SAMPLER: " TraceIdRatio ", OTEL_TRACES_SAMPLER_ARG: "0.25" })).toEqual({
+      name: "traceidratio",
+      ratio: 0.25
+    })
+    expect(await sampler({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio" })).toEqual({
+      name: "parentbased_traceidratio",
+      ratio: 1
+    })
+    expect(await sampler({ OTEL_TRACES_SAMPLER: "always_off", OTEL_TRACES_SAMPLER_ARG: "ignored" })).toEqual({
+      name: "always_off",
+      ratio: 1
+    })
+    const off = await load({ OTEL_TRACES_SAMPLER: "jaeger_remote" })
+    expect(Exit.isSuccess(off) && off.value.telemetry).toBeUndefined()
+  })
+
   it("refuses a TROUPE_TRUSTED_PROXIES entry that is no address, naming the entry", async () => {
     expect(await refusal({ TROUPE_TRUSTED_PROXIES: "127.0.0.1,proxy.internal" })).toMatchObject({
       _tag: "ConfigurationError",
@@ -107,6 +131,20 @@ describe("loadServerConfig", () => {
       "OTEL_EXPORTER_OTLP_HEADERS",
       "OTEL_EXPORTER_OTLP_HEADERS is not a list of name=value pairs (its value is not shown: it may hold a credential); write it as api-key=SECRET,x-team=ops with each value percent-encoded"
     ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://localhost:4318", OTEL_TRACES_SAMPLER: "jaeger_remote" },
+      "OTEL_TRACES_SAMPLER",
+      "OTEL_TRACES_SAMPLER=jaeger_remote is not a sampler Troupe offers; set it to parentbased_always_on (the default), parentbased_always_off, parentbased_traceidratio, always_on, always_off or traceidratio"
+    ],
+    ...["a tenth", "1.5", "-0.1", "0x1", "Infinity"].map((arg): [Record<string, string>, string, string] => [
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://localhost:4318",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: arg
+      },
+      "OTEL_TRACES_SAMPLER_ARG",
+      `OTEL_TRACES_SAMPLER_ARG=${arg} is not a ratio for parentbased_traceidratio; set it to the share of traces to keep, a number from 0 to 1 such as 0.25`
+    ]),
     [
       { DATABASE_URL: "mysql://root:s3cret@db/troupe" },
       "DATABASE_URL",

@@ -5,6 +5,7 @@ import type { DatabaseConfig } from "@troupe/storage/Database"
 import { Config, Effect, type LogLevel, Option, Redacted, Result } from "effect"
 import { IpNetwork } from "effect/net"
 import { ConfigurationError } from "./ConfigurationError.ts"
+import { loadSampler, type Sampler } from "./Sampling.ts"
 
 export interface ServerConfig {
   readonly port: number
@@ -19,8 +20,17 @@ export interface ServerConfig {
   /** Exact allowed application callbacks (SERVICE_OAUTH_REDIRECT_URIS), or the default policy. */
   readonly redirectUris: ReadonlyArray<string> | undefined
   readonly allowHttpRedirects: boolean
+  /** This node's place in the cluster of servers sharing one PostgreSQL; absent on the embedded database. */
+  readonly cluster?: ClusterConfig | undefined
   /** Where spans and logs are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT); unset: nothing is exported. */
   readonly telemetry?: TelemetryConfig | undefined
+}
+
+/** Where the other nodes reach this one (TROUPE_CLUSTER_HOST, TROUPE_CLUSTER_PORT). */
+export interface ClusterConfig {
+  readonly host: string
+  /** Unset: a free port is chosen at boot (fine on one machine; set it where nodes are apart). */
+  readonly port: number | undefined
 }
 
 export interface TelemetryConfig {
@@ -30,6 +40,8 @@ export interface TelemetryConfig {
   readonly serviceName: string
   /** Sent with every export (often a vendor's API key), so never logged. */
   readonly headers: Redacted.Redacted<Readonly<Record<string, string>>>
+  /** Which traces are exported (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG). */
+  readonly sampler: Sampler
 }
 
 /** The raw text of a variable, for the message (never for a secret). */
@@ -151,11 +163,13 @@ const loadTelemetry = Effect.gen(function* () {
       { secret: true }
     )
   }
+  const sampler = yield* loadSampler
   return {
     endpoint: new URL(endpoint),
     protocol,
     serviceName: serviceName === "" ? "troupe" : serviceName,
-    headers: Redacted.make(headers)
+    headers: Redacted.make(headers),
+    sampler
   } satisfies TelemetryConfig
 })
 
@@ -194,6 +208,12 @@ export const loadServerConfig = Effect.gen(function* () {
     "is not a boolean; set SERVICE_OAUTH_ALLOW_HTTP to true or false"
   )
   const telemetry = yield* loadTelemetry
+  const clusterHost = yield* Config.String("TROUPE_CLUSTER_HOST").pipe(Config.withDefault("127.0.0.1"))
+  const clusterPort = yield* variable(
+    "TROUPE_CLUSTER_PORT",
+    Config.option(Config.Port("TROUPE_CLUSTER_PORT")),
+    "is not a port; set TROUPE_CLUSTER_PORT to a whole number from 1 to 65535, such as 4100, or unset it for a free one"
+  )
   const database: DatabaseConfig = Option.match(databaseUrl, {
     onNone: () => ({ _tag: "embedded", dataDir: resolve(dataDir, "pg") }),
     onSome: (url) => ({ _tag: "postgres", url, maxConnections: poolSize })
@@ -209,6 +229,7 @@ export const loadServerConfig = Effect.gen(function* () {
     logLevel,
     redirectUris,
     allowHttpRedirects,
+    cluster: database._tag === "postgres" ? { host: clusterHost, port: Option.getOrUndefined(clusterPort) } : undefined,
     telemetry
   } satisfies ServerConfig
 })

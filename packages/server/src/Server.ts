@@ -4,6 +4,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { apiSessionActor } from "@troupe/actors/bindings/apiSession"
 import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
 import { workspaceActor } from "@troupe/actors/bindings/workspace"
+import { defaultHostOptions } from "@troupe/actors/ActorHost"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { Accounts } from "@troupe/domain/accounts/Accounts"
 import { Credentials } from "@troupe/domain/accounts/Credentials"
@@ -34,6 +35,7 @@ import { NodeLifetime } from "@troupe/storage/NodeLifetime"
 import { ByteSize, Effect, Layer, References } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
 import { IpNetwork } from "effect/net"
+import { clusterNode } from "./ClusterNode.ts"
 import type { ServerConfig } from "./Config.ts"
 import { createListener } from "./Listener.ts"
 import { telemetryLayer } from "./Telemetry.ts"
@@ -50,7 +52,9 @@ export const bindings = [apiSessionActor, deviceAuthorizationActor, executorAddr
 
 /** The actor runtime (host, supervisors, timer and job runners) over the migrated database. */
 export const actorLayer = (config: ServerConfig) =>
-  runtimeLayer(bindings).pipe(Layer.provideMerge(migratedDatabase(config.database)))
+  runtimeLayer(bindings, defaultHostOptions, config.cluster ? clusterNode(config.cluster) : undefined).pipe(
+    Layer.provideMerge(migratedDatabase(config.database))
+  )
 
 export const domainLayer = (config: ServerConfig) =>
   Layer.mergeAll(

@@ -1,11 +1,13 @@
 // The OTLP exporter: with OTEL_EXPORTER_OTLP_ENDPOINT set, every span (requests, steps, jobs, SQL)
-// and every log line is exported over OTLP/HTTP by Effect's own exporters; unset, nothing is.
+// of the traces the sampler keeps and every log line is exported over OTLP/HTTP by Effect's own
+// exporters; unset, nothing is.
 // A request's span records its id (http.response.header.x-request-id), as its log lines do, and
 // no query value (as the request's log line shows no query string).
-import { Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, Tracer } from "effect"
 import { FetchHttpClient, HttpMiddleware, UrlParams } from "effect/http"
 import { OtlpExporter, OtlpLogger, OtlpSerialization, OtlpTracer } from "effect/observability"
 import type { TelemetryConfig } from "./Config.ts"
+import { sampledTracer } from "./Sampling.ts"
 
 /** Of all headers, request spans record only the request id the answer carries. */
 const requestIdOnly = Layer.succeed(
@@ -26,7 +28,12 @@ export const telemetryLayer = (telemetry: TelemetryConfig | undefined): Layer.La
   }
   const common = { resource: { serviceName: telemetry.serviceName }, headers: Redacted.value(telemetry.headers) }
   return Layer.mergeAll(
-    OtlpTracer.layer({ ...common, url: signal("traces") }),
+    Layer.effect(
+      Tracer.Tracer,
+      Effect.map(OtlpTracer.make({ ...common, url: signal("traces") }), (tracer) =>
+        sampledTracer(telemetry.sampler, tracer)
+      )
+    ).pipe(Layer.provideMerge(OtlpExporter.layerFlusher)),
     OtlpLogger.layer({ ...common, url: signal("logs"), mergeWithExisting: true }),
     requestIdOnly,
     noQueryValues
