@@ -33,7 +33,7 @@ import { planActions, type StepPlan, stateText, UnboundAction } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
 import { restore } from "./Snapshots.ts"
 import { Supervision } from "./Supervision.ts"
-import { traceCreate, traceStep } from "./Tracing.ts"
+import { currentTraceparent, traceCreate, traceStep } from "./Tracing.ts"
 
 export type StepOutcome<Replies = Readonly<Record<string, unknown>>> =
   | {
@@ -343,9 +343,14 @@ export class ActorHost extends Context.Service<
           Effect.gen(function* () {
             const binding = yield* bindingOf(kind)
             const event = yield* validateEvent(kind, binding.entry.events, told)
-            yield* Messages.insertMessage({ from, toKind: kind, toActorId: actorId, event, now: yield* now }).pipe(
-              Effect.orDie
-            )
+            yield* Messages.insertMessage({
+              from,
+              toKind: kind,
+              toActorId: actorId,
+              event,
+              now: yield* now,
+              traceparent: yield* currentTraceparent
+            }).pipe(Effect.orDie)
             yield* sql.afterCommit(Queue.offer(signals.messages, undefined))
           })
 
@@ -569,7 +574,15 @@ export class ActorHost extends Context.Service<
                 yield* Effect.sleep(Duration.times(Duration.fromInputUnsafe(options.retryBackoff), 2 ** (failures - 1)))
               }
             })
-          ).pipe(traceStep(binding.kind, actorId, event.type, delivery?._tag.toLowerCase() ?? "send"))
+          ).pipe(
+            traceStep(
+              binding.kind,
+              actorId,
+              event.type,
+              delivery?._tag.toLowerCase() ?? "send",
+              delivery?._tag === "Message" ? delivery.message.traceparent : undefined
+            )
+          )
 
         /** Steps the actor here; `placed` hands the step to the node holding it when that is not this one. */
         const send = (kind: string, actorId: string, sent: unknown, placed = true) =>

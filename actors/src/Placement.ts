@@ -41,6 +41,7 @@ export type DeliveryRef =
         readonly to_actor_id: string
         readonly from_kind: string | null
         readonly from_actor_id: string | null
+        readonly traceparent: string | null
       }
     }
 

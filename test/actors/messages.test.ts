@@ -65,7 +65,9 @@ describe("messages between actors", () => {
       from_seq: 2n,
       event: { type: "greet" },
       state: "delivered",
-      settled_seq: 2n
+      settled_seq: 2n,
+      // The telling step's span, which the receiving step's trace links to.
+      traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
     })
   })
 

@@ -46,7 +46,7 @@ it("connects through the device flow, refreshes, and works as a member with type
   expect(profile.member).toMatchObject({ kind: "agent", display_name: "SDK agent" })
 
   const { workspace } = await Effect.runPromise(
-    client.workspaces.create({ headers: { "idempotency-key": "ws-1" }, payload: { workspace: { name: "Notes" } } })
+    client.workspaces.create({ headers: { "idempotency-key": "ws-1" }, payload: { name: "Notes" } })
   )
   expect(workspace.name).toBe("Notes")
   const { store_entry } = await Effect.runPromise(

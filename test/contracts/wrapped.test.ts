@@ -19,6 +19,15 @@ describe("wrappedOrTopLevel", () => {
     expect(Exit.isFailure(decode({ memory: "user/a", path: "user/outer" }))).toBe(true)
   })
 
+  it("when the wrapper is also a member, a non-object under it is that member at top level", () => {
+    const Mode = wrappedOrTopLevel("mode", Schema.Struct({ mode: Schema.Literals(["a", "b"]), n: Schema.Number }))
+    const decodeMode = Schema.decodeUnknownExit(Mode)
+    expect(decodeMode({ mode: { mode: "a", n: 1 } })).toEqual(Exit.succeed({ mode: "a", n: 1 }))
+    expect(decodeMode({ mode: "b", n: 2 })).toEqual(Exit.succeed({ mode: "b", n: 2 }))
+    expect(Exit.isFailure(decodeMode({ mode: "c", n: 2 }))).toBe(true)
+    expect(Exit.isFailure(decodeMode({ mode: { n: 1 }, n: 1 }))).toBe(true)
+  })
+
   it("refuses a body that is not an object", () => {
     for (const body of [[], "x", 1, null]) expect(Exit.isFailure(decode(body))).toBe(true)
   })

@@ -410,6 +410,59 @@ describe("device authorization request: field contents", () => {
   })
 })
 
+describe("device authorization request: the parameter at fault", () => {
+  const refusal = (result: DeviceRequestResult) => {
+    if (result._tag !== "Invalid") throw new Error(`expected Invalid, got ${JSON.stringify(result)}`)
+    return `${result.error}: ${result.description}`
+  }
+
+  it("names the parameter whose value, type or repetition is refused", () => {
+    expect(refusal(both({ ...agentRequest, agent_display_name: "   " }))).toBe(
+      "invalid_request: agent_display_name must be nonblank, printable and at most 100 characters"
+    )
+    expect(refusal(both({ ...machineRequest, registration_identifier: " host" }))).toBe(
+      "invalid_request: registration_identifier must be 1 to 128 printable characters without surrounding whitespace"
+    )
+    expect(refusal(json({ ...agentRequest, executor_display_name: 7 }))).toBe(
+      "invalid_request: executor_display_name must be a string"
+    )
+    expect(refusal(parseDeviceAuthorizationRequest(FORM, `${formBody(agentRequest)}&scope=a&scope=b`))).toBe(
+      "invalid_request: scope is given more than once"
+    )
+    expect(refusal(both({ ...machineRequest, assignment_agent_public_id: "x" }))).toBe(
+      "invalid_request: assignment_agent_public_id must be a UUID"
+    )
+  })
+
+  it("names the client, and the member a half branch lacks", () => {
+    expect(refusal(both(agentFields))).toBe("invalid_client: client_id is required")
+    expect(refusal(both({ ...agentRequest, client_id: "other" }))).toBe(
+      "invalid_client: client_id is not a device-flow client"
+    )
+    expect(refusal(both({ client_id: connector, agent_identifier: "a", executor_display_name: "E" }))).toBe(
+      "invalid_request: agent_display_name is required: agent_identifier, agent_display_name and executor_display_name go together"
+    )
+    expect(refusal(both({ ...agentRequest, runner_display_name: "Box" }))).toBe(
+      "invalid_request: registration_identifier is required: registration_identifier and runner_display_name go together"
+    )
+  })
+
+  it("names what a branch does not allow", () => {
+    expect(refusal(both({ ...agentRequest, executor_kind: "runner" }))).toBe(
+      "invalid_request: executor_kind is not allowed in an agent request"
+    )
+    expect(refusal(both({ ...combinedRequest, executor_kind: "tool_provider" }))).toBe(
+      "invalid_request: executor_kind must be runner in a combined request"
+    )
+    expect(refusal(both({ ...combinedRequest, assignment_agent_public_id: uuid }))).toBe(
+      "invalid_request: assignment_agent_public_id cannot be combined with an agent request"
+    )
+    expect(refusal(both({ ...machineRequest, executor_kind: "tool_provider", assignment_agent_public_id: uuid }))).toBe(
+      "invalid_request: assignment_agent_public_id is only for a runner"
+    )
+  })
+})
+
 describe("user codes", () => {
   it("alphabet is BCDFGHJKLMNPQRSTVWXZ", () => {
     expect(userCodeAlphabet).toBe("BCDFGHJKLMNPQRSTVWXZ")

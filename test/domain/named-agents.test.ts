@@ -2,7 +2,13 @@
 // the write's refusals that need a race or a shutdown to show (concurrent_write, shutdown_pending,
 // a declarer removed during the declaration), and instance definitions going with their declarer.
 import { renderConfiguration, validateConfiguration } from "@troupe/domain/agents/AgentConfiguration"
-import { commitPut, NamedAgents, parseDefinition, preparePut } from "@troupe/domain/agents/NamedAgents"
+import {
+  commitPut,
+  type DefinitionMembers,
+  definitionInput,
+  NamedAgents,
+  preparePut
+} from "@troupe/domain/agents/NamedAgents"
 import { Stewardship } from "@troupe/domain/connections/Stewardship"
 import { kernelTools } from "@troupe/domain/executors/KernelTools"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
@@ -201,28 +207,27 @@ describe("validateConfiguration", () => {
   })
 })
 
-describe("parseDefinition", () => {
-  it("judges shape (400) before values (422)", async () => {
-    const failure = (body: unknown) =>
+describe("definitionInput", () => {
+  it("judges the configuration and reads an empty system prompt as none", async () => {
+    const input = (members: Partial<DefinitionMembers>) =>
       Effect.runPromise(
-        Effect.flip(parseDefinition(body)).pipe(
-          Effect.map((e) => (e.code === "validation_failed" ? e.message : e.code))
+        definitionInput({ scope: "instance", description: "d", configuration: {}, ...members }).pipe(
+          Effect.match({ onFailure: (e) => e.message, onSuccess: (input) => input })
         )
       )
-    expect(await failure({ scope: "nope", description: 1, configuration: {} })).toBe("parameter_invalid")
-    expect(await failure({ scope: "nope", description: "d", configuration: {} })).toBe(
-      "scope must be instance or steward"
-    )
-    expect(await failure({ scope: "instance", description: "d", configuration: {}, create_only: "false" })).toBe(
-      "parameter_invalid"
-    )
+    expect(await input({ configuration: { approval_mode: "sometimes" } })).toContain("configuration.approval_mode")
+    expect(await input({ system_prompt: "" })).toMatchObject({
+      systemPrompt: null,
+      displayName: null,
+      createOnly: false
+    })
   })
 })
 
 describe("write refusals", () => {
   let server: TestServer
   let declarer: ConnectedAgent
-  const body = { scope: "instance", description: "d", configuration: {} }
+  const body: DefinitionMembers = { scope: "instance", description: "d", configuration: {} }
   const idOf = (publicId: string) => server.run(Accounts.findUserByPublicId(publicId).pipe(Effect.map((u) => u!.id)))
   const code = <A, E extends { readonly code: string }>(effect: Effect.Effect<A, E, any>) =>
     server.run(effect.pipe(Effect.match({ onFailure: (e) => e.code, onSuccess: () => "succeeded" })))
@@ -238,7 +243,7 @@ describe("write refusals", () => {
 
   it("a write prepared before another write landed is concurrent_write", async () => {
     const id = await idOf(declarer.publicId)
-    const input = await server.run(parseDefinition(body))
+    const input = await server.run(definitionInput(body))
     const first = await server.run(preparePut(id, "racer"))
     const second = await server.run(preparePut(id, "racer"))
     expect(await code(commitPut(first, input))).toBe("succeeded")
@@ -251,7 +256,7 @@ describe("write refusals", () => {
 
   it("a steward shutdown that began after the read is shutdown_pending", async () => {
     const id = await idOf(declarer.publicId)
-    const input = await server.run(parseDefinition(body))
+    const input = await server.run(definitionInput(body))
     const prepared = await server.run(preparePut(id, "late"))
     await exec((sql) => sql`UPDATE users SET shutdown_generation = shutdown_generation + 1 WHERE kind = 'human'`)
     expect(await code(commitPut(prepared, input))).toBe("shutdown_pending")
@@ -261,11 +266,11 @@ describe("write refusals", () => {
 
   it("a declarer removed during the declaration is refused, and its instance definitions go with it", async () => {
     const id = await idOf(declarer.publicId)
-    const named = (name: string, scope: string) =>
+    const named = (name: string, scope: DefinitionMembers["scope"]) =>
       server.run(Effect.flatMap(NamedAgents, (service) => service.put(id, name, { ...body, scope })))
     await named("keeper", "steward")
     await named("transient", "instance")
-    const input = await server.run(parseDefinition(body))
+    const input = await server.run(definitionInput(body))
     const prepared = await server.run(preparePut(id, "orphan"))
     const owner = await server.run(Effect.flatMap(Accounts.currentAccount, (a) => Accounts.findOwner(a!.id)))
     await server.run(Effect.flatMap(Stewardship, (stewardship) => stewardship.removeAgent(owner!, declarer.publicId)))

@@ -3,8 +3,11 @@
 // on the operations that take them; the Idempotency-Key header wherever a key is required; and
 // the members of JSON bodies (issue 9).
 import { TroupeApi } from "@troupe/contracts/Api"
+import { specCode } from "@troupe/contracts/Codes"
+import { statusOfCode } from "@troupe/contracts/Errors"
 import { Idempotent } from "@troupe/contracts/Idempotency"
 import { IdempotencyKeyRequired } from "@troupe/contracts/member/StoreEntries"
+import type { SchemaAST } from "effect"
 import { HttpApi } from "effect/http-api"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { request } from "../support/http.ts"
@@ -180,6 +183,118 @@ describe("JSON bodies", () => {
     const document = body?.properties?.prompt_document as JsonSchema | undefined
     expect(Object.keys(document?.properties ?? {}).sort()).toEqual(["content", "role"])
     expect(document?.required).toEqual(["content"])
+  })
+
+  it("show their members: the workspace commands, a named agent PUT and a handle rename", () => {
+    /** The members under `wrapper` (the object form where it may also be a member's own value). */
+    const members = (path: string, method: string, wrapper: string) => {
+      const body = spec.paths[path]?.[method]?.requestBody?.content["application/json"]?.schema
+      const under = body?.properties?.[wrapper] as (JsonSchema & { anyOf?: Array<JsonSchema> }) | undefined
+      const object = under?.anyOf?.find((schema) => schema.properties !== undefined) ?? under
+      return {
+        members: Object.keys(object?.properties ?? {}).sort(),
+        required: [...(object?.required ?? [])].sort()
+      }
+    }
+    const workspace = "/agent_api/v1/workspaces/{workspace_id}"
+    expect(members("/agent_api/v1/workspaces", "post", "workspace")).toEqual({
+      members: ["access_mode", "metadata", "name"],
+      required: ["name"]
+    })
+    expect(members(workspace, "patch", "workspace")).toEqual({
+      members: ["lock_version", "metadata", "name"],
+      required: ["lock_version"]
+    })
+    const locked = (...names: Array<string>) => ({
+      members: ["lock_version", ...names].sort(),
+      required: ["lock_version", ...names].sort()
+    })
+    expect(members(`${workspace}/access_mode`, "put", "access_mode")).toEqual(locked("access_mode"))
+    expect(members(`${workspace}/ownership_transfer`, "post", "ownership_transfer")).toEqual(
+      locked("target_user_public_id")
+    )
+    expect(members(`${workspace}/archival`, "post", "command")).toEqual(locked())
+    expect(members(`${workspace}/restoration`, "post", "command")).toEqual(locked())
+    expect(members(`${workspace}/messaging`, "put", "messaging")).toEqual(locked("agents"))
+    expect(members(`${workspace}/tool_provider_overrides`, "put", "tool_provider_overrides")).toEqual(
+      locked("overrides")
+    )
+    expect(members("/agent_api/v1/profile/agents/{name}", "put", "agent")).toEqual({
+      members: ["configuration", "create_only", "description", "display_name", "scope", "system_prompt"],
+      required: ["configuration", "description", "scope"]
+    })
+    expect(members("/agent_api/v1/principals/{public_id}", "patch", "principal")).toEqual({
+      members: ["handle"],
+      required: ["handle"]
+    })
+  })
+})
+
+/** Every spec code annotated anywhere in a request schema (its members, checks, keys, encodings). */
+const codesIn = (root: SchemaAST.AST): Set<string> => {
+  const codes = new Set<string>()
+  const seen = new Set<SchemaAST.AST>()
+  const note = (annotations: { readonly [key: string]: unknown } | undefined) => {
+    const code = annotations?.[specCode]
+    if (typeof code === "string") codes.add(code)
+  }
+  const checks = (list: ReadonlyArray<SchemaAST.Check<any>> | undefined) => {
+    for (const check of list ?? []) {
+      note(check.annotations)
+      if (check._tag === "FilterGroup") checks(check.checks)
+    }
+  }
+  const children = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> => {
+    switch (ast._tag) {
+      case "Objects":
+        return [...ast.propertySignatures, ...ast.indexSignatures].map((member) => member.type)
+      case "Arrays":
+        return [...ast.elements, ...ast.rest]
+      case "Union":
+        return ast.types
+      case "Suspend":
+        return [ast.thunk()]
+      case "Declaration":
+        return ast.typeParameters
+      default:
+        return []
+    }
+  }
+  const walk = (ast: SchemaAST.AST) => {
+    if (seen.has(ast)) return
+    seen.add(ast)
+    note(ast.annotations)
+    note(ast.context?.annotations)
+    checks(ast.checks)
+    for (const next of [...(ast.encoding ?? []).map((link) => link.to), ...children(ast)]) walk(next)
+  }
+  walk(root)
+  return codes
+}
+
+describe("spec codes on request schemas", () => {
+  it("every endpoint declares the error of each code its request schemas carry, so /openapi.json lists it", () => {
+    const carried = new Map<string, Set<string>>()
+    const undeclared: Array<string> = []
+    HttpApi.reflect(TroupeApi, {
+      onGroup: () => {},
+      onEndpoint: ({ endpoint, errors }) => {
+        const payloads = [...endpoint.payload.values()].flatMap(({ schemas }) => schemas)
+        const schemas = [endpoint.params, endpoint.query, endpoint.headers, ...payloads].filter(
+          (schema) => schema !== undefined
+        )
+        const codes = new Set(schemas.flatMap((schema) => [...codesIn(schema.ast)]))
+        carried.set(`${endpoint.method} ${endpoint.path}`, codes)
+        for (const code of codes) {
+          const status = statusOfCode[code as keyof typeof statusOfCode]
+          if (!errors.has(status)) undeclared.push(`${endpoint.method} ${endpoint.path}: ${code} (${status})`)
+        }
+      }
+    })
+    expect([...(carried.get("POST /agent_api/v1/profile/memory") ?? [])]).toEqual(
+      expect.arrayContaining(["memory_path_invalid", "skill_name_invalid", "memory_content_invalid"])
+    )
+    expect(undeclared).toEqual([])
   })
 })
 

@@ -10,11 +10,16 @@ import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { migrate } from "@troupe/storage/Migrations"
 import { NodeLifetime } from "@troupe/storage/NodeLifetime"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
+import * as Messages from "@troupe/storage/repositories/ActorMessages"
+import * as Actors from "@troupe/storage/repositories/Actors"
 import * as Receipts from "@troupe/storage/repositories/IdempotencyReceipts"
 import * as Secrets from "@troupe/storage/repositories/InstallationSecrets"
 import * as RateLimitWindows from "@troupe/storage/repositories/RateLimitWindows"
+import { RowDecodeError } from "@troupe/storage/repositories/Rows"
 import * as Sessions from "@troupe/storage/repositories/Sessions"
-import { Effect, Exit, Fiber, Layer, Stream } from "effect"
+import * as StoreEntries from "@troupe/storage/repositories/StoreEntries"
+import * as Workspaces from "@troupe/storage/repositories/Workspaces"
+import { Cause, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe } from "vitest"
 import { freshEmbedded, freshPostgres, postgresReachable, type TestDatabase } from "../support/database.ts"
@@ -225,6 +230,138 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         const second = yield* Secrets.getOrCreate("contract", new Uint8Array([2, 2]), new Date())
         assert.deepStrictEqual([...first], [1, 1])
         assert.deepStrictEqual([...second], [1, 1])
+      })
+    )
+
+    it.effect("rows decode to bigint, Date, JSON and null as their schemas say", () =>
+      Effect.gen(function* () {
+        const owner = (yield* Accounts.findHumanByEmail("ada@example.com"))!
+        const created = yield* Workspaces.insertWorkspace({
+          publicId: newPublicId(),
+          accountId: owner.account_id,
+          ownerId: owner.id,
+          createdBy: owner.id,
+          dedicatedAgentId: null,
+          name: "Decoded",
+          accessMode: "private",
+          metadata: { nested: { list: [1, "two", null] } },
+          now: at("2026-02-01T00:00:00.123Z")
+        })
+        const messaging = [{ agent_public_id: newPublicId(), mode: "private", allowed_sender_public_ids: [] }] as const
+        yield* Workspaces.updateWorkspace(created.id, 0, { messaging }, at("2026-02-02T00:00:00Z"))
+        const workspace = (yield* Workspaces.findWorkspace(created.public_id))!
+        assert.strictEqual(typeof workspace.id, "bigint")
+        assert.strictEqual(workspace.owner_id, owner.id)
+        assert.isNull(workspace.dedicated_agent_id)
+        assert.isNull(workspace.archived_at)
+        assert.strictEqual(workspace.created_at.toISOString(), "2026-02-01T00:00:00.123Z")
+        assert.deepStrictEqual(workspace.metadata, { nested: { list: [1, "two", null] } })
+        assert.deepStrictEqual(workspace.messaging, messaging)
+        assert.strictEqual(workspace.lock_version, 1)
+
+        const host = { kind: "workspace", id: workspace.id } as const
+        const entry = yield* StoreEntries.insertEntry({
+          publicId: newPublicId(),
+          host,
+          namespace: "ns",
+          key: "k",
+          valueJson: '{"z":1,"a":[true]}',
+          now: at("2026-02-01T00:00:00Z")
+        })
+        assert.deepStrictEqual(Object.keys(entry!.value as object), ["z", "a"])
+        assert.strictEqual(yield* StoreEntries.countEntries(host), 1)
+
+        const actorId = newPublicId()
+        const write = {
+          kind: "contract",
+          actorId,
+          machine: "contract",
+          version: 1,
+          status: "active",
+          stateValue: "idle",
+          snapshot: { value: "idle", context: { n: 1 } },
+          now: at("2026-02-01T00:00:00Z")
+        } as const
+        assert.isTrue(yield* Actors.insertSnapshot(write))
+        const snapshot = (yield* Actors.findSnapshot("contract", actorId))!
+        assert.strictEqual(snapshot.seq, 1n)
+        assert.isNull(snapshot.quarantined_at)
+        assert.deepStrictEqual(snapshot.snapshot, { value: "idle", context: { n: 1 } })
+        const event = { type: "tick", by: 2, nested: { deep: [1] } }
+        yield* Actors.appendJournal({
+          kind: "contract",
+          actorId,
+          seq: 2n,
+          event,
+          fromState: null,
+          toState: "idle",
+          actions: ["count"],
+          at: at("2026-02-01T00:00:01Z")
+        })
+        const [journal] = yield* Actors.readJournal("contract", actorId, 0n, 10)
+        assert.deepStrictEqual(journal, {
+          seq: 2n,
+          event_type: "tick",
+          event,
+          from_state: null,
+          to_state: "idle",
+          actions: ["count"],
+          at: at("2026-02-01T00:00:01Z")
+        })
+        yield* Actors.upsertTimer({
+          kind: "contract",
+          actorId,
+          timerId: "t",
+          event,
+          dueAt: at("2026-02-03T00:00:00Z"),
+          seq: 2n
+        })
+        const [timer] = yield* Actors.actorTimers("contract", actorId)
+        assert.deepStrictEqual(timer!.event, event)
+        assert.strictEqual(timer!.set_at_seq, 2n)
+        assert.deepStrictEqual(yield* Actors.nextTimerDue, at("2026-02-03T00:00:00Z"))
+        yield* Messages.insertMessage({
+          from: undefined,
+          toKind: "contract",
+          toActorId: actorId,
+          event,
+          now: at("2026-02-01T00:00:02Z")
+        })
+        const [message] = yield* Messages.pendingMessagesTo("contract", actorId, 10)
+        assert.deepStrictEqual(message!.event, event)
+        assert.isNull(message!.from_seq)
+        assert.isNull(message!.settled_at)
+        const counts = yield* Actors.countByKind
+        assert.deepStrictEqual(
+          counts.find((row) => row.kind === "contract"),
+          { kind: "contract", actors: 1n, active: 1n, quarantined: 0n }
+        )
+      })
+    )
+
+    it.effect("a row its schema refuses is a defect naming the query", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        const owner = (yield* Accounts.findHumanByEmail("ada@example.com"))!
+        const workspace = yield* Workspaces.insertWorkspace({
+          publicId: newPublicId(),
+          accountId: owner.account_id,
+          ownerId: owner.id,
+          createdBy: owner.id,
+          dedicatedAgentId: null,
+          name: "Malformed",
+          accessMode: "private",
+          metadata: {},
+          now: new Date()
+        })
+        yield* sql`UPDATE workspaces SET messaging = '{"not": "a list"}'::jsonb WHERE id = ${workspace.id}`
+        const exit = yield* Effect.exit(Workspaces.findWorkspace(workspace.public_id))
+        yield* sql`DELETE FROM workspaces WHERE id = ${workspace.id}`
+        assert.isTrue(Exit.isFailure(exit))
+        if (Exit.isSuccess(exit)) return
+        const defect = exit.cause.reasons.find(Cause.isDieReason)?.defect
+        assert.instanceOf(defect, RowDecodeError)
+        assert.match((defect as RowDecodeError).message, /^Workspaces\.findWorkspace: .*messaging/s)
       })
     )
 

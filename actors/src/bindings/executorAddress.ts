@@ -1,12 +1,14 @@
-// The executor address binding: revocation marks the address revoked and ends its runner
-// credentials in its step, which fences its transport at once (authentication requires an active
-// address).
+// The executor address binding, the only writer of an executor row after its insertion: it
+// mirrors the machine's epoch on the row (with a re-pair's new name), writes what an
+// announcement serves (answering the row), and on revocation marks the address revoked and ends
+// its runner credentials in the step, which fences its transport at once (authentication
+// requires an active address at an epoch not behind the row's).
 import { executorAddressEffects } from "@troupe/machines/executorAddress/effects"
 import { machines } from "@troupe/machines/registry"
 import { revokeHolderLineages } from "@troupe/storage/repositories/Credentials"
-import { findExecutorByPublicId, revokeExecutor } from "@troupe/storage/repositories/Executors"
+import * as Executors from "@troupe/storage/repositories/Executors"
 import { Effect } from "effect"
-import { defineActor } from "../Binding.ts"
+import { defineActor, Veto } from "../Binding.ts"
 
 export const executorAddressActor = defineActor({
   kind: "executorAddress",
@@ -14,10 +16,16 @@ export const executorAddressActor = defineActor({
   resourceType: "executor",
   stream: (actorId) => `executor:${actorId}`,
   rows: {
+    [executorAddressEffects.recordEpoch]: (params, step) =>
+      Executors.recordEpoch(step.actorId, params.epoch, params.displayName, step.now),
+    [executorAddressEffects.recordAnnouncement]: (params, step) =>
+      Effect.flatMap(Executors.replaceAnnouncement(step.actorId, params.announcement, step.now), (row) =>
+        row ? Effect.succeed(row) : Effect.fail(new Veto({ reason: "the address is revoked" }))
+      ),
     [executorAddressEffects.recordRevoked]: (_params, step) =>
       Effect.gen(function* () {
-        yield* revokeExecutor(step.actorId, step.now)
-        const executor = yield* findExecutorByPublicId(step.actorId)
+        yield* Executors.revokeExecutor(step.actorId, step.now)
+        const executor = yield* Executors.findExecutorByPublicId(step.actorId)
         if (executor) yield* revokeHolderLineages("runner", { executorId: executor.id }, step.now)
       })
   },

@@ -73,7 +73,7 @@ const supervisorRows = (supervisors: ReadonlyArray<typeof Supervisor.Type>) =>
       String(s.quarantined_actors),
       String(s.restarts),
       String(s.failures),
-      s.started_at
+      s.startedAt.toISOString()
     ])
   ])
 
@@ -96,18 +96,20 @@ export const supervisors = Command.make("supervisors", {}, () =>
 
 const describeActor = (actor: typeof ActorDetail.Type) =>
   [
-    `${actor.kind} ${actor.id}`,
-    `state: ${actor.state} (${actor.status})  seq: ${actor.seq}${actor.stuck ? "  STUCK" : ""}${
-      actor.quarantined_at ? `  QUARANTINED since ${actor.quarantined_at}` : ""
+    `${actor.kind} ${actor.actor_id}`,
+    `state: ${actor.state_value} (${actor.status})  seq: ${actor.seq}${actor.stuck ? "  STUCK" : ""}${
+      actor.quarantined_at ? `  QUARANTINED since ${actor.quarantined_at.toISOString()}` : ""
     }`,
     `context: ${JSON.stringify(actor.context)}`,
-    `timers: ${actor.timers.map((t) => `${t.id} at ${t.due_at}`).join(", ") || "none"}`,
+    `timers: ${actor.timers.map((t) => `${t.timer_id} at ${t.due_at.toISOString()}`).join(", ") || "none"}`,
     `jobs: ${actor.jobs.map((j) => `${j.name} ${j.state} (${j.attempts} attempts)`).join(", ") || "none"}`,
-    `pending messages: ${actor.pending_messages.map((m) => `${eventType(m.event)} (${m.waiting ?? "due"})`).join(", ") || "none"}`,
+    `pending messages: ${actor.pendingMessages.map((m) => `${eventType(m.event)} (${m.last_error ?? "due"})`).join(", ") || "none"}`,
     "journal:",
-    ...actor.journal.map((e) => `  ${e.seq}  ${e.at}  ${eventType(e.event)}: ${e.from ?? "-"} -> ${e.to}`),
-    ...(actor.dead_letters.length > 0
-      ? ["dead letters:", ...actor.dead_letters.map((d) => `  ${d.at}  ${eventType(d.event)}: ${d.error}`)]
+    ...actor.journal.map(
+      (e) => `  ${e.seq}  ${e.at.toISOString()}  ${eventType(e.event)}: ${e.from_state ?? "-"} -> ${e.to_state}`
+    ),
+    ...(actor.deadLetters.length > 0
+      ? ["dead letters:", ...actor.deadLetters.map((d) => `  ${d.at.toISOString()}  ${eventType(d.event)}: ${d.error}`)]
       : [])
   ].join("\n")
 
@@ -124,7 +126,7 @@ const restartActor = Command.make(
   ({ kind, id }) =>
     Effect.gen(function* () {
       const { actor } = yield* call((client) => client.admin.restartActor({ params: { kind, id } }))
-      yield* Console.log(`Restarted ${actor.kind} ${actor.id}: ${actor.state} at seq ${actor.seq}.`)
+      yield* Console.log(`Restarted ${actor.kind} ${actor.actor_id}: ${actor.state_value} at seq ${actor.seq}.`)
     })
 ).pipe(Command.withDescription("Restart one actor: lift its quarantine, reload its last snapshot"))
 
@@ -151,8 +153,8 @@ export const actors = Command.make(
           ["KIND", "ID", "STATE", "SEQ", "FLAGS"],
           ...actors.map((a) => [
             a.kind,
-            a.id,
-            a.state,
+            a.actor_id,
+            a.state_value,
             String(a.seq),
             [a.stuck ? "stuck" : "", a.quarantined_at ? "quarantined" : ""].filter(Boolean).join(",")
           ])

@@ -1,10 +1,10 @@
 // The composition root: database (migrated), domain services, routes and the HTTP server,
 // assembled from a ServerConfig. The only module that knows every package.
 import { NodeHttpServer } from "@effect/platform-node"
+import { defaultHostOptions } from "@troupe/actors/ActorHost"
 import { apiSessionActor } from "@troupe/actors/bindings/apiSession"
 import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
 import { workspaceActor } from "@troupe/actors/bindings/workspace"
-import { defaultHostOptions } from "@troupe/actors/ActorHost"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { Accounts } from "@troupe/domain/accounts/Accounts"
 import { Credentials } from "@troupe/domain/accounts/Credentials"

@@ -1,5 +1,7 @@
 // The executor plane's own address (GET /agent_api/v1/executor, PUT announcement) and member-plane
 // discovery (GET /agent_api/v1/executors[/{public_id}]) with assignment scopes and presence.
+import { Inspection } from "@troupe/actors/Inspection"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bearer, request } from "../../support/http.ts"
 import { createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
@@ -81,13 +83,48 @@ describe("announcement", () => {
     expect([missing.status, missing.body.error.code]).toEqual([400, "parameter_missing"])
     const badKind = await announce(token, { tools: [tool("a"), tool("b", { kind: "dangerous" })] })
     expect([badKind.status, badKind.body.error.code]).toEqual([422, "validation_failed"])
-    expect(badKind.body.error.message).toContain("tools[1].effect_profile.kind")
+    expect(badKind.body.error.message).toContain("tools.1.effect_profile.kind")
     const duplicate = await announce(token, { tools: [tool("a"), tool("a")] })
-    expect(duplicate.body.error.message).toContain("tools[1].name")
+    expect(duplicate.body.error.message).toContain("tools.1.name")
     const noProfile = await announce(token, { tools: [{ name: "x" }] })
-    expect(noProfile.body.error.message).toContain("tools[0].effect_profile")
+    expect(noProfile.body.error.message).toContain("tools.0.effect_profile")
     const huge = await announce(token, { tools: [], environment: { blob: "x".repeat(70_000) } })
     expect([huge.status, huge.body.error.code]).toEqual([413, "content_too_large"])
+  })
+
+  it("Executor address: active → active, served tools, environment and documents replaced by an announcement, one step of its address", async () => {
+    const token = tools.memberRunner.access_token
+    const announced = (await announce(token, { tools: [tool("lookup")], documents: null })).body.executor
+    expect(announced).toMatchObject({ served_tools: [tool("lookup")], environment: null, served_documents: [] })
+    const detail = await server.run(
+      Effect.flatMap(Inspection, (inspection) => inspection.detail("executorAddress", announced.public_id))
+    )
+    expect(detail?.row.state_value).toBe("active")
+    expect(detail?.journal.at(-1)).toMatchObject({
+      event: { type: "executor.announce", announcement: { tools: [tool("lookup")], environment: null, documents: [] } },
+      actions: ["executor.recordAnnouncement"]
+    })
+  })
+
+  it("reads the body by its contract: /openapi.json shows its members; faults inside are 422 naming them", async () => {
+    const spec = (await request(server.baseUrl, "GET", "/openapi.json")).body
+    const body = spec.paths["/agent_api/v1/executor/announcement"].put.requestBody.content["application/json"].schema
+    expect(Object.keys(body.properties).sort()).toEqual(["documents", "environment", "tools"])
+    expect(body.required).toEqual(["tools"])
+    const token = tools.privateRunner.access_token
+    for (const [sent, member] of [
+      [{ tools: "all" }, "tools"],
+      [{ tools: [{ ...tool("a"), timeout_ms: 0 }] }, "tools.0.timeout_ms"],
+      [{ tools: [tool("a\u202e")] }, "tools.0.name"],
+      [{ tools: [], environment: ["linux"] }, "environment"],
+      [{ tools: [], documents: [{ name: " ", description: "blank" }] }, "documents.0.name"]
+    ] as const) {
+      const refused = await announce(token, sent)
+      expect([refused.status, refused.body.error.code], member).toEqual([422, "validation_failed"])
+      expect(refused.body.error.message).toContain(member)
+    }
+    const notObject = await announce(token, [tool("a")])
+    expect([notObject.status, notObject.body.error.code]).toEqual([400, "parameter_invalid"])
   })
 
   it("takes a transport credential only", async () => {

@@ -159,7 +159,11 @@ describe("codes", () => {
     const actor = await server.run(
       Effect.flatMap(Inspection, (inspection) => inspection.detail("executorAddress", after.public_id))
     )
-    expect(actor?.journal.at(-1)?.event).toEqual({ type: "executor.repaired", epoch: after.credential_epoch })
+    expect(actor?.journal.at(-1)?.event).toEqual({
+      type: "executor.repaired",
+      epoch: after.credential_epoch,
+      displayName: "App"
+    })
     expect(actor?.context).toMatchObject({ epoch: after.credential_epoch })
   })
 

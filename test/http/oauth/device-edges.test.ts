@@ -61,6 +61,29 @@ describe("after first boot", () => {
     expect((await poll(server, started.body.device_code)).body.error).toBe("invalid_grant")
   })
 
+  it("a refused request names the parameter at fault in error_description", async () => {
+    const refused = await form(server, "/oauth/device_authorization", {
+      client_id: "svc-first-party-connector",
+      ...agentFields("named-fault"),
+      agent_display_name: "   "
+    })
+    expect([refused.status, refused.body]).toEqual([
+      400,
+      {
+        error: "invalid_request",
+        error_description: "agent_display_name must be nonblank, printable and at most 100 characters"
+      }
+    ])
+    const unknownClient = await form(server, "/oauth/device_authorization", {
+      client_id: "someone-else",
+      ...agentFields("named-fault")
+    })
+    expect([unknownClient.status, unknownClient.body]).toEqual([
+      400,
+      { error: "invalid_client", error_description: "client_id is not a device-flow client" }
+    ])
+  })
+
   it("a live match with another scope and agent binding is invalidated (access_denied)", async () => {
     const first = await startDevice(server, machineFields("scoped-2"))
     await decide(owner, first.user_code, "approve", "account_wide")

@@ -158,7 +158,11 @@ describe("branch A: an agent", () => {
     const actor = await server.run(
       Effect.flatMap(Inspection, (inspection) => inspection.detail("executorAddress", after.public_id))
     )
-    expect(actor?.journal.at(-1)?.event).toEqual({ type: "executor.repaired", epoch: after.credential_epoch })
+    expect(actor?.journal.at(-1)?.event).toEqual({
+      type: "executor.repaired",
+      epoch: after.credential_epoch,
+      displayName: "agent-repair app"
+    })
     expect((await get("/agent_api/v1/profile", second.access_token)).body.member.display_name).toBe("Renamed agent")
     const refresh = await form(server, "/oauth/token", {
       grant_type: "refresh_token",

@@ -11,6 +11,7 @@ export interface ExecutorCaller {
     readonly kind: "agent_application" | "runner" | "tool_provider"
     readonly status: "active" | "revoked"
     readonly displayName: string
+    /** The epoch the credential carries: the address's, or the one its next step takes. */
     readonly credentialEpoch: number
   }
 }

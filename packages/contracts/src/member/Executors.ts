@@ -2,29 +2,21 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound } from "../Errors.ts"
-import { ServedDocument, ServedTool } from "../executor/Executor.ts"
+import { executorMembers } from "../executor/Executor.ts"
 import { MemberAuthentication } from "./Caller.ts"
 
+/** An address as discovery shows it: the executor's own view's members with its assignment. */
 export const DiscoveredExecutor = Schema.Struct({
-  public_id: Schema.String,
+  ...executorMembers,
   kind: Schema.Literals(["runner", "tool_provider"]),
-  status: Schema.Literals(["active", "revoked"]),
-  display_name: Schema.String,
-  credential_epoch: Schema.Number,
   assignment_scope: Schema.Literals(["agent_private", "user_private", "account_wide"]),
-  assignment_agent_public_id: Schema.NullOr(Schema.String),
-  served_tools: Schema.Array(ServedTool),
-  environment: Schema.NullOr(Schema.Unknown),
-  served_documents: Schema.Array(ServedDocument),
-  presence: Schema.Literals(["online", "offline", "not_yet_seen"]),
-  last_seen_at: Schema.NullOr(Schema.String),
-  connected_at: Schema.NullOr(Schema.String)
+  assignment_agent_public_id: Schema.NullOr(Schema.String)
 })
 
 export class ExecutorsGroup extends HttpApiGroup.make("executors")
   .add(
     HttpApiEndpoint.get("list", "/agent_api/v1/executors", {
-      query: { kind: Schema.optional(Schema.String) },
+      query: { kind: Schema.optional(Schema.Literals(["runner", "tool_provider"])) },
       success: Schema.Struct({ executors: Schema.Array(DiscoveredExecutor) }),
       error: BadRequest
     }),

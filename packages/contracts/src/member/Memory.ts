@@ -1,14 +1,23 @@
 // Member: memory (spec "Memory document", "Member: profile memory"). The verbs share one shape
 // at every door; `memoryEndpoints` builds the six for a door's /memory path. Paths carry the
 // scope in the body, never in the URL. Bodies are `{memory: {...}}` or the same members at top
-// level; members whose faults are 422s (path, content, description, old_text, new_text) are read
-// as any JSON and judged by the domain. This module has the profile, workspace and named-agent doors.
+// level; members whose faults are 422s carry their codes (MemoryMembers.ts). Answers are encoded
+// from the stored rows. This module has the profile, workspace and named-agent doors.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, ContentTooLarge, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
+import { LockVersion } from "../LockVersion.ts"
 import { PublicId } from "../PublicId.ts"
 import { wrappedOrTopLevel } from "../Wrapped.ts"
 import { MemberAuthentication } from "./Caller.ts"
+import {
+  MemoryContent,
+  MemoryDescription,
+  MemoryFilterPath,
+  MemoryNewText,
+  MemoryOldText,
+  MemoryPath
+} from "./MemoryMembers.ts"
 import { NamedAgentName } from "./NamedAgents.ts"
 
 /** A list row. description is only on skills/ rows (null elsewhere). */
@@ -18,7 +27,7 @@ export const MemoryRow = Schema.Struct({
   lock_version: Schema.Number,
   bytesize: Schema.Number,
   description: Schema.NullOr(Schema.String),
-  written_at: Schema.String
+  written_at: Schema.DateFromString
 })
 
 /** A document as show and the writes answer it: the row and its content. */
@@ -31,39 +40,36 @@ export const MemoryGrepResponse = Schema.Struct({
   truncated: Schema.Boolean
 })
 
-/** A document path; its grammar is judged by the domain (422 memory_path_invalid). */
-const path = Schema.Unknown.annotate({ description: "<scope>/<name>: user/, workspace/, agent/ or conversation/" })
-
 /** The conditional pair: both null creates, the observed pair replaces or deletes. */
 const expected = {
   expected_public_id: Schema.NullOr(PublicId),
-  expected_lock_version: Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 2147483647 })))
+  expected_lock_version: Schema.NullOr(LockVersion)
 }
 
-export const MemoryShowBody = wrappedOrTopLevel("memory", Schema.Struct({ path }))
+export const MemoryShowBody = wrappedOrTopLevel("memory", Schema.Struct({ path: MemoryPath }))
 
 export const MemoryWriteBody = wrappedOrTopLevel(
   "memory",
   Schema.Struct({
-    path,
-    content: Schema.Unknown.annotate({ description: "text, at most 64 KiB (422 memory_content_invalid)" }),
-    description: Schema.optionalKey(Schema.Unknown.annotate({ description: "skills/ documents only" })),
+    path: MemoryPath,
+    content: MemoryContent,
+    description: Schema.optionalKey(MemoryDescription),
     ...expected
   })
 )
 
 export const MemoryEditBody = wrappedOrTopLevel(
   "memory",
-  Schema.Struct({ path, old_text: Schema.Unknown, new_text: Schema.Unknown, ...expected })
+  Schema.Struct({ path: MemoryPath, old_text: MemoryOldText, new_text: MemoryNewText, ...expected })
 )
 
-export const MemoryRemoveBody = wrappedOrTopLevel("memory", Schema.Struct({ path, ...expected }))
+export const MemoryRemoveBody = wrappedOrTopLevel("memory", Schema.Struct({ path: MemoryPath, ...expected }))
 
 export const MemoryGrepBody = wrappedOrTopLevel(
   "memory",
   Schema.Struct({
     pattern: Schema.String,
-    path: Schema.optionalKey(Schema.Unknown),
+    path: Schema.optionalKey(MemoryFilterPath),
     ignore_case: Schema.optionalKey(Schema.Boolean),
     limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 500 })))
   })

@@ -1,10 +1,12 @@
 // Member: prompt documents (spec "Prompt document"), at the profile door
 // (/agent_api/v1/profile/prompt_documents) and the workspace door
 // (/agent_api/v1/workspaces/{workspace_id}/prompt_documents). A write's body is
-// `{prompt_document: {content, role?}}` or the same members at top level; both are read as any
-// JSON and judged by the domain, since their faults are 422 prompt_document_invalid.
+// `{prompt_document: {content, role?}}` or the same members at top level; their faults carry their
+// codes (prompt_document_invalid, prompt_document_too_large; null content is parameter_missing).
+// What depends on the slot (its role, its macros) is the domain's. Answers are encoded from rows.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { coded, specCode } from "../Codes.ts"
 import { BadRequest, Conflict, ContentTooLarge, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
 import { wrappedOrTopLevel } from "../Wrapped.ts"
 import { MemberAuthentication } from "./Caller.ts"
@@ -17,7 +19,7 @@ export const PromptDocumentSummary = Schema.Struct({
   role: Role,
   bytesize: Schema.Number,
   version: Schema.Number,
-  written_at: Schema.String
+  written_at: Schema.DateFromString
 })
 
 /** A read: the list row and the content, macros unrendered. */
@@ -26,12 +28,43 @@ export const PromptDocument = Schema.Struct({ ...PromptDocumentSummary.fields, c
 export const PromptDocumentResponse = Schema.Struct({ prompt_document: PromptDocument })
 export const PromptDocumentListResponse = Schema.Struct({ prompt_documents: Schema.Array(PromptDocumentSummary) })
 
-/** A write: content required (null is judged missing by the domain), role optional. */
+/** The spec's bound on a document's content, in UTF-8 bytes. */
+const maxContentBytes = 64 * 1024
+
+/** Content: text that is not blank, at most 64 KiB; null is no content (400 parameter_missing). */
+const Content = Schema.NullOr(
+  Schema.String.pipe(coded("prompt_document_invalid")).check(
+    Schema.makeFilter(
+      (text: string) => {
+        const bytes = new TextEncoder().encode(text).length
+        return bytes <= maxContentBytes || `${bytes} bytes, over 64 KiB`
+      },
+      { [specCode]: "prompt_document_too_large" }
+    ),
+    Schema.makeFilter((text: string) => text.trim() !== "", {
+      expected: "text that is not blank (DELETE the slot to empty it)"
+    })
+  )
+)
+  .annotate({ description: "text, at most 64 KiB", expected: "text" })
+  .pipe(
+    coded("prompt_document_invalid"),
+    Schema.refine((content): content is string => content !== null, {
+      expected: "content",
+      [specCode]: "parameter_missing"
+    })
+  )
+
+/** A write: content required, role optional (absent or null: system). */
 export const PromptDocumentWriteBody = wrappedOrTopLevel(
   "prompt_document",
   Schema.Struct({
-    content: Schema.Unknown.annotate({ description: "text, at most 64 KiB" }),
-    role: Schema.optionalKey(Schema.Unknown.annotate({ description: "system (default), developer or user" }))
+    content: Content,
+    role: Schema.optionalKey(
+      Schema.NullOr(Role)
+        .annotate({ description: "system (default), developer or user" })
+        .pipe(coded("prompt_document_invalid"))
+    )
   })
 )
 

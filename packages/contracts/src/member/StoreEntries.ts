@@ -2,8 +2,10 @@
 // shape: the profile (here), a workspace and a conversation. `storeEntryEndpoints` builds the
 // five endpoints for any host's collection path; each host adds its create middleware (the
 // profile keeps no receipt and only requires the key; workspace and conversation replay).
+// Answers are encoded from the stored rows; namespace and key carry their 422 validation_failed.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
+import { coded } from "../Codes.ts"
 import {
   BadRequest,
   Conflict,
@@ -14,7 +16,10 @@ import {
   Unprocessable
 } from "../Errors.ts"
 import { type CallerIdentity, IdempotencyKeyHeader, Idempotent } from "../Idempotency.ts"
+import { LockVersion } from "../LockVersion.ts"
 import { PageQuery, Pagination } from "../Pagination.ts"
+import { isPrintableText } from "../Text.ts"
+import { wrappedOrTopLevel } from "../Wrapped.ts"
 import { MemberAuthentication } from "./Caller.ts"
 
 /** Basic projection (lists). */
@@ -23,8 +28,8 @@ export const StoreEntrySummary = Schema.Struct({
   namespace: Schema.String,
   key: Schema.String,
   lock_version: Schema.Number,
-  created_at: Schema.String,
-  updated_at: Schema.String
+  created_at: Schema.DateFromString,
+  updated_at: Schema.DateFromString
 })
 
 /** Full projection: the basic one and the value (any JSON, null included). */
@@ -37,24 +42,25 @@ export const StoreEntryListResponse = Schema.Struct({
   pagination: Pagination
 })
 
-// namespace and key are read as any JSON so that a non-string is the domain's 422 validation_failed
-// naming the member (an absent one is still 400 parameter_missing).
-export const CreateStoreEntryPayload = Schema.Struct({
-  store_entry: Schema.Struct({
-    namespace: Schema.Unknown.annotate({ description: "1 to 80 printable characters" }),
-    key: Schema.Unknown.annotate({ description: "1 to 160 printable characters" }),
-    value: Schema.Unknown
-  })
-})
+/** namespace or key: printable text of 1 to `max` code points (422 validation_failed naming it). */
+const name = (max: number) =>
+  Schema.String.annotate({ description: `1 to ${max} printable characters` })
+    .pipe(coded("validation_failed"))
+    .check(isPrintableText(1, max))
 
-// Left open here so the handler can say which of value and lock_version is missing or malformed.
-const updateMembers = { value: Schema.optionalKey(Schema.Unknown), lock_version: Schema.optionalKey(Schema.Unknown) }
+/** A value: any JSON, null included; over 1 MiB of canonical JSON is 413 content_too_large. */
+const value = Schema.Unknown.annotate({ description: "any JSON, at most 1 MiB of canonical JSON" })
+
+/** An absent member is 400 parameter_missing. */
+export const CreateStoreEntryPayload = Schema.Struct({
+  store_entry: Schema.Struct({ namespace: name(80), key: name(160), value })
+})
 
 /** `{store_entry: {value, lock_version}}` is canonical; the same members at top level are accepted. */
-export const UpdateStoreEntryPayload = Schema.Struct({
-  store_entry: Schema.optionalKey(Schema.Struct(updateMembers)),
-  ...updateMembers
-})
+export const UpdateStoreEntryPayload = wrappedOrTopLevel(
+  "store_entry",
+  Schema.Struct({ lock_version: LockVersion, value })
+)
 
 export const DeleteStoreEntryQuery = { lock_version: Schema.optional(Schema.String) }
 

@@ -1,82 +1,145 @@
 // Platform: operators (owner or admin). Supervisors, actors and machines of the actor runtime;
-// restarts are audited and idempotent.
-import { Schema } from "effect"
+// restarts are audited and idempotent. Answers are encoded from what the runtime reports (its
+// snapshot, timer, job, message and journal rows, a supervisor's state): each schema's Type is
+// that shape, renamed to the wire's names by `encodeKeys`.
+import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
 import { Pagination } from "../Pagination.ts"
 import { PlatformAuthentication } from "./Caller.ts"
 
+/** A stored sequence number (bigint) as a JSON number. */
+const Seq = Schema.Int.pipe(
+  Schema.decodeTo(
+    Schema.BigInt,
+    SchemaTransformation.transform({ decode: (seq: number) => BigInt(seq), encode: (seq: bigint) => Number(seq) })
+  )
+)
+
+/** A supervisor's state with its machine and actor counts. */
 export const Supervisor = Schema.Struct({
   kind: Schema.String,
   machine: Schema.String,
   version: Schema.Number,
   status: Schema.Literal("running"),
-  started_at: Schema.String,
+  startedAt: Schema.DateFromString,
   restarts: Schema.Number,
   failures: Schema.Number,
   quarantines: Schema.Number,
-  last_failure: Schema.NullOr(Schema.Struct({ actor_id: Schema.String, error: Schema.String, at: Schema.String })),
+  lastFailure: Schema.NullOr(
+    Schema.Struct({ actorId: Schema.String, error: Schema.String, at: Schema.DateFromString }).pipe(
+      Schema.encodeKeys({ actorId: "actor_id" })
+    )
+  ),
   live_actors: Schema.Number,
   actors: Schema.Number,
   active_actors: Schema.Number,
   quarantined_actors: Schema.Number
-})
+}).pipe(Schema.encodeKeys({ startedAt: "started_at", lastFailure: "last_failure" }))
 
-export const ActorSummary = Schema.Struct({
+/** An actor's snapshot row and whether it is stuck. */
+const actorFields = {
   kind: Schema.String,
-  id: Schema.String,
+  actor_id: Schema.String,
   machine: Schema.String,
   version: Schema.Number,
-  seq: Schema.Number,
-  state: Schema.String,
+  seq: Seq,
+  state_value: Schema.String,
   status: Schema.String,
   stuck: Schema.Boolean,
-  quarantined_at: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  updated_at: Schema.String
-})
+  quarantined_at: Schema.NullOr(Schema.DateFromString),
+  created_at: Schema.DateFromString,
+  updated_at: Schema.DateFromString
+}
+const actorKeys = { actor_id: "id", state_value: "state" } as const
 
+export const ActorSummary = Schema.Struct(actorFields).pipe(Schema.encodeKeys(actorKeys))
+
+/** A journal row. */
 export const JournalEntry = Schema.Struct({
-  seq: Schema.Number,
+  seq: Seq,
   event: Schema.Unknown,
-  from: Schema.NullOr(Schema.String),
-  to: Schema.String,
+  from_state: Schema.NullOr(Schema.String),
+  to_state: Schema.String,
   actions: Schema.Array(Schema.String),
-  at: Schema.String
-})
+  at: Schema.DateFromString
+}).pipe(Schema.encodeKeys({ from_state: "from", to_state: "to" }))
 
+/** A message row told to the actor and not yet applied or refused: the sender, and why it waits. */
+const PendingMessage = Schema.Struct({
+  from: Schema.NullOr(Schema.Struct({ kind: Schema.String, id: Schema.String })),
+  event: Schema.Unknown,
+  attempts: Schema.Number,
+  next_attempt_at: Schema.DateFromString,
+  waiting: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromString
+}).pipe(
+  Schema.decodeTo(
+    Schema.Struct({
+      from_kind: Schema.NullOr(Schema.String),
+      from_actor_id: Schema.NullOr(Schema.String),
+      event: Schema.Unknown,
+      attempts: Schema.Number,
+      next_attempt_at: Schema.Date,
+      last_error: Schema.NullOr(Schema.String),
+      created_at: Schema.Date
+    }),
+    SchemaTransformation.transform({
+      decode: ({ from, waiting, ...message }) => ({
+        ...message,
+        from_kind: from?.kind ?? null,
+        from_actor_id: from?.id ?? null,
+        last_error: waiting
+      }),
+      encode: ({ from_kind, from_actor_id, last_error, ...message }) => ({
+        ...message,
+        from: from_kind === null || from_actor_id === null ? null : { kind: from_kind, id: from_actor_id },
+        waiting: last_error
+      })
+    })
+  )
+)
+
+/** One actor in full: its summary and what Inspection reads beside it (rows of timers, jobs, ...). */
 export const ActorDetail = Schema.Struct({
-  ...ActorSummary.fields,
+  ...actorFields,
   context: Schema.Unknown,
-  waits_on: Schema.Array(Schema.String),
-  timers: Schema.Array(Schema.Struct({ id: Schema.String, event: Schema.Unknown, due_at: Schema.String })),
+  waitsOn: Schema.Array(Schema.String),
+  timers: Schema.Array(
+    Schema.Struct({ timer_id: Schema.String, event: Schema.Unknown, due_at: Schema.DateFromString }).pipe(
+      Schema.encodeKeys({ timer_id: "id" })
+    )
+  ),
   jobs: Schema.Array(
     Schema.Struct({
       name: Schema.String,
       state: Schema.String,
       attempts: Schema.Number,
-      next_attempt_at: Schema.String,
+      next_attempt_at: Schema.DateFromString,
       last_error: Schema.NullOr(Schema.String),
-      seq: Schema.Number,
+      seq: Seq,
       action_index: Schema.Number
     })
   ),
   /** Messages told to this actor and not yet applied or refused: they wait while it is quarantined. */
-  pending_messages: Schema.Array(
-    Schema.Struct({
-      from: Schema.NullOr(Schema.Struct({ kind: Schema.String, id: Schema.String })),
-      event: Schema.Unknown,
-      attempts: Schema.Number,
-      next_attempt_at: Schema.String,
-      waiting: Schema.NullOr(Schema.String),
-      created_at: Schema.String
-    })
-  ),
+  pendingMessages: Schema.Array(PendingMessage),
   journal: Schema.Array(JournalEntry),
-  dead_letters: Schema.Array(
-    Schema.Struct({ event: Schema.Unknown, error: Schema.String, attempts: Schema.Number, at: Schema.String })
+  deadLetters: Schema.Array(
+    Schema.Struct({
+      event: Schema.Unknown,
+      error: Schema.String,
+      attempts: Schema.Number,
+      at: Schema.DateFromString
+    })
   )
-})
+}).pipe(
+  Schema.encodeKeys({
+    ...actorKeys,
+    waitsOn: "waits_on",
+    pendingMessages: "pending_messages",
+    deadLetters: "dead_letters"
+  })
+)
 
 export const MachineDescription = Schema.Struct({
   kind: Schema.String,

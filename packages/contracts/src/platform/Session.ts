@@ -1,4 +1,5 @@
-// Platform: session. POST/GET/DELETE /api/v1/session (spec "Platform: session").
+// Platform: session. POST/GET/DELETE /api/v1/session (spec "Platform: session"). A session is
+// encoded from its row.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound, RateLimitedResponse, Unauthorized } from "../Errors.ts"
@@ -7,7 +8,7 @@ import { PlatformAuthentication } from "./Caller.ts"
 export const Session = Schema.Struct({
   public_id: Schema.String,
   kind: Schema.Literals(["api", "browser"]),
-  expires_at: Schema.String
+  expires_at: Schema.DateFromString
 })
 
 export const SessionLogin = Schema.Struct({

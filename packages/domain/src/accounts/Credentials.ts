@@ -1,9 +1,10 @@
 // Access and refresh credentials. A lineage (human, agent or runner) holds a refresh token and
 // the access tokens it renews; only the newest refresh token works, and presenting a superseded
 // one ends the lineage. Access tokens live 1209600 s and are never extended. Authority is
-// re-judged on every use: revoked, expired or fenced (an address epoch moved on, an agent or its
-// steward no longer active) all answer Unauthenticated without saying which. A human's personal
-// access tokens are named access credentials outside any lineage, listed and revoked one by one.
+// re-judged on every use: revoked, expired or fenced (its address's epoch moved past the
+// credential's, an agent or its steward no longer active) all answer Unauthenticated without
+// saying which. A human's personal access tokens are named access credentials outside any
+// lineage, listed and revoked one by one.
 
 import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
@@ -68,8 +69,12 @@ export interface LineageSpec {
   readonly clientId: string
   /** The human (platform plane) or agent (member plane) the lineage speaks for. */
   readonly user: UserRow | undefined
-  /** The address whose epoch fences it: the runner's, or the agent's application address. */
-  readonly executor: Executors.ExecutorRow | undefined
+  /**
+   * The address whose epoch fences it (the runner's, or the agent's application address), with
+   * the epoch its credentials carry: the one a connection tells the address, or a rotated
+   * lineage's own.
+   */
+  readonly executor: { readonly id: bigint; readonly epoch: number } | undefined
 }
 
 /** An authenticated access credential and who it speaks for. */
@@ -115,7 +120,7 @@ const insertToken = Effect.fnUntraced(function* (
 /** Mints a lineage's credentials: runs inside the caller's transaction. */
 const mintLineageCredentials = Effect.fnUntraced(function* (lineage: Repo.LineageRow, spec: LineageSpec, at: Date) {
   const plane = planeOf(spec.holder)
-  const epoch = spec.executor?.credential_epoch ?? null
+  const epoch = spec.executor?.epoch ?? null
   const userId = spec.user?.id ?? null
   const executorId = spec.executor?.id ?? null
   const accessToken = yield* insertToken(
@@ -153,6 +158,10 @@ export const issueLineage = Effect.fnUntraced(function* (spec: LineageSpec) {
   })
   return yield* mintLineageCredentials(lineage, spec, at)
 })
+
+/** A credential of an epoch the address moved past (one ahead of its row is not: its step is due). */
+const fenced = (executor: Executors.ExecutorRow, credential: Repo.CredentialRow) =>
+  credential.epoch === null || credential.epoch < executor.credential_epoch
 
 const live = (credential: Repo.CredentialRow, at: Date) =>
   credential.revoked_at === null &&
@@ -227,7 +236,7 @@ export class Credentials extends Context.Service<
             }
             const executor =
               credential.executor_id === null ? undefined : yield* Executors.findExecutorById(credential.executor_id)
-            if (executor && (executor.status !== "active" || executor.credential_epoch !== credential.epoch)) {
+            if (executor && (executor.status !== "active" || fenced(executor, credential))) {
               return yield* new Unauthenticated()
             }
             const user = credential.user_id === null ? undefined : yield* Accounts.findUserById(credential.user_id)
@@ -265,7 +274,7 @@ export class Credentials extends Context.Service<
             const user = lineage.user_id === null ? undefined : yield* Accounts.findUserById(lineage.user_id)
             const executor =
               lineage.executor_id === null ? undefined : yield* Executors.findExecutorById(lineage.executor_id)
-            if (executor && (executor.status !== "active" || executor.credential_epoch !== credential.epoch)) {
+            if (executor && (executor.status !== "active" || fenced(executor, credential))) {
               return undefined
             }
             if (user && !(user.kind === "agent" ? yield* agentHasAuthority(user) : user.status === "active")) {
@@ -274,7 +283,12 @@ export class Credentials extends Context.Service<
             yield* Repo.supersedeLineageCredentials(lineage.id, at)
             const issued = yield* mintLineageCredentials(
               lineage,
-              { holder: lineage.holder, clientId, user, executor },
+              {
+                holder: lineage.holder,
+                clientId,
+                user,
+                executor: executor && { id: executor.id, epoch: credential.epoch ?? executor.credential_epoch }
+              },
               at
             )
             return { ...issued, holder: lineage.holder }

@@ -2,8 +2,8 @@
 // (paired or named), a human renames itself. The name a rename leaves is reserved for 14 days
 // against every other member (the releaser may retake it at once; only its latest released name
 // is reserved), and each rename narrates handle_changed {user_public_id, old, new} on the
-// account's stream, in the rename's transaction. Also: system handle allocation that skips
-// reserved names.
+// account's stream, in the rename's transaction. The new handle arrives of the grammar (the
+// contract judged it). Also: system handle allocation that skips reserved names.
 
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import * as Accounts from "@troupe/storage/repositories/Accounts"
@@ -12,11 +12,10 @@ import * as Outbox from "@troupe/storage/repositories/Outbox"
 import type { PrincipalRow } from "@troupe/storage/repositories/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
-import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
+import { Absent, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import type { Caller } from "./Caller.ts"
-import { handleCandidate, isHandle } from "./Handles.ts"
+import { handleCandidate } from "./Handles.ts"
 
 export const reservationDays = 14
 const reservationMillis = reservationDays * 24 * 60 * 60 * 1000
@@ -36,37 +35,16 @@ export const allocateHandle = Effect.fnUntraced(function* (accountId: bigint, ba
 const notAuthorized = (message: string) => new NotPermitted({ code: "not_authorized", message })
 const unavailable = (message: string) => new StateConflict({ code: "name_taken", message })
 
-/** `{principal: {handle}}` or `{handle}`. */
-export const parseRename = (body: unknown) => {
-  const members = isObject(body) && isObject(body.principal) ? body.principal : isObject(body) ? body : {}
-  const handle = members.handle
-  if (handle === undefined) {
-    return Effect.fail(new BadParameter({ code: "parameter_missing", message: "handle is required" }))
-  }
-  if (typeof handle !== "string") {
-    return Effect.fail(new BadParameter({ code: "parameter_invalid", message: "handle must be a string" }))
-  }
-  if (!isHandle(handle)) {
-    return Effect.fail(
-      new Invalid({
-        code: "validation_failed",
-        message: "handle must be 2 to 32 of a-z, 0-9, '_' or '-', starting with a letter or digit"
-      })
-    )
-  }
-  return Effect.succeed(handle)
-}
-
-export type RenameFailure = BadParameter | Invalid | NotPermitted | Absent | StateConflict
+export type RenameFailure = NotPermitted | Absent | StateConflict
 
 export class HandleChanges extends Context.Service<
   HandleChanges,
   {
-    /** The caller renames the principal `targetPublicId` to the handle in `body`. */
+    /** The caller renames the principal `targetPublicId` to `handle`. */
     readonly rename: (
       caller: Caller,
       targetPublicId: string,
-      body: unknown
+      handle: string
     ) => Effect.Effect<PrincipalRow, RenameFailure>
   }
 >()("@troupe/domain/accounts/HandleChanges") {
@@ -87,7 +65,7 @@ export class HandleChanges extends Context.Service<
         } satisfies PrincipalRow
       })
 
-      const rename = (caller: Caller, targetPublicId: string, body: unknown) =>
+      const rename = (caller: Caller, targetPublicId: string, handle: string) =>
         Effect.gen(function* () {
           const { user } = caller
           if (user.kind !== "human") {
@@ -100,7 +78,6 @@ export class HandleChanges extends Context.Service<
           if (target.id !== user.id && !(target.kind === "agent" && target.steward_id === user.id)) {
             return yield* notAuthorized("Only the steward renames an agent; a human renames itself")
           }
-          const handle = yield* parseRename(body)
           return yield* Effect.gen(function* () {
             yield* Accounts.lockAccountWrites
             const current = (yield* Accounts.findUserById(target.id))!

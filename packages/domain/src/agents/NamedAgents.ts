@@ -3,7 +3,9 @@
 // composed identifier <declarer identifier>/<name>, a system-assigned handle (name, name-2, ...),
 // whole-replacement PUT (mint 201, replace or restore 200) and a reversible DELETE. A write reads
 // the definition first and commits only if nobody else wrote it in between (concurrent_write).
-// Not here: named agents' memory (memory verbs) and how a definition is served (executors).
+// A PUT's members arrive as the contract decoded them (types, vocabularies and bounds settled);
+// the configuration's rules are judged here. Not here: named agents' memory (memory verbs) and
+// how a definition is served (executors).
 
 import { withDatabase } from "@troupe/storage/Defects"
 import { newPublicId } from "@troupe/storage/Ids"
@@ -13,14 +15,17 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { allocateHandle } from "../accounts/HandleChanges.ts"
-import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
-import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
-import { isPrintable, isPrintableText } from "../kernel/Text.ts"
-import { renderConfiguration, type StoredConfiguration, validateConfiguration } from "./AgentConfiguration.ts"
+import { Absent, Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
+import {
+  type ConfigurationView,
+  renderConfiguration,
+  type StoredConfiguration,
+  validateConfiguration
+} from "./AgentConfiguration.ts"
 
 export const nameGrammar = /^[a-z0-9][a-z0-9_-]{1,31}$/
-export const limits = { identifier: 128, description: 1024, systemPromptBytes: 64 * 1024, displayName: 100 } as const
+export const limits = { identifier: 128 } as const
 
 const notAgent = () =>
   new NotPermitted({ code: "not_agent", message: "Named agents are declared by agents; this credential is a human's" })
@@ -28,8 +33,18 @@ const definitionNotFound = () => new Absent({ code: "not_found", message: "No na
 const concurrentWrite = () =>
   new StateConflict({ code: "concurrent_write", message: "Another write to this definition landed first; retry" })
 
-/** What a PUT refuses: its body, a caller that is no agent, or the write's own conflicts. */
-export type PutFailure = BadParameter | Invalid | NotPermitted | StateConflict
+/** What a PUT refuses: its configuration, a caller that is no agent, or the write's own conflicts. */
+export type PutFailure = Invalid | NotPermitted | StateConflict
+
+/** A PUT's members as the contract decoded them: display_name trimmed, each value within its bounds. */
+export interface DefinitionMembers {
+  readonly scope: Named.NamedScope
+  readonly description: string
+  readonly configuration: Readonly<Record<string, unknown>>
+  readonly display_name?: string | null
+  readonly system_prompt?: string | null
+  readonly create_only?: boolean
+}
 
 export interface DefinitionInput {
   readonly scope: Named.NamedScope
@@ -52,7 +67,7 @@ export interface NamedAgentView {
   readonly description: string
   readonly derived_from_public_id: string
   readonly system_prompt: string | null
-  readonly configuration: StoredConfiguration
+  readonly configuration: ConfigurationView
 }
 
 export const view = (row: Named.NamedAgentRow): NamedAgentView => ({
@@ -70,65 +85,24 @@ export const view = (row: Named.NamedAgentRow): NamedAgentView => ({
   configuration: renderConfiguration(row.configuration)
 })
 
-const missing = (name: string) => new BadParameter({ code: "parameter_missing", message: `${name} is required` })
-const malformed = (name: string, what: string) =>
-  new BadParameter({ code: "parameter_invalid", message: `${name} must be ${what}` })
 const invalid = (field: string, message: string) =>
   new Invalid({ code: "validation_failed", message: `${field} ${message}` })
 
-/**
- * Reads a PUT body: `{agent: {...}}` or the same members at top level. Shape faults (absent,
- * wrong JSON type, a create_only that is not a boolean) are 400s and judged before any value
- * fault (422 validation_failed naming the field).
- */
-export const parseDefinition = (body: unknown): Effect.Effect<DefinitionInput, BadParameter | Invalid> =>
-  Effect.gen(function* () {
-    const members = isObject(body) && isObject(body.agent) ? body.agent : isObject(body) ? body : {}
-    const { scope, description, configuration, display_name, system_prompt, create_only } = members
-    if (create_only !== undefined && typeof create_only !== "boolean") {
-      return yield* malformed("create_only", "a JSON boolean")
-    }
-    if (scope === undefined) return yield* missing("scope")
-    if (typeof scope !== "string") return yield* malformed("scope", "a string")
-    if (description === undefined) return yield* missing("description")
-    if (typeof description !== "string") return yield* malformed("description", "a string")
-    if (configuration === undefined) return yield* missing("configuration")
-    if (!isObject(configuration)) return yield* malformed("configuration", "an object")
-    if (display_name !== undefined && display_name !== null && typeof display_name !== "string") {
-      return yield* malformed("display_name", "a string")
-    }
-    if (system_prompt !== undefined && system_prompt !== null && typeof system_prompt !== "string") {
-      return yield* malformed("system_prompt", "a string or null")
-    }
-
-    if (scope !== "instance" && scope !== "steward") return yield* invalid("scope", "must be instance or steward")
-    if (!isPrintableText(description, 1, limits.description)) {
-      return yield* invalid("description", `must be one printable line of 1 to ${limits.description} characters`)
-    }
-    // Judged before trimming: trim() would drop a U+FEFF the rule refuses.
-    if (
-      typeof display_name === "string" &&
-      !(isPrintable(display_name) && isPrintableText(display_name.trim(), 1, limits.displayName))
-    ) {
-      return yield* invalid("display_name", `must be 1 to ${limits.displayName} printable characters`)
-    }
-    const displayName = typeof display_name === "string" ? display_name.trim() : null
-    if (typeof system_prompt === "string" && Buffer.byteLength(system_prompt, "utf8") > limits.systemPromptBytes) {
-      return yield* invalid("system_prompt", "is larger than 64 KiB")
-    }
-    const validated = validateConfiguration(configuration)
-    if ("fault" in validated) {
-      return yield* new Invalid({ code: "validation_failed", message: validated.fault.message })
-    }
-    return {
-      scope,
-      description,
-      configuration: validated.configuration,
-      displayName,
-      systemPrompt: typeof system_prompt === "string" && system_prompt !== "" ? system_prompt : null,
-      createOnly: create_only === true
-    } satisfies DefinitionInput
+/** A PUT's input: the members with the configuration judged and normalized (an empty system prompt is none). */
+export const definitionInput = (members: DefinitionMembers): Effect.Effect<DefinitionInput, Invalid> => {
+  const validated = validateConfiguration(members.configuration)
+  if ("fault" in validated) {
+    return Effect.fail(new Invalid({ code: "validation_failed", message: validated.fault.message }))
+  }
+  return Effect.succeed({
+    scope: members.scope,
+    description: members.description,
+    configuration: validated.configuration,
+    displayName: members.display_name ?? null,
+    systemPrompt: members.system_prompt || null,
+    createOnly: members.create_only === true
   })
+}
 
 /** What a write saw when it started: the declarer and the definition's revision (0: absent). */
 export interface PreparedWrite {
@@ -227,7 +201,7 @@ export class NamedAgents extends Context.Service<
     readonly put: (
       callerId: bigint,
       name: string,
-      body: unknown
+      members: DefinitionMembers
     ) => Effect.Effect<{ readonly agent: NamedAgentView; readonly created: boolean }, PutFailure>
     readonly remove: (callerId: bigint, name: string) => Effect.Effect<void, NotPermitted | Absent>
   }
@@ -256,11 +230,11 @@ export class NamedAgents extends Context.Service<
           })
         )
 
-      const put = (callerId: bigint, name: string, body: unknown) =>
+      const put = (callerId: bigint, name: string, members: DefinitionMembers) =>
         db(
           Effect.gen(function* () {
             yield* declarerOf(callerId)
-            const input = yield* parseDefinition(body)
+            const input = yield* definitionInput(members)
             const prepared = yield* preparePut(callerId, name)
             const { row, created } = yield* commitPut(prepared, input)
             return { agent: view(row), created }

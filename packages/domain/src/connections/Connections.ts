@@ -1,12 +1,13 @@
 // The connection a winning device poll makes (spec "Device connection rules"), run inside the
 // device authorization's consuming step: agents are keyed by (account, agent_identifier) and
 // reconnected, restored or created; machines are keyed by (account, manager, registration
-// identifier), kind-blind, and re-paired in place or created; every reconnect advances the
-// address epoch and ends the superseded lineage, so the previous device's credentials stop.
-// Any refusal (another steward, registration drift, an ineligible assignment agent) vetoes the
-// step: nothing is written and no credential exists. A re-paired address hears of its new epoch
-// by a durable message told in the same transaction. The device authorization actor's consuming
-// step runs these rules: its definition is made here, from the binding in actors/.
+// identifier), kind-blind, and re-paired in place or created; every reconnect ends the
+// superseded lineage, so the previous device's credentials stop at once, and mints the new ones
+// at the address's next epoch, which the address is told (with its new name) by a durable
+// message in the same transaction: its own step advances its row. Any refusal (another steward,
+// registration drift, an ineligible assignment agent) vetoes the step: nothing is written and no
+// credential exists. The device authorization actor's consuming step runs these rules: its
+// definition is made here, from the binding in actors/.
 import { TransactionalActors, Veto } from "@troupe/actors/Binding"
 import { defineDeviceAuthorization } from "@troupe/actors/bindings/deviceAuthorization"
 import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
@@ -90,12 +91,21 @@ export const consumeConnection = (grant: ConnectionGrant) =>
     if (!account || !steward || steward.kind !== "human" || steward.status !== "active") {
       return yield* veto("the approving human is no longer active")
     }
+    /** A new address's actor, at the epoch its row starts with. */
     const newAddress = (executor: Executors.ExecutorRow) =>
-      actors.create(executorAddressActor, executor.public_id, { kind: executor.kind, epoch: executor.credential_epoch })
-    const repaired = (executor: Executors.ExecutorRow) =>
-      actors.tell(executorAddressActor, executor.public_id, {
-        type: "executor.repaired",
-        epoch: executor.credential_epoch
+      Effect.as(
+        actors.create(executorAddressActor, executor.public_id, {
+          kind: executor.kind,
+          epoch: executor.credential_epoch
+        }),
+        { id: executor.id, publicId: executor.public_id, epoch: executor.credential_epoch }
+      )
+    /** A live address re-paired: told its next epoch and name; the new credentials carry that epoch. */
+    const repaired = (executor: Executors.ExecutorRow, displayName: string) =>
+      Effect.gen(function* () {
+        const epoch = yield* Executors.nextEpoch(executor.id)
+        yield* actors.tell(executorAddressActor, executor.public_id, { type: "executor.repaired", epoch, displayName })
+        return { id: executor.id, publicId: executor.public_id, epoch }
       })
 
     let agentIssued: ConnectionIssued["agent"]
@@ -103,24 +113,21 @@ export const consumeConnection = (grant: ConnectionGrant) =>
     if (request?.branch === "agent" || request?.branch === "combined") {
       agent = yield* connectAgent(account, steward, request, at)
       const live = yield* Executors.findLiveAgentApplication(agent.id)
-      let application: Executors.ExecutorRow
-      if (live) {
-        application = yield* Executors.advanceEpoch(live.id, request.executorDisplayName, at)
-        yield* repaired(application)
-      } else {
-        application = yield* Executors.insertExecutor({
-          publicId: newPublicId(),
-          accountId: account.id,
-          kind: "agent_application",
-          displayName: request.executorDisplayName,
-          managerId: steward.id,
-          registrationIdentifier: null,
-          agentId: agent.id,
-          assignmentScope: "agent_private",
-          now: at
-        })
-        yield* newAddress(application)
-      }
+      const application = live
+        ? yield* repaired(live, request.executorDisplayName)
+        : yield* newAddress(
+            yield* Executors.insertExecutor({
+              publicId: newPublicId(),
+              accountId: account.id,
+              kind: "agent_application",
+              displayName: request.executorDisplayName,
+              managerId: steward.id,
+              registrationIdentifier: null,
+              agentId: agent.id,
+              assignmentScope: "agent_private",
+              now: at
+            })
+          )
       yield* Credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
       const issued = yield* issueLineage({
         holder: "agent",
@@ -128,7 +135,7 @@ export const consumeConnection = (grant: ConnectionGrant) =>
         user: agent,
         executor: application
       })
-      agentIssued = { ...issued, agentPublicId: agent.public_id, executorPublicId: application.public_id }
+      agentIssued = { ...issued, agentPublicId: agent.public_id, executorPublicId: application.publicId }
     }
 
     let runnerIssued: ConnectionIssued["runner"]
@@ -150,16 +157,15 @@ export const consumeConnection = (grant: ConnectionGrant) =>
       const scope = boundAgent ? "agent_private" : grant.assignmentScope
       if (scope === null) return yield* veto("no assignment scope was chosen")
       const live = yield* Executors.findLiveRegistration(account.id, steward.id, request.registrationIdentifier)
-      let runner: Executors.ExecutorRow
+      let runner: { readonly id: bigint; readonly publicId: string; readonly epoch: number }
       if (live) {
         const drifted =
           live.kind !== kind || live.assignment_scope !== scope || (live.agent_id ?? null) !== (boundAgent?.id ?? null)
         if (drifted) return yield* veto("registration drift: the live address differs in kind, scope or agent")
-        runner = yield* Executors.advanceEpoch(live.id, request.runnerDisplayName, at)
-        yield* repaired(runner)
-        yield* Credentials.revokeHolderLineages("runner", { executorId: runner.id }, at)
+        runner = yield* repaired(live, request.runnerDisplayName)
+        yield* Credentials.revokeHolderLineages("runner", { executorId: live.id }, at)
       } else {
-        runner = yield* Executors.insertExecutor({
+        const inserted = yield* Executors.insertExecutor({
           publicId: newPublicId(),
           accountId: account.id,
           kind,
@@ -170,7 +176,7 @@ export const consumeConnection = (grant: ConnectionGrant) =>
           assignmentScope: scope,
           now: at
         })
-        yield* newAddress(runner)
+        runner = yield* newAddress(inserted)
       }
       const issued = yield* issueLineage({
         holder: "runner",
@@ -178,7 +184,7 @@ export const consumeConnection = (grant: ConnectionGrant) =>
         user: undefined,
         executor: runner
       })
-      runnerIssued = { ...issued, executorPublicId: runner.public_id }
+      runnerIssued = { ...issued, executorPublicId: runner.publicId }
     }
     const human =
       grant.clientId === "svc-application"

@@ -1,25 +1,35 @@
-// The body of POST /oauth/device_authorization, parsed and validated into one of three branches
+// The body of POST /oauth/device_authorization, read and decoded into one of three branches
 // (spec "OAuth": A agent, B machine, A+B combined), plus the user code shown to the human
-// (8 characters from BCDFGHJKLMNPQRSTVWXZ, shown XXXX-XXXX). Pure: no I/O, no clock.
+// (8 characters from BCDFGHJKLMNPQRSTVWXZ, shown XXXX-XXXX). Pure: no I/O, no clock. The rules of
+// the parameters are a schema (DeviceRequestGrammar.ts); reading the body (media type, form
+// syntax, repeated names) is done here by hand.
 //
 // Where the spec is silent, the choices below are those of a careful OAuth server; each is marked
 // "Decision:".
 //
 // Decision (check order): errors are reported in this order, the first one wins:
 //   1. media type, empty body, unparseable body, JSON that is not an object        -> invalid_request
-//   2. a recognized parameter that is duplicated or not a string scalar             -> invalid_request
+//   2. a recognized parameter that is duplicated, then one that is not a string     -> invalid_request
 //   3. client_id missing or not exactly a device-flow client                        -> invalid_client
 //   4. branch shape (half triple, half pair, neither), field contents, executor_kind,
 //      assignment_agent_public_id                                                   -> invalid_request
-// A malformed request is reported as malformed before asking who the client is.
+// A malformed request is reported as malformed before asking who the client is. A description
+// names the parameter at fault (`agent_display_name must be nonblank, ...`).
 //
-// Decision (unknown parameters): only the recognized names below are examined. Any other name
+// Decision (unknown parameters): only the recognized names are examined. Any other name
 // (assignment_scope included) is ignored entirely, even when duplicated or structured, so it can
 // never influence the outcome. Parameter names are exact and case-sensitive.
-import { codePointLength, isPrintable } from "../kernel/Text.ts"
+import { Result, SchemaParser } from "effect"
+import { dottedPath, firstFault } from "../kernel/SchemaFaults.ts"
+import {
+  type applicationClientId,
+  type connectorClientId,
+  DeviceAuthorizationParameters,
+  oauthError,
+  recognized
+} from "./DeviceRequestGrammar.ts"
 
-export const connectorClientId = "svc-first-party-connector"
-export const applicationClientId = "svc-application"
+export { applicationClientId, connectorClientId } from "./DeviceRequestGrammar.ts"
 
 /** The clients that may use the device flow; the caller decides which of them a door accepts. */
 export type DeviceClientId = typeof connectorClientId | typeof applicationClientId
@@ -65,30 +75,8 @@ export type DeviceRequestResult =
   | { readonly _tag: "Valid"; readonly request: DeviceRequest }
   | { readonly _tag: "Invalid"; readonly error: DeviceRequestError; readonly description: string }
 
-export const identifierMaxLength = 128
-export const displayNameMaxLength = 100
-
-const recognized = [
-  "client_id",
-  "scope",
-  "agent_identifier",
-  "agent_display_name",
-  "executor_display_name",
-  "registration_identifier",
-  "runner_display_name",
-  "executor_kind",
-  "assignment_agent_public_id"
-] as const
-
-type Name = (typeof recognized)[number]
-
-/** A recognized parameter after structural checks: absent (or empty), a string, or malformed. */
-type Raw =
-  | { readonly _tag: "Absent" }
-  | { readonly _tag: "Present"; readonly value: string }
-  | { readonly _tag: "Malformed"; readonly reason: string }
-
-const absent: Raw = { _tag: "Absent" }
+/** The recognized parameters present with a value, or the first one given more than once. */
+type Read = { readonly parameters: Readonly<Record<string, unknown>> } | { readonly repeated: string }
 
 const invalid = (error: DeviceRequestError, description: string): DeviceRequestResult => ({
   _tag: "Invalid",
@@ -97,6 +85,18 @@ const invalid = (error: DeviceRequestError, description: string): DeviceRequestR
 })
 
 const invalidRequest = (description: string) => invalid("invalid_request", description)
+
+/** The recognized names given more than once are refused; the others keep their one value. */
+const readRecognized = (count: (name: string) => number, value: (name: string) => unknown): Read => {
+  const repeated = recognized.find((name) => count(name) > 1)
+  if (repeated) return { repeated }
+  const parameters: Record<string, unknown> = {}
+  for (const name of recognized) {
+    const given = value(name)
+    if (given !== undefined) parameters[name] = given
+  }
+  return { parameters }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Media type
@@ -144,7 +144,7 @@ const decodeFormComponent = (text: string): string | undefined => {
 // UTF-8 anywhere in the body is invalid_request. Empty `&&` segments are skipped; a name without
 // `=` has an empty value (omitted). A recognized name given twice is a duplicated scalar even when
 // one of the occurrences is empty (RFC 6749 §3.1: parameters MUST NOT be included more than once).
-const formParameters = (body: string): ReadonlyMap<Name, Raw> | undefined => {
+const formParameters = (body: string): Read | undefined => {
   const seen = new Map<string, string[]>()
   for (const segment of body.split("&")) {
     if (segment === "") continue
@@ -156,14 +156,10 @@ const formParameters = (body: string): ReadonlyMap<Name, Raw> | undefined => {
     if (values) values.push(value)
     else seen.set(name, [value])
   }
-  const result = new Map<Name, Raw>()
-  for (const name of recognized) {
-    const values = seen.get(name)
-    if (values === undefined) result.set(name, absent)
-    else if (values.length > 1) result.set(name, { _tag: "Malformed", reason: `${name} is given more than once` })
-    else result.set(name, values[0] === "" ? absent : { _tag: "Present", value: values[0]! })
-  }
-  return result
+  return readRecognized(
+    (name) => seen.get(name)?.length ?? 0,
+    (name) => seen.get(name)?.[0] || undefined
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,13 +194,11 @@ const topLevelNames = (text: string): string[] => {
 }
 
 // Decision (JSON scalars): a string is the value ("" is omitted). null is treated as omitted, the
-// JSON spelling of "no value". Numbers and booleans where a string belongs are invalid_request: no
-// field of this request is numeric or boolean, and silently stringifying (1e2 -> "100") would make
-// an identifier depend on the client's serializer. An array or object is invalid_request (spec).
-// Decision (duplicate JSON names): a recognized name that appears twice in the top-level object is
-// a duplicated scalar, invalid_request, exactly like a repeated form parameter (JSON.parse would
-// otherwise keep the last one silently).
-const jsonParameters = (body: string): ReadonlyMap<Name, Raw> | "not_json" | "not_object" => {
+// JSON spelling of "no value". Anything else where a string belongs (numbers and booleans too) is
+// the schema's invalid_request. Decision (duplicate JSON names): a recognized name that appears
+// twice in the top-level object is a duplicated scalar, invalid_request, exactly like a repeated
+// form parameter (JSON.parse would otherwise keep the last one silently).
+const jsonParameters = (body: string): Read | "not_json" | "not_object" => {
   let parsed: unknown
   try {
     parsed = JSON.parse(body)
@@ -215,56 +209,56 @@ const jsonParameters = (body: string): ReadonlyMap<Name, Raw> | "not_json" | "no
   const object = parsed as Record<string, unknown>
   const counts = new Map<string, number>()
   for (const name of topLevelNames(body)) counts.set(name, (counts.get(name) ?? 0) + 1)
-  const result = new Map<Name, Raw>()
-  for (const name of recognized) {
-    const value = Object.hasOwn(object, name) ? object[name] : undefined
-    if ((counts.get(name) ?? 0) > 1) result.set(name, { _tag: "Malformed", reason: `${name} is given more than once` })
-    else if (value === undefined || value === null || value === "") result.set(name, absent)
-    else if (typeof value === "string") result.set(name, { _tag: "Present", value })
-    else if (typeof value === "object") result.set(name, { _tag: "Malformed", reason: `${name} must be a string` })
-    else result.set(name, { _tag: "Malformed", reason: `${name} must be a string, not a ${typeof value}` })
-  }
-  return result
+  return readRecognized(
+    (name) => counts.get(name) ?? 0,
+    (name) => {
+      const value = Object.hasOwn(object, name) ? object[name] : undefined
+      return value === null || value === "" ? undefined : value
+    }
+  )
 }
-
-// ---------------------------------------------------------------------------------------------
-// Field contents
-
-// "Printable" is Text.ts's rule (no control, format, separator or lone surrogate character), for
-// identifiers and display names alike.
-const surroundingWhitespace = /^\s|\s$/u
-
-// agent_identifier (spec: 1 to 128 printable non-NUL characters, no surrounding whitespace, exact
-// case-sensitive) and registration_identifier (spec: nonblank, at most 128, exact case-sensitive).
-// Decision: registration_identifier follows the agent_identifier rule exactly. Both are lookup keys
-// compared exactly, so surrounding whitespace is refused rather than trimmed (trimming would make
-// two spellings name one key; keeping it would make invisible differences name two). Refusing it
-// also makes "nonblank" automatic. Neither is Unicode-normalized or case-folded.
-const identifierProblem = (name: string, value: string): string | undefined => {
-  const rule = `${name} must be 1 to ${identifierMaxLength} printable characters without surrounding whitespace`
-  if (!isPrintable(value) || surroundingWhitespace.test(value)) return rule
-  if (codePointLength(value) > identifierMaxLength) return rule
-  return undefined
-}
-
-// Display names (spec: nonblank, at most 100). Decision: control characters anywhere in the value
-// (before trimming) are refused; surrounding whitespace is then trimmed, since a display name is
-// presentation rather than a key, and the trimmed name must be nonblank and at most 100 code points.
-const displayName = (name: string, value: string): { readonly ok: string } | { readonly problem: string } => {
-  const rule = `${name} must be nonblank, printable and at most ${displayNameMaxLength} characters`
-  if (!isPrintable(value)) return { problem: rule }
-  const trimmed = value.trim()
-  if (trimmed === "" || codePointLength(trimmed) > displayNameMaxLength) return { problem: rule }
-  return { ok: trimmed }
-}
-
-// Decision (assignment_agent_public_id): the canonical hyphenated 8-4-4-4-12 hexadecimal form, in
-// either case, answered in lower case. Any UUID version is accepted here: whether it names an
-// active paired agent of this steward is the approval's and the consume's question, not syntax.
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 // ---------------------------------------------------------------------------------------------
 // The request
+
+const decodeParameters = SchemaParser.decodeUnknownResult(DeviceAuthorizationParameters)
+
+/** The decoded parameters in the form the device flow stores and reads. */
+const toRequest = (decoded: DeviceAuthorizationParameters): DeviceRequest => {
+  const agent = (parameters: {
+    readonly agent_identifier: string
+    readonly agent_display_name: string
+    readonly executor_display_name: string
+  }) => ({
+    agentIdentifier: parameters.agent_identifier,
+    agentDisplayName: parameters.agent_display_name,
+    executorDisplayName: parameters.executor_display_name
+  })
+  const machine = (parameters: { readonly registration_identifier: string; readonly runner_display_name: string }) => ({
+    registrationIdentifier: parameters.registration_identifier,
+    runnerDisplayName: parameters.runner_display_name
+  })
+  switch (decoded.branch) {
+    case "agent":
+      return { branch: "agent", clientId: decoded.client_id, ...agent(decoded) }
+    case "combined":
+      return {
+        branch: "combined",
+        clientId: decoded.client_id,
+        ...agent(decoded),
+        ...machine(decoded),
+        executorKind: "runner"
+      }
+    case "machine":
+      return {
+        branch: "machine",
+        clientId: decoded.client_id,
+        ...machine(decoded),
+        executorKind: decoded.executor_kind ?? "runner",
+        assignmentAgentPublicId: decoded.assignment_agent_public_id
+      }
+  }
+}
 
 /**
  * Parses and validates a device authorization request body. `contentType` is the raw Content-Type
@@ -276,120 +270,26 @@ export const parseDeviceAuthorizationRequest = (contentType: string | undefined,
     return invalidRequest("the request must be application/x-www-form-urlencoded or application/json (UTF-8)")
   if (body === "") return invalidRequest("the request body is empty")
 
-  let params: ReadonlyMap<Name, Raw>
+  let read: Read
   if (mediaType === "form") {
     const parsed = formParameters(body)
     if (parsed === undefined) return invalidRequest("the form body is not valid percent-encoded UTF-8")
-    params = parsed
+    read = parsed
   } else {
     const parsed = jsonParameters(body)
     if (parsed === "not_json") return invalidRequest("the JSON body cannot be parsed")
     if (parsed === "not_object") return invalidRequest("the JSON body must be an object")
-    params = parsed
+    read = parsed
   }
+  if ("repeated" in read) return invalidRequest(`${read.repeated} is given more than once`)
 
-  for (const name of recognized) {
-    const raw = params.get(name)!
-    if (raw._tag === "Malformed") return invalidRequest(raw.reason)
-  }
-  const get = (name: Name): string | undefined => {
-    const raw = params.get(name)!
-    return raw._tag === "Present" ? raw.value : undefined
-  }
-
-  // Decision (client_id): a missing client_id is invalid_client, like a wrong one. The spec says the
-  // client_id "must be exactly its value, else invalid_client"; for a public client the client_id is
-  // its whole authentication, and RFC 6749 §5.2 gives invalid_client for "no client authentication
-  // included". The comparison is exact (no trimming, no case folding).
-  const clientId = get("client_id")
-  if (clientId !== connectorClientId && clientId !== applicationClientId)
-    return invalid(
-      "invalid_client",
-      clientId === undefined ? "client_id is required" : "client_id is not a device-flow client"
-    )
-
-  // scope: accepted and ignored (spec). It is still structurally checked above like any recognized
-  // scalar, so a duplicated scope is invalid_request.
-
-  const agentIdentifier = get("agent_identifier")
-  const agentDisplayName = get("agent_display_name")
-  const executorDisplayName = get("executor_display_name")
-  const registrationIdentifier = get("registration_identifier")
-  const runnerDisplayName = get("runner_display_name")
-  const executorKind = get("executor_kind")
-  const assignmentAgentPublicId = get("assignment_agent_public_id")
-
-  const triple = [agentIdentifier, agentDisplayName, executorDisplayName].filter((v) => v !== undefined).length
-  const pair = [registrationIdentifier, runnerDisplayName].filter((v) => v !== undefined).length
-  if (triple !== 0 && triple !== 3)
-    return invalidRequest("agent_identifier, agent_display_name and executor_display_name go together")
-  if (pair === 1) return invalidRequest("registration_identifier and runner_display_name go together")
-  if (triple === 0 && pair === 0)
-    return invalidRequest(
-      "the request names neither an agent (agent_identifier, agent_display_name, executor_display_name) nor a machine (registration_identifier, runner_display_name)"
-    )
-  const hasAgent = triple === 3
-  const hasMachine = pair === 2
-
-  let agent: { agentIdentifier: string; agentDisplayName: string; executorDisplayName: string } | undefined
-  if (hasAgent) {
-    const identifierIssue = identifierProblem("agent_identifier", agentIdentifier!)
-    if (identifierIssue) return invalidRequest(identifierIssue)
-    const agentName = displayName("agent_display_name", agentDisplayName!)
-    if ("problem" in agentName) return invalidRequest(agentName.problem)
-    const executorName = displayName("executor_display_name", executorDisplayName!)
-    if ("problem" in executorName) return invalidRequest(executorName.problem)
-    agent = {
-      agentIdentifier: agentIdentifier!,
-      agentDisplayName: agentName.ok,
-      executorDisplayName: executorName.ok
-    }
-  }
-
-  let machine: { registrationIdentifier: string; runnerDisplayName: string } | undefined
-  if (hasMachine) {
-    const identifierIssue = identifierProblem("registration_identifier", registrationIdentifier!)
-    if (identifierIssue) return invalidRequest(identifierIssue)
-    const runnerName = displayName("runner_display_name", runnerDisplayName!)
-    if ("problem" in runnerName) return invalidRequest(runnerName.problem)
-    machine = { registrationIdentifier: registrationIdentifier!, runnerDisplayName: runnerName.ok }
-  }
-
-  // executor_kind values are exact and case-sensitive.
-  if (agent && !machine) {
-    if (executorKind !== undefined) return invalidRequest("executor_kind is not allowed in an agent request")
-    if (assignmentAgentPublicId !== undefined)
-      return invalidRequest("assignment_agent_public_id is only for a standalone runner request")
-    return { _tag: "Valid", request: { branch: "agent", clientId, ...agent } }
-  }
-
-  if (agent && machine) {
-    if (executorKind !== undefined && executorKind !== "runner")
-      return invalidRequest("executor_kind must be runner in a combined request")
-    if (assignmentAgentPublicId !== undefined)
-      return invalidRequest("assignment_agent_public_id cannot be combined with an agent request")
-    return { _tag: "Valid", request: { branch: "combined", clientId, ...agent, ...machine, executorKind: "runner" } }
-  }
-
-  const kind = executorKind ?? "runner"
-  if (kind !== "runner" && kind !== "tool_provider")
-    return invalidRequest("executor_kind must be runner or tool_provider")
-  let assignment: string | undefined
-  if (assignmentAgentPublicId !== undefined) {
-    if (kind !== "runner") return invalidRequest("assignment_agent_public_id is only for a runner")
-    if (!uuidPattern.test(assignmentAgentPublicId)) return invalidRequest("assignment_agent_public_id must be a UUID")
-    assignment = assignmentAgentPublicId.toLowerCase()
-  }
-  return {
-    _tag: "Valid",
-    request: {
-      branch: "machine",
-      clientId,
-      ...machine!,
-      executorKind: kind,
-      assignmentAgentPublicId: assignment
-    }
-  }
+  const decoded = decodeParameters(read.parameters)
+  if (Result.isSuccess(decoded)) return { _tag: "Valid", request: toRequest(decoded.success) }
+  const { path, message, checks } = firstFault(decoded.failure)
+  const error = checks.some((check) => check.annotations?.[oauthError] === "invalid_client")
+    ? "invalid_client"
+    : "invalid_request"
+  return invalid(error, path.length === 0 ? message : `${dottedPath(path)} ${message}`)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 // What a human stewards: their agents and the machines they connected, and the two ends a human
-// may put to them. Removing an agent fences its member and application credentials at once
-// (the agent loses authority and its application address's epoch advances, which its address
-// hears by a durable message told in the same transaction); revoking a machine is one step of its
-// address, which fences its transport and ends its runner credentials. Restoring an agent is a
-// new connection: old credentials never come back.
+// may put to them. Removing an agent fences its member and application credentials at once (the
+// agent loses authority and its lineages end) and tells its application address, by a durable
+// message in the same transaction, to advance its epoch (the address's own step writes it);
+// revoking a machine is one step of its address, which fences its transport and ends its runner
+// credentials (a revoked address refuses it again). Restoring an agent is a new connection: old
+// credentials never come back.
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
 import type { UserRow } from "@troupe/storage/repositories/Accounts"
@@ -51,13 +52,8 @@ export class Stewardship extends Context.Service<
               yield* Credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
               const live = yield* Executors.findLiveAgentApplication(agent.id)
               if (!live) return
-              const application = yield* Executors.advanceEpoch(live.id, live.display_name, at)
-              yield* addresses
-                .tell(application.public_id, {
-                  type: "executor.agentRemoved",
-                  epoch: application.credential_epoch
-                })
-                .pipe(Effect.orDie)
+              const epoch = yield* Executors.nextEpoch(live.id)
+              yield* addresses.tell(live.public_id, { type: "executor.agentRemoved", epoch }).pipe(Effect.orDie)
             }).pipe(sql.withTransaction)
           }).pipe(Effect.catchTag("SqlError", Effect.die))
         )
@@ -69,7 +65,6 @@ export class Stewardship extends Context.Service<
             if (!executor || executor.manager_id !== human.id || executor.kind === "agent_application") {
               return yield* new NotStewarded()
             }
-            if (executor.status !== "active") return
             yield* addresses.send(executor.public_id, { type: "executor.revoke" }).pipe(Effect.orDie)
           }).pipe(Effect.catchTag("SqlError", Effect.die))
         )

@@ -1,29 +1,92 @@
-// Executor addresses as their own plane and members see them: an address's description, its
-// announcement (a whole replacement, judged by Announcements), its presence marks from the
-// cable, and discovery of the runners and tool providers a member may use (an agent sees as its
-// steward does, for itself). Not here: connecting, repairing or revoking an address.
+// Executor addresses as their own plane and members see them: an address's description (with
+// the presence its discovery row shows), its announcement (a whole replacement: one step of its
+// address actor, whose binding writes it), its presence marks from the cable (display-only
+// columns, no step), and discovery of the runners and tool providers a member may use (an agent
+// sees as its steward does, for itself). Not here: connecting, repairing or revoking an address.
+import { ActorHost } from "@troupe/actors/ActorHost"
+import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
+import { executorAddressEffects } from "@troupe/machines/executorAddress/effects"
+import type { Announcement } from "@troupe/machines/executorAddress/events"
 import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
+import { Unauthenticated } from "../kernel/Errors.ts"
 import { now } from "../kernel/Now.ts"
-import { type AnnouncementRefusal, validateAnnouncement } from "./Announcements.ts"
+import { presenceFields } from "./Presence.ts"
 
-export type Executor = Repo.ExecutorRow
+/** The executor a transport credential speaks for, at the epoch its credential carries. */
+export interface ExecutorCaller {
+  readonly publicId: string
+  readonly credentialEpoch: number
+}
 
-/** A discovered runner or tool provider, with the agent an agent_private one serves. */
-export type DiscoveredExecutor = Executor & { readonly agent_public_id: string | null }
+/** What an address shows: its own view and discovery rows alike. */
+export interface ExecutorView {
+  readonly public_id: string
+  readonly kind: Repo.ExecutorKind
+  readonly status: "active" | "revoked"
+  readonly display_name: string
+  readonly credential_epoch: number
+  readonly served_tools: Repo.Announcement["tools"]
+  readonly environment: Repo.Announcement["environment"]
+  readonly served_documents: Repo.Announcement["documents"]
+  readonly presence: "online" | "offline" | "not_yet_seen"
+  readonly last_seen_at: Date | null
+  readonly connected_at: Date | null
+}
+
+/** A discovered runner or tool provider, with its assignment (the agent an agent_private one serves). */
+export interface DiscoveredExecutor extends ExecutorView {
+  readonly kind: "runner" | "tool_provider"
+  readonly assignment_scope: Repo.AssignmentScope
+  readonly assignment_agent_public_id: string | null
+}
+
+/** The executor's own view, measured at an instant. */
+export interface ExecutorDescription {
+  readonly executor: ExecutorView
+  readonly measured_at: Date
+}
 
 export type PresenceMark = "connected" | "seen" | "disconnected"
+
+const viewOf = (row: Repo.ExecutorRow, at: Date): ExecutorView => ({
+  public_id: row.public_id,
+  kind: row.kind,
+  status: row.status,
+  display_name: row.display_name,
+  credential_epoch: row.credential_epoch,
+  served_tools: row.announcement.tools,
+  environment: row.announcement.environment,
+  served_documents: row.announcement.documents,
+  ...presenceFields(row, at)
+})
+
+/**
+ * The executor's own view. Its epoch is at least its credential's: a connection mints at the
+ * epoch it tells the address, and the address's step mirrors it on the row just after.
+ */
+const describe = (caller: ExecutorCaller, row: Repo.ExecutorRow, at: Date): ExecutorDescription => {
+  const view = viewOf(row, at)
+  return {
+    executor: { ...view, credential_epoch: Math.max(view.credential_epoch, caller.credentialEpoch) },
+    measured_at: at
+  }
+}
 
 export class Executors extends Context.Service<
   Executors,
   {
-    /** The address an executor credential authenticated as (so it exists). */
-    readonly find: (executorId: bigint) => Effect.Effect<Executor>
-    readonly announce: (executorId: bigint, body: unknown) => Effect.Effect<Executor, AnnouncementRefusal>
+    /** The address a transport credential authenticated as (so it exists). */
+    readonly describe: (caller: ExecutorCaller) => Effect.Effect<ExecutorDescription>
+    /** Replaces what the address serves; a revoked address is no caller any more. */
+    readonly announce: (
+      caller: ExecutorCaller,
+      announcement: Announcement
+    ) => Effect.Effect<ExecutorDescription, Unauthenticated>
     readonly markPresence: (executorId: bigint, mark: PresenceMark) => Effect.Effect<void>
     /** The active runners and tool providers the caller may use; a public id that is no UUID finds none. */
     readonly discover: (
@@ -36,12 +99,25 @@ export class Executors extends Context.Service<
     Executors,
     Effect.gen(function* () {
       const db = withDatabase(yield* SqlClient)
+      const addresses = (yield* ActorHost).ref(executorAddressActor)
       return Executors.of({
-        find: (executorId) => db(Effect.map(Repo.findExecutorById(executorId), (row) => row!)),
-        announce: (executorId, body) =>
-          Effect.flatMap(validateAnnouncement(body), (announcement) =>
-            db(Effect.flatMap(now, (at) => Repo.replaceAnnouncement(executorId, announcement, at)))
+        describe: (caller) =>
+          db(
+            Effect.gen(function* () {
+              const row = yield* Repo.findExecutorByPublicId(caller.publicId)
+              return describe(caller, row!, yield* now)
+            })
           ),
+        announce: (caller, announcement) =>
+          Effect.gen(function* () {
+            const outcome = yield* addresses
+              .send(caller.publicId, { type: "executor.announce", announcement })
+              .pipe(Effect.orDie)
+            const row =
+              outcome._tag === "Accepted" ? outcome.replies[executorAddressEffects.recordAnnouncement] : undefined
+            if (!row) return yield* new Unauthenticated()
+            return describe(caller, row, yield* now)
+          }),
         markPresence: (executorId, mark) => db(Effect.flatMap(now, (at) => Repo.markPresence(executorId, mark, at))),
         discover: (caller, filter) =>
           db(
@@ -49,13 +125,22 @@ export class Executors extends Context.Service<
               if (filter.publicId !== undefined && !isUuid(filter.publicId)) return []
               const agentIds =
                 caller.user.kind === "agent" ? [caller.user.id] : yield* Repo.stewardedAgentIds(caller.human.id)
-              return yield* Repo.listDiscoverable({
+              const rows = yield* Repo.listDiscoverable({
                 accountId: caller.user.accountId,
                 managerId: caller.human.id,
                 agentIds,
                 kind: filter.kind,
                 publicId: filter.publicId
               })
+              const at = yield* now
+              return rows.map(
+                (row): DiscoveredExecutor => ({
+                  ...viewOf(row, at),
+                  kind: row.kind,
+                  assignment_scope: row.assignment_scope,
+                  assignment_agent_public_id: row.assignment_scope === "agent_private" ? row.agent_public_id : null
+                })
+              )
             })
           )
       })

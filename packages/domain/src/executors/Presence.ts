@@ -18,6 +18,6 @@ export const presenceFields = (
   at: Date
 ) => ({
   presence: presenceOf(marks, at),
-  last_seen_at: marks.last_seen_at?.toISOString() ?? null,
-  connected_at: marks.connected_at?.toISOString() ?? null
+  last_seen_at: marks.last_seen_at,
+  connected_at: marks.connected_at
 })

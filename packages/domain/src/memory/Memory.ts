@@ -22,7 +22,6 @@ import {
   applyEdit,
   checkContent,
   checkDescription,
-  checkEditText,
   type GrepMatch,
   isSkillPath,
   type MemoryFault,
@@ -55,28 +54,28 @@ export interface GrepResult {
 }
 
 /**
- * The members of each verb as the contract decodes them: shapes whose faults are 400s are
- * settled there; members whose faults are 422s arrive as any JSON and are judged here.
+ * The members of each verb as the contract decodes them: shapes and grammars are settled there
+ * (a path is well formed); what depends on several members or on stored documents is judged here.
  */
 export interface ShowMembers {
-  readonly path: unknown
+  readonly path: string
 }
 interface ExpectedPair {
   readonly expected_public_id: string | null
   readonly expected_lock_version: number | null
 }
 export interface WriteMembers extends ShowMembers, ExpectedPair {
-  readonly content: unknown
-  readonly description?: unknown
+  readonly content: string
+  readonly description?: string | null
 }
 export interface EditMembers extends ShowMembers, ExpectedPair {
-  readonly old_text: unknown
-  readonly new_text: unknown
+  readonly old_text: string
+  readonly new_text: string
 }
 export interface RemoveMembers extends ShowMembers, ExpectedPair {}
 export interface GrepMembers {
   readonly pattern: string
-  readonly path?: unknown
+  readonly path?: string | null
   readonly ignore_case?: boolean
   readonly limit?: number
 }
@@ -137,13 +136,6 @@ const reachableAnchors = (reach: Reach) =>
     return anchor !== undefined && (reach.roots === null || reach.roots.includes(scope)) ? [anchor] : []
   })
 
-const documentPath = (members: ShowMembers) =>
-  Effect.gen(function* () {
-    const path = parseDocumentPath(members.path)
-    if (isFault(path)) return yield* refuseFault(path)
-    return path
-  })
-
 /** The skills/ exception of an override: show, write and delete of a skills/ path still work. */
 const checkOverride = (reach: Reach, path: MemoryPath | undefined) =>
   reach.overridden && (path === undefined || !isSkillPath(path)) ? overridden() : Effect.void
@@ -185,13 +177,6 @@ const expectedPair = (members: ExpectedPair, observedOnly: boolean) =>
 
 const matchesObserved = (row: Repo.MemoryDocumentRow, observed: Observed) =>
   row.public_id.toLowerCase() === observed.publicId && row.lock_version === observed.lockVersion
-
-const textMember = (members: EditMembers, member: "old_text" | "new_text") =>
-  Effect.gen(function* () {
-    const value = checkEditText(members[member], member)
-    if (isFault(value)) return yield* refuseFault(value)
-    return value
-  })
 
 export class Memory extends Context.Service<
   Memory,
@@ -264,7 +249,7 @@ export class Memory extends Context.Service<
 
       const show = (reach: Reach, members: ShowMembers) =>
         Effect.gen(function* () {
-          const path = yield* documentPath(members)
+          const path = parseDocumentPath(members.path)
           yield* checkOverride(reach, path)
           const anchor = yield* anchorOf(reach, path.scope)
           const row = yield* db(Repo.findDocument(anchor, path.path))
@@ -274,7 +259,7 @@ export class Memory extends Context.Service<
 
       const write = (reach: Reach, members: WriteMembers) =>
         Effect.gen(function* () {
-          const path = yield* documentPath(members)
+          const path = parseDocumentPath(members.path)
           const observed = yield* expectedPair(members, false)
           yield* checkOverride(reach, path)
           const anchor = yield* writableAnchor(reach, path)
@@ -283,7 +268,7 @@ export class Memory extends Context.Service<
           const described = checkDescription(members.description, path)
           if (isFault(described)) return yield* refuseFault(described)
           const write: Repo.DocumentWrite = {
-            content: members.content as string,
+            content: members.content,
             description: described.description,
             bytesize: content.bytes,
             now: yield* now
@@ -312,9 +297,7 @@ export class Memory extends Context.Service<
 
       const edit = (reach: Reach, members: EditMembers) =>
         Effect.gen(function* () {
-          const path = yield* documentPath(members)
-          const oldText = yield* textMember(members, "old_text")
-          const newText = yield* textMember(members, "new_text")
+          const path = parseDocumentPath(members.path)
           const observed = (yield* expectedPair(members, true))!
           yield* checkOverride(reach, undefined)
           const anchor = yield* writableAnchor(reach, path)
@@ -324,7 +307,7 @@ export class Memory extends Context.Service<
               const current = yield* Repo.findDocument(anchor, path.path, true)
               if (!current) return yield* memoryNotFound()
               if (!matchesObserved(current, observed)) return yield* stale()
-              const edited = applyEdit(current.content, oldText, newText)
+              const edited = applyEdit(current.content, members.old_text, members.new_text)
               if (isFault(edited)) return yield* refuseFault(edited)
               const content = checkContent(edited)
               if (isFault(content)) return yield* refuseFault(content)
@@ -340,7 +323,7 @@ export class Memory extends Context.Service<
 
       const remove = (reach: Reach, members: RemoveMembers) =>
         Effect.gen(function* () {
-          const path = yield* documentPath(members)
+          const path = parseDocumentPath(members.path)
           const observed = (yield* expectedPair(members, true))!
           yield* checkOverride(reach, path)
           const anchor = yield* writableAnchor(reach, path)
@@ -364,7 +347,6 @@ export class Memory extends Context.Service<
           let under: string | undefined
           if (members.path !== undefined && members.path !== null) {
             const filter = parseFilterPath(members.path)
-            if (isFault(filter)) return yield* refuseFault(filter)
             anchors = [yield* anchorOf(reach, filter.scope)]
             under = filter.under === filter.scope ? undefined : filter.under
           }

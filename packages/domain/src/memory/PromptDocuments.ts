@@ -1,8 +1,10 @@
 // Prompt documents (spec "Prompt document"): a slot's text, role and version at two doors, the
 // caller's profile (system_prompt and summarizer for an agent, persona for a human) and a
-// workspace (its character). Owns the slot, role, macro and size rules and who may read or write
-// a workspace's documents (seeing to read; write standing to write, judged by Workspaces).
-// Rendering the macros is not done here: read answers the text unrendered.
+// workspace (its character). Owns the slot rules (which slots a door has, the role and macros a
+// slot takes, the macro registry) and who may read or write a workspace's documents (seeing to
+// read; write standing to write, judged by Workspaces). The shape of a document (text, not blank,
+// at most 64 KiB, a known role) is the contract's. Rendering the macros is not done here: read
+// answers the text unrendered.
 
 import { withDatabase } from "@troupe/storage/Defects"
 import * as Repo from "@troupe/storage/repositories/PromptDocuments"
@@ -10,17 +12,12 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
 import { now } from "../kernel/Now.ts"
-import { Absent, BadParameter, Invalid, type NotPermitted, type StateConflict } from "../kernel/Refusals.ts"
+import { Absent, Invalid, type NotPermitted, type StateConflict } from "../kernel/Refusals.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 
 export type Role = Repo.Role
 export type PromptDocumentRow = Repo.PromptDocumentRow
 export type PromptDocumentSummaryRow = Repo.PromptDocumentSummaryRow
-
-export const roles: ReadonlyArray<Role> = ["system", "developer", "user"]
-
-/** The spec's bound on a document's content, in UTF-8 bytes. */
-export const maxContentBytes = 64 * 1024
 
 /** The macro registry: the names a document may use as `{{name}}`. */
 export const macroNames = ["agent", "user", "workspace", "date", "conversation_kind"] as const
@@ -46,10 +43,10 @@ export const macrosIn = (content: string): ReadonlyArray<string> => [
 /** Where the documents are: the caller's profile, or a workspace by public id. */
 export type Door = { readonly _tag: "Profile" } | { readonly _tag: "Workspace"; readonly workspaceId: string }
 
-/** A write's members as decoded (content present, any JSON); their faults are judged here. */
+/** A write's members as the contract decodes them: text within the bound, a known role (null: system). */
 export interface WriteInput {
-  readonly content: unknown
-  readonly role?: unknown
+  readonly content: string
+  readonly role?: Role | null
 }
 
 const invalid = (message: string) => Effect.fail(new Invalid({ code: "prompt_document_invalid", message }))
@@ -69,7 +66,7 @@ export class PromptDocuments extends Context.Service<
       door: Door,
       slot: string,
       input: WriteInput
-    ) => Effect.Effect<PromptDocumentRow, DoorRefusal | BadParameter>
+    ) => Effect.Effect<PromptDocumentRow, DoorRefusal>
     readonly remove: (caller: Caller, door: Door, slot: string) => Effect.Effect<void, DoorRefusal>
   }
 >()("@troupe/domain/memory/PromptDocuments") {
@@ -110,36 +107,13 @@ export class PromptDocuments extends Context.Service<
       const notFound = (slot: string) =>
         Effect.fail(new Absent({ code: "prompt_document_not_found", message: `The ${slot} slot holds no document` }))
 
-      /** The document to store, or the refusal that says what is wrong with it. */
+      /** The document to store, or the refusal that says what the slot does not take. */
       const checkDocument = (slot: string, input: WriteInput) =>
         Effect.gen(function* () {
           const { content } = input
-          if (content === null) {
-            return yield* new BadParameter({
-              code: "parameter_missing",
-              message: "prompt_document.content is required"
-            })
-          }
-          if (typeof content !== "string") return yield* invalid("prompt_document.content must be a string")
           const role = input.role ?? "system"
-          if (typeof role !== "string" || !(roles as ReadonlyArray<string>).includes(role)) {
-            return yield* invalid("prompt_document.role must be system, developer or user")
-          }
           if (contentOnly(slot) && role !== "system") {
             return yield* invalid(`prompt_document.role: the ${slot} slot takes role system only`)
-          }
-          const bytesize = Buffer.byteLength(content, "utf8")
-          if (bytesize > maxContentBytes) {
-            return yield* new Invalid({
-              code: "prompt_document_too_large",
-              message: `prompt_document.content is ${bytesize} bytes, over 64 KiB`
-            })
-          }
-          if (content.trim() === "") {
-            return yield* invalid("prompt_document.content is empty; DELETE the slot to empty it")
-          }
-          if (!content.isWellFormed() || content.includes("\u0000")) {
-            return yield* invalid("prompt_document.content must be well-formed text without NUL characters")
           }
           const macros = macrosIn(content)
           if (contentOnly(slot) && macros.length > 0) {
@@ -154,7 +128,7 @@ export class PromptDocuments extends Context.Service<
               message: `Unknown macros: ${unknown.map((m) => `{{${m}}}`).join(", ")}; known: ${macroNames.map((m) => `{{${m}}}`).join(", ")}`
             })
           }
-          return { slot, role: role as Role, content, bytesize }
+          return { slot, role, content, bytesize: Buffer.byteLength(content, "utf8") }
         })
 
       const list = (caller: Caller, door: Door) =>

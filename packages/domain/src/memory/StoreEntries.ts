@@ -1,6 +1,6 @@
 // Store entries on a host (the acting principal's profile, a workspace, a conversation): the
-// namespace and key rules, the value bound, the per-host entry limit, lock_version fencing,
-// and the request budget. Who may use a host (authority, concealment) is the caller's business:
+// value bound, the per-host entry limit, unique keys, lock_version fencing, and the request
+// budget. The namespace and key grammar is the contract's (printable, 1 to 80 and 160). Who may use a host (authority, concealment) is the caller's business:
 // every method takes a host the caller has already been allowed to use.
 
 import { withDatabase } from "@troupe/storage/Defects"
@@ -10,8 +10,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { now } from "../kernel/Now.ts"
 import type { RateLimit } from "../kernel/RateLimiter.ts"
-import { Absent, BadParameter, Invalid, Stale, StateConflict, TooLarge } from "../kernel/Refusals.ts"
-import { isPrintableText } from "../kernel/Text.ts"
+import { Absent, BadParameter, Stale, StateConflict, TooLarge } from "../kernel/Refusals.ts"
 
 export type StoreEntryHost = Repo.Host
 export type StoreEntryHostKind = Repo.HostKind
@@ -21,10 +20,6 @@ export type StoreEntrySummaryRow = Repo.StoreEntrySummaryRow
 /** The spec's limits: 64 entries per host, values up to 1 MiB of canonical JSON. */
 export const maxEntriesPerHost = 64
 export const maxValueBytes = 1024 * 1024
-
-/** namespace and key: printable text (Text.ts) of 1 to this many code points, no other charset rule. */
-export const maxNamespaceLength = 80
-export const maxKeyLength = 160
 
 /**
  * The request budget: 6,000 requests per minute per caller over every store-entry route of every
@@ -53,17 +48,6 @@ export interface StoreEntryPage {
   /** Rows to fetch (a caller paging by `limit` asks for one more to see whether a page follows). */
   readonly limit: number
 }
-
-/** namespace or key: printable text of 1 to `max` code points, else validation_failed naming it. */
-const checkName = (field: "namespace" | "key", value: unknown, max: number) =>
-  isPrintableText(value, 1, max)
-    ? Effect.succeed(value)
-    : Effect.fail(
-        new Invalid({
-          code: "validation_failed",
-          message: `store_entry.${field}: ${field} must be a string of 1 to ${max} printable characters (no control or format characters)`
-        })
-      )
 
 /** Every string of the value (object member names too) is valid Unicode. */
 const wellFormed = (value: unknown): boolean => {
@@ -101,8 +85,8 @@ export class StoreEntries extends Context.Service<
     readonly list: (host: StoreEntryHost, page: StoreEntryPage) => Effect.Effect<ReadonlyArray<StoreEntrySummaryRow>>
     readonly create: (
       host: StoreEntryHost,
-      entry: { readonly namespace: unknown; readonly key: unknown; readonly value: unknown }
-    ) => Effect.Effect<StoreEntryRow, Invalid | ValueRefusal | StateConflict>
+      entry: { readonly namespace: string; readonly key: string; readonly value: unknown }
+    ) => Effect.Effect<StoreEntryRow, ValueRefusal | StateConflict>
     readonly get: (host: StoreEntryHost, publicId: string) => Effect.Effect<StoreEntryRow, Absent>
     readonly replaceValue: (
       host: StoreEntryHost,
@@ -140,8 +124,7 @@ export class StoreEntries extends Context.Service<
 
         create: (host, entry) =>
           Effect.gen(function* () {
-            const namespace = yield* checkName("namespace", entry.namespace, maxNamespaceLength)
-            const key = yield* checkName("key", entry.key, maxKeyLength)
+            const { namespace, key } = entry
             const text = yield* valueJson(entry.value)
             const at = yield* now
             // Under the host's lock nothing else creates on this host, so the checks hold.

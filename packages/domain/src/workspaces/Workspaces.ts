@@ -5,6 +5,8 @@
 // to one agent refuses every other agent). access_mode and ownership_transfer are the owner's.
 // What the caller cannot see answers like absence. Every write after creation is one event to the
 // workspace's actor, whose machine judges the lock_version (this service never writes the row).
+// Commands take their members as the contract decoded them (names, vocabularies, sizes and the
+// override namespaces are settled there); what needs the database is judged here.
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { workspaceActor } from "@troupe/actors/bindings/workspace"
 import { workspaceEffects } from "@troupe/machines/workspace/effects"
@@ -17,11 +19,9 @@ import * as Repo from "@troupe/storage/repositories/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
-import { canonicalBytes, isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
-import { Absent, BadParameter, Invalid, NotPermitted, Stale, StateConflict, TooLarge } from "../kernel/Refusals.ts"
-import { isPrintableText } from "../kernel/Text.ts"
-import { messagingEntries, providerOverrides } from "./WorkspaceSettings.ts"
+import { Absent, Invalid, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
+import { type MessagingMembers, messagingEntries, providerOverrides } from "./WorkspaceSettings.ts"
 
 export const notFound = () => Effect.fail(new Absent({ code: "not_found", message: "Not found" }))
 const stale = () =>
@@ -37,11 +37,23 @@ const dedicatedElsewhere = () =>
       message: "This workspace is dedicated to another agent"
     })
   )
-const invalid = (message: string) => Effect.fail(new Invalid({ code: "validation_failed", message }))
-
-export const metadataLimitBytes = 2048
-
 export type WorkspaceState = Repo.WorkspaceState
+export type AccessMode = Repo.WorkspaceRow["access_mode"]
+type Metadata = Readonly<Record<string, unknown>>
+
+/** A create's members: a trimmed name; null access_mode or metadata is the default. */
+export interface CreateMembers {
+  readonly name: string
+  readonly access_mode?: AccessMode | null
+  readonly metadata?: Metadata | null
+}
+
+/** A PATCH's members: the lock_version and a trimmed name, new metadata, or both. */
+export interface PatchMembers {
+  readonly lock_version: number
+  readonly name?: string
+  readonly metadata?: Metadata
+}
 
 /** A workspace as answers show it: the row, its owner (always a human) and its creator. */
 export type Workspace = Repo.WorkspaceRow & {
@@ -63,8 +75,6 @@ const notActive = (state: string) =>
 /** What write standing refuses: unseen, dedicated to another agent, or not active. */
 type Standing = Absent | NotPermitted | StateConflict
 
-const validName = (name: unknown) => isPrintableText(name, 1, 255) && name.trim() !== ""
-
 export class Workspaces extends Context.Service<
   Workspaces,
   {
@@ -81,27 +91,24 @@ export class Workspaces extends Context.Service<
     readonly read: (caller: Caller, publicId: string) => Effect.Effect<Workspace, Absent>
     /** The workspace if the caller has write standing on it. */
     readonly writable: (caller: Caller, publicId: string) => Effect.Effect<Workspace, Standing>
-    readonly create: (
-      caller: Caller,
-      input: { readonly name: unknown; readonly accessMode: unknown; readonly metadata: unknown }
-    ) => Effect.Effect<Workspace, Invalid | TooLarge>
+    readonly create: (caller: Caller, members: CreateMembers) => Effect.Effect<Workspace>
     readonly patch: (
       caller: Caller,
       publicId: string,
-      input: { readonly name: unknown; readonly metadata: unknown; readonly lockVersion: number }
-    ) => Effect.Effect<Workspace, Standing | BadParameter | Invalid | TooLarge | Stale>
+      members: PatchMembers
+    ) => Effect.Effect<Workspace, Standing | Stale>
     readonly setAccessMode: (
       caller: Caller,
       publicId: string,
-      accessMode: unknown,
+      accessMode: AccessMode,
       lockVersion: number
-    ) => Effect.Effect<Workspace, Standing | Invalid | Stale>
+    ) => Effect.Effect<Workspace, Standing | Stale>
     readonly transferOwnership: (
       caller: Caller,
       publicId: string,
-      targetPublicId: unknown,
+      targetPublicId: string,
       lockVersion: number
-    ) => Effect.Effect<Workspace, Standing | BadParameter | Invalid | Stale>
+    ) => Effect.Effect<Workspace, Standing | Invalid | Stale>
     readonly lifecycle: (
       caller: Caller,
       publicId: string,
@@ -111,15 +118,15 @@ export class Workspaces extends Context.Service<
     readonly replaceMessaging: (
       caller: Caller,
       publicId: string,
-      agents: unknown,
+      agents: ReadonlyArray<MessagingMembers>,
       lockVersion: number
-    ) => Effect.Effect<Workspace, Standing | BadParameter | Invalid | TooLarge | Stale>
+    ) => Effect.Effect<Workspace, Standing | Invalid | Stale>
     readonly replaceOverrides: (
       caller: Caller,
       publicId: string,
-      overrides: unknown,
+      overrides: Readonly<Record<string, unknown>>,
       lockVersion: number
-    ) => Effect.Effect<Workspace, Standing | BadParameter | Invalid | Stale>
+    ) => Effect.Effect<Workspace, Standing | Invalid | Stale>
     readonly principals: (caller: Caller, publicId: string) => Effect.Effect<ReadonlyArray<Repo.PrincipalRow>, Absent>
   }
 >()("@troupe/domain/Workspaces") {
@@ -197,23 +204,6 @@ export class Workspaces extends Context.Service<
           return yield* withOwner(next)
         })
 
-      const checkMetadata = (metadata: unknown) =>
-        Effect.gen(function* () {
-          if (!isObject(metadata)) return yield* invalid("metadata must be a JSON object")
-          if (canonicalBytes(metadata) > metadataLimitBytes) {
-            return yield* new TooLarge({
-              code: "content_too_large",
-              message: "metadata is over 2 KiB of canonical JSON"
-            })
-          }
-          return metadata
-        })
-
-      const checkName = (name: unknown) =>
-        validName(name)
-          ? Effect.succeed((name as string).trim())
-          : invalid("name must be 1 to 255 printable characters")
-
       const list = (who: Caller, filter: Parameters<Workspaces["Service"]["list"]>[1]) =>
         db(
           Effect.gen(function* () {
@@ -237,22 +227,11 @@ export class Workspaces extends Context.Service<
           }).pipe(Effect.orDie)
         )
 
-      const create = (
-        who: Caller,
-        input: { readonly name: unknown; readonly accessMode: unknown; readonly metadata: unknown }
-      ) =>
+      const create = (who: Caller, members: CreateMembers) =>
         db(
           Effect.gen(function* () {
-            const name = yield* checkName(input.name)
-            const metadata =
-              input.metadata === undefined || input.metadata === null ? {} : yield* checkMetadata(input.metadata)
-            let accessMode: Repo.WorkspaceRow["access_mode"] = "private"
-            if (who.user.kind === "human" && input.accessMode !== undefined && input.accessMode !== null) {
-              if (input.accessMode !== "private" && input.accessMode !== "account_wide") {
-                return yield* invalid("access_mode must be account_wide or private")
-              }
-              accessMode = input.accessMode
-            }
+            // An agent's create is always private (and dedicated to it).
+            const accessMode = (who.user.kind === "human" && members.access_mode) || "private"
             const at = yield* now
             const row = yield* Effect.gen(function* () {
               const created = yield* Repo.insertWorkspace({
@@ -261,9 +240,9 @@ export class Workspaces extends Context.Service<
                 ownerId: who.human.id,
                 createdBy: who.user.id,
                 dedicatedAgentId: who.user.kind === "agent" ? who.user.id : null,
-                name,
+                name: members.name,
                 accessMode,
-                metadata,
+                metadata: members.metadata ?? {},
                 now: at
               })
               yield* lifecycles.create(created.public_id, { lockVersion: created.lock_version }).pipe(Effect.orDie)
@@ -273,57 +252,30 @@ export class Workspaces extends Context.Service<
           })
         )
 
-      const patch = (
-        who: Caller,
-        publicId: string,
-        input: { readonly name: unknown; readonly metadata: unknown; readonly lockVersion: number }
-      ) =>
+      const patch = (who: Caller, publicId: string, members: PatchMembers) =>
         db(
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)
-            if (input.name === undefined && input.metadata === undefined) {
-              return yield* new BadParameter({
-                code: "parameter_missing",
-                message: "Send name or metadata with lock_version"
-              })
-            }
-            const name = input.name === undefined ? undefined : yield* checkName(input.name)
-            const metadata = input.metadata === undefined ? undefined : yield* checkMetadata(input.metadata)
-            return yield* updated(row, input.lockVersion, {
-              ...(name === undefined ? {} : { name }),
-              ...(metadata === undefined ? {} : { metadata })
+            return yield* updated(row, members.lock_version, {
+              ...(members.name === undefined ? {} : { name: members.name }),
+              ...(members.metadata === undefined ? {} : { metadata: members.metadata })
             })
           })
         )
 
-      const setAccessMode = (who: Caller, publicId: string, accessMode: unknown, lockVersion: number) =>
+      const setAccessMode = (who: Caller, publicId: string, accessMode: AccessMode, lockVersion: number) =>
         db(
           Effect.gen(function* () {
             const row = yield* ownerOnly(who, publicId, false)
-            if (accessMode !== "private" && accessMode !== "account_wide") {
-              return yield* invalid("access_mode must be account_wide or private")
-            }
             return yield* updated(row, lockVersion, { access_mode: accessMode })
           })
         )
 
-      const transferOwnership = (who: Caller, publicId: string, targetPublicId: unknown, lockVersion: number) =>
+      const transferOwnership = (who: Caller, publicId: string, targetPublicId: string, lockVersion: number) =>
         db(
           Effect.gen(function* () {
             const row = yield* ownerOnly(who, publicId, true)
-            if (targetPublicId === undefined || targetPublicId === null) {
-              return yield* new BadParameter({
-                code: "parameter_missing",
-                message: "target_user_public_id is required"
-              })
-            }
-            if (typeof targetPublicId !== "string" || !isUuid(targetPublicId)) {
-              return yield* new BadParameter({
-                code: "parameter_invalid",
-                message: "target_user_public_id must be a public id"
-              })
-            }
-            const target = yield* Accounts.findUserByPublicId(targetPublicId)
+            const target = isUuid(targetPublicId) ? yield* Accounts.findUserByPublicId(targetPublicId) : undefined
             if (
               !target ||
               target.account_id !== row.account_id ||
@@ -364,7 +316,12 @@ export class Workspaces extends Context.Service<
           })
         )
 
-      const replaceMessaging = (who: Caller, publicId: string, agents: unknown, lockVersion: number) =>
+      const replaceMessaging = (
+        who: Caller,
+        publicId: string,
+        agents: ReadonlyArray<MessagingMembers>,
+        lockVersion: number
+      ) =>
         db(
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)
@@ -372,7 +329,12 @@ export class Workspaces extends Context.Service<
           })
         )
 
-      const replaceOverrides = (who: Caller, publicId: string, overrides: unknown, lockVersion: number) =>
+      const replaceOverrides = (
+        who: Caller,
+        publicId: string,
+        overrides: Readonly<Record<string, unknown>>,
+        lockVersion: number
+      ) =>
         db(
           Effect.gen(function* () {
             const row = yield* standing(who, publicId)

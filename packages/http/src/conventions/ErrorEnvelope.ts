@@ -29,7 +29,7 @@ const fromCause = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerRe
     if (HttpApiError.HttpApiSchemaError.is(value)) {
       if (value.kind === "Body" || value.kind === "ResponseHeaders") return internalError
       const failure = describeDecodeFailure(value)
-      return { status: 400, code: failure.code, message: failure.message }
+      return { status: failure.status, code: failure.code, message: failure.message }
     }
     if (HttpApiError.HttpApiPayloadTooLarge.is(value)) return tooLarge
     if (HttpServerError.isHttpServerError(value)) {

@@ -1,6 +1,7 @@
 // Handlers of memory at the profile, workspace and named-agent doors. Each door makes its Reach
 // (the workspace door after judging the caller's standing: access for reads, write standing for
-// writes) and hands the decoded body's members to the Memory domain service.
+// writes) and hands the decoded body's members to the Memory domain service; the contract's
+// schemas encode the rows it answers.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
 import type { Refusal } from "@troupe/domain/kernel/Refusals"
@@ -8,8 +9,6 @@ import {
   type EditMembers,
   type GrepMembers,
   Memory,
-  type MemoryDocumentRow,
-  type MemorySummaryRow,
   type Reach,
   type RemoveMembers,
   type ShowMembers,
@@ -21,18 +20,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
 import { NamedAgentNameLive } from "./NamedAgents.ts"
 
-export const memoryRowJson = (row: MemorySummaryRow) => ({
-  path: row.path,
-  public_id: row.public_id,
-  lock_version: row.lock_version,
-  bytesize: row.bytesize,
-  description: row.description,
-  written_at: row.written_at.toISOString()
-})
-
-export const memoryDocumentJson = (row: MemoryDocumentRow) => ({
-  memory: { ...memoryRowJson(row), content: row.content }
-})
+/** A document as show and the writes answer it: `{memory: document}`. */
+const wrapped = <A>(memory: A) => ({ memory })
 
 /** The six verbs over a door's Reach (the reach made per request, for reads or for writes). */
 const verbs = <E extends Refusal>(
@@ -40,23 +29,14 @@ const verbs = <E extends Refusal>(
   reach: (intent: "read" | "write") => Effect.Effect<Reach, E, CurrentMemberCaller>
 ) => {
   return {
-    list: () =>
-      answerRefusals(
-        Effect.flatMap(reach("read"), (r) => memory.list(r)).pipe(Effect.map((rows) => rows.map(memoryRowJson)))
-      ),
+    list: () => answerRefusals(Effect.flatMap(reach("read"), (r) => memory.list(r))),
     show: (members: ShowMembers) =>
-      answerRefusals(
-        Effect.flatMap(reach("read"), (r) => memory.show(r, members)).pipe(Effect.map(memoryDocumentJson))
-      ),
+      answerRefusals(Effect.flatMap(reach("read"), (r) => memory.show(r, members)).pipe(Effect.map(wrapped))),
     grep: (members: GrepMembers) => answerRefusals(Effect.flatMap(reach("read"), (r) => memory.grep(r, members))),
     write: (members: WriteMembers) =>
-      answerRefusals(
-        Effect.flatMap(reach("write"), (r) => memory.write(r, members)).pipe(Effect.map(memoryDocumentJson))
-      ),
+      answerRefusals(Effect.flatMap(reach("write"), (r) => memory.write(r, members)).pipe(Effect.map(wrapped))),
     edit: (members: EditMembers) =>
-      answerRefusals(
-        Effect.flatMap(reach("write"), (r) => memory.edit(r, members)).pipe(Effect.map(memoryDocumentJson))
-      ),
+      answerRefusals(Effect.flatMap(reach("write"), (r) => memory.edit(r, members)).pipe(Effect.map(wrapped))),
     remove: (members: RemoveMembers) => answerRefusals(Effect.flatMap(reach("write"), (r) => memory.remove(r, members)))
   }
 }

@@ -1,10 +1,10 @@
 // Handlers of the named-agent door: GET /agent_api/v1/profile/agents and GET, PUT, DELETE
-// /agent_api/v1/profile/agents/{name}. Agent callers only (a human member credential is 403
-// not_agent); the rules live in the NamedAgents domain service.
+// /agent_api/v1/profile/agents/{name}. Agent callers only (AgentCallerLive answers a human member
+// credential 403 not_agent before the body is read); the rules live in the NamedAgents domain service.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { errors } from "@troupe/contracts/Errors"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
-import { NamedAgentName } from "@troupe/contracts/member/NamedAgents"
+import { AgentCaller, NamedAgentName } from "@troupe/contracts/member/NamedAgents"
 import { NamedAgents, nameGrammar } from "@troupe/domain/agents/NamedAgents"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -24,12 +24,19 @@ export const NamedAgentNameLive = Layer.succeed(NamedAgentName, (httpEffect) =>
   })
 )
 
-/** The caller, refused before anything else is read unless it is an agent. */
-const agentCaller = Effect.flatMap(CurrentMemberCaller, ({ user }) =>
-  user.kind === "agent"
-    ? Effect.succeed(user)
-    : Effect.fail(errors.of("not_agent", "Named agents are declared by agents; this credential is a human's"))
+/** Refuses a caller that is not an agent, before anything else is read. */
+export const AgentCallerLive = Layer.succeed(AgentCaller, (httpEffect) =>
+  Effect.gen(function* () {
+    const { user } = yield* CurrentMemberCaller
+    if (user.kind !== "agent") {
+      return yield* errors.of("not_agent", "Named agents are declared by agents; this credential is a human's")
+    }
+    return yield* httpEffect
+  })
 )
+
+/** The calling agent's user id (AgentCaller has refused every other caller). */
+const agentId = Effect.map(CurrentMemberCaller, ({ user }) => user.id)
 
 const handlers = HttpApiBuilder.group(
   TroupeApi,
@@ -39,32 +46,32 @@ const handlers = HttpApiBuilder.group(
     return handlers
       .handle("list", () =>
         Effect.gen(function* () {
-          const user = yield* agentCaller
-          const agents = yield* answerRefusals(named.list(user.id))
+          const id = yield* agentId
+          const agents = yield* answerRefusals(named.list(id))
           return { agents }
         })
       )
       .handle("show", ({ params }) =>
         Effect.gen(function* () {
-          const user = yield* agentCaller
-          const agent = yield* answerRefusals(named.show(user.id, params.name))
+          const id = yield* agentId
+          const agent = yield* answerRefusals(named.show(id, params.name))
           return { agent }
         })
       )
       .handle("put", ({ params, payload }) =>
         Effect.gen(function* () {
-          const user = yield* agentCaller
-          const { agent, created } = yield* answerRefusals(named.put(user.id, params.name, payload))
+          const id = yield* agentId
+          const { agent, created } = yield* answerRefusals(named.put(id, params.name, payload))
           return HttpServerResponse.jsonUnsafe({ agent }, { status: created ? 201 : 200 })
         })
       )
       .handle("remove", ({ params }) =>
         Effect.gen(function* () {
-          const user = yield* agentCaller
-          yield* answerRefusals(named.remove(user.id, params.name))
+          const id = yield* agentId
+          yield* answerRefusals(named.remove(id, params.name))
         })
       )
   })
 )
 
-export const NamedAgentsHandlers = handlers.pipe(Layer.provide(NamedAgentNameLive))
+export const NamedAgentsHandlers = handlers.pipe(Layer.provide([NamedAgentNameLive, AgentCallerLive]))

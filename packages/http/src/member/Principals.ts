@@ -15,7 +15,7 @@ export const PrincipalsHandlers = HttpApiBuilder.group(
     return handlers.handle("rename", ({ params, payload }) =>
       Effect.gen(function* () {
         const caller = yield* CurrentMemberCaller
-        const principal = yield* answerRefusals(changes.rename(caller, params.public_id, payload))
+        const principal = yield* answerRefusals(changes.rename(caller, params.public_id, payload.handle))
         return { principal }
       })
     )

@@ -22,9 +22,9 @@ export const MemberProfileHandlers = HttpApiBuilder.group(TroupeApi, "memberProf
           role: user.role,
           display_name: user.displayName
         },
-        credential: { plane: "member" as const, expires_at: credential.expiresAt?.toISOString() ?? null },
+        credential: { plane: "member" as const, expires_at: credential.expiresAt ?? null },
         ...(configuration === undefined ? {} : { configuration }),
-        measured_at: (yield* now).toISOString()
+        measured_at: yield* now
       }
     })
   )

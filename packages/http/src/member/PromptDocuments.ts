@@ -1,30 +1,12 @@
 // Handlers of Member: prompt documents, at the profile door and the workspace door. The domain
-// judges slots, standing and documents; its refusals are answered by `answerRefusals`.
+// judges slots, standing and documents; its refusals are answered by `answerRefusals`, and the
+// contract's schemas encode the rows it answers.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
-import {
-  type Door,
-  type PromptDocumentRow,
-  type PromptDocumentSummaryRow,
-  PromptDocuments,
-  type WriteInput
-} from "@troupe/domain/memory/PromptDocuments"
+import { type Door, PromptDocuments, type WriteInput } from "@troupe/domain/memory/PromptDocuments"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
-
-export const promptDocumentSummaryJson = (row: PromptDocumentSummaryRow) => ({
-  slot: row.slot,
-  role: row.role,
-  bytesize: row.bytesize,
-  version: row.version,
-  written_at: row.written_at.toISOString()
-})
-
-export const promptDocumentJson = (row: PromptDocumentRow) => ({
-  ...promptDocumentSummaryJson(row),
-  content: row.content
-})
 
 const profile: Door = { _tag: "Profile" }
 const workspace = (params: { readonly workspace_id: string }): Door => ({
@@ -40,17 +22,17 @@ export const PromptDocumentsHandlers = HttpApiBuilder.group(
 
     const list = (door: Door) =>
       Effect.flatMap(CurrentMemberCaller, (who) => documents.list(who, door)).pipe(
-        Effect.map((rows) => ({ prompt_documents: rows.map(promptDocumentSummaryJson) })),
+        Effect.map((rows) => ({ prompt_documents: rows })),
         answerRefusals
       )
     const read = (door: Door, slot: string) =>
       Effect.flatMap(CurrentMemberCaller, (who) => documents.read(who, door, slot)).pipe(
-        Effect.map((row) => ({ prompt_document: promptDocumentJson(row) })),
+        Effect.map((row) => ({ prompt_document: row })),
         answerRefusals
       )
     const write = (door: Door, slot: string, members: WriteInput) =>
       Effect.flatMap(CurrentMemberCaller, (who) => documents.write(who, door, slot, members)).pipe(
-        Effect.map((row) => ({ prompt_document: promptDocumentJson(row) })),
+        Effect.map((row) => ({ prompt_document: row })),
         answerRefusals
       )
     const remove = (door: Door, slot: string) =>

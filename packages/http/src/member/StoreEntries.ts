@@ -1,19 +1,14 @@
 // Handlers of store entries at the profile host, the request budget and key-required middleware,
-// and `storeEntryRequests`: the five operations for any host, taking wire input and answering
-// wire shapes, for the workspace and conversation hosts to reuse once they have found their host.
+// and `storeEntryRequests`: the five operations for any host, taking decoded wire input and
+// answering rows the contract's schemas encode, for the workspace and conversation hosts to reuse
+// once they have found their host.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { errors } from "@troupe/contracts/Errors"
 import { CallerIdentity, IdempotencyKeyMaxBytes } from "@troupe/contracts/Idempotency"
 import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
 import { IdempotencyKeyRequired, StoreEntryBudget } from "@troupe/contracts/member/StoreEntries"
 import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
-import {
-  StoreEntries,
-  type StoreEntryHost,
-  StoreEntryRequestLimit,
-  type StoreEntryRow,
-  type StoreEntrySummaryRow
-} from "@troupe/domain/memory/StoreEntries"
+import { StoreEntries, type StoreEntryHost, StoreEntryRequestLimit } from "@troupe/domain/memory/StoreEntries"
 import { Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
@@ -54,19 +49,8 @@ export const IdempotencyKeyRequiredLive = Layer.succeed(IdempotencyKeyRequired, 
   })
 )
 
-export const storeEntrySummaryJson = (row: StoreEntrySummaryRow) => ({
-  public_id: row.public_id,
-  namespace: row.namespace,
-  key: row.key,
-  lock_version: row.lock_version,
-  created_at: row.created_at.toISOString(),
-  updated_at: row.updated_at.toISOString()
-})
-
-export const storeEntryJson = (row: StoreEntryRow) => ({ ...storeEntrySummaryJson(row), value: row.value })
-
 /**
- * The store-entry operations on one host, from decoded wire input to wire shapes, failing with
+ * The store-entry operations on one host, from decoded wire input to stored rows, failing with
  * the spec's errors. The host must be one the caller may use (a host it may not see is the
  * caller's 404 to answer before calling these).
  */
@@ -81,43 +65,34 @@ export const storeEntryRequests = {
         limit: page.limit + 1
       })
       const result = pageOf(rows, page, (row) => [row.namespace, row.key])
-      return { store_entries: result.items.map(storeEntrySummaryJson), pagination: result.pagination }
+      return { store_entries: result.items, pagination: result.pagination }
     }),
 
   create: (
     host: StoreEntryHost,
-    payload: { readonly store_entry: { readonly namespace: unknown; readonly key: unknown; readonly value: unknown } }
+    payload: { readonly store_entry: { readonly namespace: string; readonly key: string; readonly value: unknown } }
   ) =>
     Effect.gen(function* () {
       const entries = yield* StoreEntries
-      const row = yield* answerRefusals(entries.create(host, payload.store_entry))
-      return { store_entry: storeEntryJson(row) }
+      return { store_entry: yield* answerRefusals(entries.create(host, payload.store_entry)) }
     }),
 
   show: (host: StoreEntryHost, storeEntryId: string) =>
     Effect.gen(function* () {
       const entries = yield* StoreEntries
-      const row = yield* answerRefusals(entries.get(host, storeEntryId))
-      return { store_entry: storeEntryJson(row) }
+      return { store_entry: yield* answerRefusals(entries.get(host, storeEntryId)) }
     }),
 
   /** PATCH: `{store_entry: {value, lock_version}}`, or the same members at top level. */
   update: (
     host: StoreEntryHost,
     storeEntryId: string,
-    payload: {
-      readonly store_entry?: { readonly value?: unknown; readonly lock_version?: unknown }
-      readonly value?: unknown
-      readonly lock_version?: unknown
-    }
+    members: { readonly lock_version: number; readonly value: unknown }
   ) =>
     Effect.gen(function* () {
-      const members = payload.store_entry ?? payload
-      const lockVersion = yield* parseLockVersion(members.lock_version)
-      if (!("value" in members)) return yield* errors.parameterMissing("store_entry.value is required")
       const entries = yield* StoreEntries
-      const row = yield* answerRefusals(entries.replaceValue(host, storeEntryId, lockVersion, members.value))
-      return { store_entry: storeEntryJson(row) }
+      const row = entries.replaceValue(host, storeEntryId, members.lock_version, members.value)
+      return { store_entry: yield* answerRefusals(row) }
     }),
 
   /** DELETE with `?lock_version=`. */

@@ -1,46 +1,33 @@
-// Handlers of Member: workspaces.
+// Handlers of Member: workspaces. Bodies arrive decoded by the contract's schemas; answers are the
+// domain's workspace, encoded by the endpoint's success schema.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { errors } from "@troupe/contracts/Errors"
-import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
+import { CurrentMemberCaller, type MemberCaller } from "@troupe/contracts/member/Caller"
 import { type Workspace, type WorkspaceState, Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
 import { parseLockVersion } from "../conventions/LockVersion.ts"
 import { pageOf, parsePage, publicIdKey } from "../conventions/Pagination.ts"
-import { unwrap } from "./Body.ts"
-
-/** One representation for list rows and single answers (SUPPLEMENT's row members are a subset). */
-export const workspaceJson = (row: Workspace) => ({
-  public_id: row.public_id,
-  name: row.name,
-  access_mode: row.access_mode,
-  metadata: row.metadata,
-  lock_version: row.lock_version,
-  state: row.state,
-  archived_at: row.archived_at?.toISOString() ?? null,
-  owner_public_id: row.owner_public_id,
-  owner: row.owner,
-  creator: row.creator,
-  tool_provider_overrides: row.tool_provider_overrides,
-  created_at: row.created_at.toISOString(),
-  updated_at: row.updated_at.toISOString()
-})
 
 const stateGroups: Record<string, ReadonlyArray<WorkspaceState>> = {
   live: ["active", "restoring"],
   archived: ["archiving", "archived"]
 }
 
-const messagingJson = (row: Workspace) => ({ messaging: { agents: row.messaging, lock_version: row.lock_version } })
+const one = (workspace: Workspace) => ({ workspace })
+const messagingOf = (workspace: Workspace) => ({
+  messaging: { agents: workspace.messaging, lock_version: workspace.lock_version }
+})
 
 export const WorkspacesHandlers = HttpApiBuilder.group(
   TroupeApi,
   "workspaces",
   Effect.fn(function* (handlers) {
     const workspaces = yield* Workspaces
-    const one = (row: Workspace) => ({ workspace: workspaceJson(row) })
-    const lockVersionOf = (members: Record<string, unknown>) => parseLockVersion(members.lock_version)
+    /** Runs `run` for the request's caller. */
+    const command = <A, E>(run: (caller: MemberCaller) => Effect.Effect<A, E>) =>
+      Effect.flatMap(CurrentMemberCaller, run)
 
     return handlers
       .handle("list", ({ query }) =>
@@ -61,87 +48,42 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
             limit: page.limit + 1
           })
           const result = pageOf(rows, page, (row) => [row.public_id])
-          return { workspaces: result.items.map(workspaceJson), pagination: result.pagination }
+          return { workspaces: result.items, pagination: result.pagination }
         }).pipe(answerRefusals)
       )
       .handle("read", ({ params }) =>
-        Effect.flatMap(CurrentMemberCaller, (who) => workspaces.read(who, params.workspace_id)).pipe(
+        command((caller) => workspaces.read(caller, params.workspace_id)).pipe(Effect.map(one), answerRefusals)
+      )
+      .handle("create", ({ payload }) =>
+        command((caller) => workspaces.create(caller, payload)).pipe(Effect.map(one), answerRefusals)
+      )
+      .handle("patch", ({ params, payload }) =>
+        command((caller) => workspaces.patch(caller, params.workspace_id, payload)).pipe(
           Effect.map(one),
           answerRefusals
         )
       )
-      .handle("create", ({ payload }) =>
-        Effect.gen(function* () {
-          const members = unwrap(payload, "workspace")
-          if (members.name === undefined) return yield* errors.parameterMissing("workspace.name is required")
-          const row = yield* workspaces.create(yield* CurrentMemberCaller, {
-            name: members.name,
-            accessMode: members.access_mode,
-            metadata: members.metadata
-          })
-          return one(row)
-        }).pipe(answerRefusals)
-      )
-      .handle("patch", ({ params, payload }) =>
-        Effect.gen(function* () {
-          const members = unwrap(payload, "workspace")
-          const lockVersion = yield* lockVersionOf(members)
-          const row = yield* workspaces.patch(yield* CurrentMemberCaller, params.workspace_id, {
-            name: members.name,
-            metadata: members.metadata,
-            lockVersion
-          })
-          return one(row)
-        }).pipe(answerRefusals)
-      )
       .handle("accessMode", ({ params, payload }) =>
-        Effect.gen(function* () {
-          const members = unwrap(payload, "access_mode")
-          const lockVersion = yield* lockVersionOf(members)
-          if (members.access_mode === undefined)
-            return yield* errors.parameterMissing("access_mode.access_mode is required")
-          return one(
-            yield* workspaces.setAccessMode(
-              yield* CurrentMemberCaller,
-              params.workspace_id,
-              members.access_mode,
-              lockVersion
-            )
-          )
-        }).pipe(answerRefusals)
+        command((caller) =>
+          workspaces.setAccessMode(caller, params.workspace_id, payload.access_mode, payload.lock_version)
+        ).pipe(Effect.map(one), answerRefusals)
       )
       .handle("ownershipTransfer", ({ params, payload }) =>
-        Effect.gen(function* () {
-          const members = unwrap(payload, "ownership_transfer")
-          const lockVersion = yield* lockVersionOf(members)
-          if (members.target_user_public_id === undefined) {
-            return yield* errors.parameterMissing("ownership_transfer.target_user_public_id is required")
-          }
-          return one(
-            yield* workspaces.transferOwnership(
-              yield* CurrentMemberCaller,
-              params.workspace_id,
-              members.target_user_public_id,
-              lockVersion
-            )
-          )
-        }).pipe(answerRefusals)
+        command((caller) =>
+          workspaces.transferOwnership(caller, params.workspace_id, payload.target_user_public_id, payload.lock_version)
+        ).pipe(Effect.map(one), answerRefusals)
       )
       .handle("archival", ({ params, payload }) =>
-        Effect.gen(function* () {
-          const lockVersion = yield* lockVersionOf(unwrap(payload, "command"))
-          return one(
-            yield* workspaces.lifecycle(yield* CurrentMemberCaller, params.workspace_id, "archive", lockVersion)
-          )
-        }).pipe(answerRefusals)
+        command((caller) => workspaces.lifecycle(caller, params.workspace_id, "archive", payload.lock_version)).pipe(
+          Effect.map(one),
+          answerRefusals
+        )
       )
       .handle("restoration", ({ params, payload }) =>
-        Effect.gen(function* () {
-          const lockVersion = yield* lockVersionOf(unwrap(payload, "command"))
-          return one(
-            yield* workspaces.lifecycle(yield* CurrentMemberCaller, params.workspace_id, "restore", lockVersion)
-          )
-        }).pipe(answerRefusals)
+        command((caller) => workspaces.lifecycle(caller, params.workspace_id, "restore", payload.lock_version)).pipe(
+          Effect.map(one),
+          answerRefusals
+        )
       )
       .handle("delete", ({ params, query }) =>
         Effect.gen(function* () {
@@ -152,44 +94,29 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
         }).pipe(answerRefusals)
       )
       .handle("messaging", ({ params }) =>
-        Effect.flatMap(CurrentMemberCaller, (who) => workspaces.read(who, params.workspace_id)).pipe(
-          Effect.map(messagingJson),
+        command((caller) => workspaces.read(caller, params.workspace_id)).pipe(Effect.map(messagingOf), answerRefusals)
+      )
+      .handle("replaceMessaging", ({ params, payload }) =>
+        command((caller) =>
+          workspaces.replaceMessaging(caller, params.workspace_id, payload.agents, payload.lock_version)
+        ).pipe(Effect.map(messagingOf), answerRefusals)
+      )
+      .handle("overrides", ({ params, payload }) =>
+        command((caller) =>
+          workspaces.replaceOverrides(caller, params.workspace_id, payload.overrides, payload.lock_version)
+        ).pipe(
+          Effect.map((workspace) => ({
+            tool_provider_overrides: {
+              overrides: workspace.tool_provider_overrides,
+              lock_version: workspace.lock_version
+            }
+          })),
           answerRefusals
         )
       )
-      .handle("replaceMessaging", ({ params, payload }) =>
-        Effect.gen(function* () {
-          const members = unwrap(payload, "messaging")
-          const lockVersion = yield* lockVersionOf(members)
-          if (members.agents === undefined) return yield* errors.parameterMissing("messaging.agents is required")
-          return messagingJson(
-            yield* workspaces.replaceMessaging(
-              yield* CurrentMemberCaller,
-              params.workspace_id,
-              members.agents,
-              lockVersion
-            )
-          )
-        }).pipe(answerRefusals)
-      )
-      .handle("overrides", ({ params, payload }) =>
-        Effect.gen(function* () {
-          const members = unwrap(payload, "tool_provider_overrides")
-          if (members.overrides === undefined)
-            return yield* errors.parameterMissing("tool_provider_overrides.overrides is required")
-          const lockVersion = yield* lockVersionOf(members)
-          const row = yield* workspaces.replaceOverrides(
-            yield* CurrentMemberCaller,
-            params.workspace_id,
-            members.overrides,
-            lockVersion
-          )
-          return { tool_provider_overrides: { overrides: row.tool_provider_overrides, lock_version: row.lock_version } }
-        }).pipe(answerRefusals)
-      )
       .handle("principals", ({ params }) =>
-        Effect.flatMap(CurrentMemberCaller, (who) => workspaces.principals(who, params.workspace_id)).pipe(
-          Effect.map((rows) => ({ principals: rows })),
+        command((caller) => workspaces.principals(caller, params.workspace_id)).pipe(
+          Effect.map((principals) => ({ principals })),
           answerRefusals
         )
       )

@@ -1,6 +1,6 @@
 // Handlers of Platform: operators. Owner or admin only (403 not_authorized for anyone else);
 // restarts are audited. Unknown kinds or states in a filter are 400 parameter_invalid; an
-// unknown kind or actor in a path is 404.
+// unknown kind or actor in a path is 404. The contract's schemas encode the rows Inspection reads.
 
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { type ActorDetail, Inspection } from "@troupe/actors/Inspection"
@@ -22,62 +22,8 @@ const requireOperator = Effect.gen(function* () {
   return caller
 })
 
-const iso = (date: Date) => date.toISOString()
-
-const summary = (row: ActorDetail["row"] & { readonly stuck: boolean }) => ({
-  kind: row.kind,
-  id: row.actor_id,
-  machine: row.machine,
-  version: row.version,
-  seq: Number(row.seq),
-  state: row.state_value,
-  status: row.status,
-  stuck: row.stuck,
-  quarantined_at: row.quarantined_at ? iso(row.quarantined_at) : null,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
-})
-
-export const detailJson = (detail: ActorDetail) => ({
-  ...summary({ ...detail.row, stuck: detail.stuck }),
-  context: detail.context,
-  waits_on: detail.waitsOn,
-  timers: detail.timers.map((timer) => ({ id: timer.timer_id, event: timer.event, due_at: iso(timer.due_at) })),
-  jobs: detail.jobs.map((job) => ({
-    name: job.name,
-    state: job.state,
-    attempts: job.attempts,
-    next_attempt_at: iso(job.next_attempt_at),
-    last_error: job.last_error,
-    seq: Number(job.seq),
-    action_index: job.action_index
-  })),
-  pending_messages: detail.pendingMessages.map((message) => ({
-    from:
-      message.from_kind === null || message.from_actor_id === null
-        ? null
-        : { kind: message.from_kind, id: message.from_actor_id },
-    event: message.event,
-    attempts: message.attempts,
-    next_attempt_at: iso(message.next_attempt_at),
-    waiting: message.last_error,
-    created_at: iso(message.created_at)
-  })),
-  journal: detail.journal.map((entry) => ({
-    seq: Number(entry.seq),
-    event: entry.event,
-    from: entry.from_state,
-    to: entry.to_state,
-    actions: entry.actions,
-    at: iso(entry.at)
-  })),
-  dead_letters: detail.deadLetters.map((letter) => ({
-    event: letter.event,
-    error: letter.error,
-    attempts: letter.attempts,
-    at: iso(letter.at)
-  }))
-})
+/** One actor as the contract reads it: its snapshot row beside what Inspection found. */
+const flat = (detail: ActorDetail) => ({ ...detail.row, ...detail })
 
 const booleanQuery = (name: string, value: string | undefined) => {
   if (value === undefined) return Effect.succeed(undefined)
@@ -103,22 +49,17 @@ export const AdminHandlers = HttpApiBuilder.group(
         yield* operations.audit({ userId: caller.user.id, action, target, details: {} })
       })
 
-    const supervisorJson = (state: SupervisorState) =>
+    /** A supervisor's state with its machine and the kind's actor counts. */
+    const supervisorOf = (state: SupervisorState) =>
       Effect.gen(function* () {
         const counts = (yield* operations.actorCounts).find((row) => row.kind === state.kind)
         const machine = machineOf(state.kind)!
         return {
-          kind: state.kind,
+          ...state,
           machine: machine.machine,
           version: machine.version,
           status: "running" as const,
-          started_at: iso(state.startedAt),
-          restarts: state.restarts,
-          failures: state.failures,
-          quarantines: state.quarantines,
-          last_failure: state.lastFailure
-            ? { actor_id: state.lastFailure.actorId, error: state.lastFailure.error, at: iso(state.lastFailure.at) }
-            : null,
+          lastFailure: state.lastFailure ?? null,
           live_actors: yield* host.liveCount(state.kind),
           actors: counts?.actors ?? 0,
           active_actors: counts?.active ?? 0,
@@ -138,7 +79,7 @@ export const AdminHandlers = HttpApiBuilder.group(
         Effect.gen(function* () {
           yield* requireOperator
           const states = yield* supervision.all
-          return { supervisors: yield* Effect.forEach(states, supervisorJson) }
+          return { supervisors: yield* Effect.forEach(states, supervisorOf) }
         })
       )
       .handle("restartSupervisor", ({ params }) =>
@@ -147,7 +88,7 @@ export const AdminHandlers = HttpApiBuilder.group(
           if (!machineOf(params.kind)) return yield* errors.notFound()
           yield* host.restartKind(params.kind).pipe(Effect.orDie)
           yield* audit("supervisor.restart", params.kind)
-          return { supervisor: yield* supervisorJson(yield* supervision.get(params.kind)) }
+          return { supervisor: yield* supervisorOf(yield* supervision.get(params.kind)) }
         })
       )
       .handle("actors", ({ query }) =>
@@ -175,13 +116,13 @@ export const AdminHandlers = HttpApiBuilder.group(
             limit: page.limit + 1
           })
           const result = pageOf(rows, page, (row) => [row.actor_id])
-          return { actors: result.items.map(summary), pagination: result.pagination }
+          return { actors: result.items, pagination: result.pagination }
         })
       )
       .handle("actor", ({ params }) =>
         Effect.gen(function* () {
           yield* requireOperator
-          return { actor: detailJson(yield* actorOr404(params.kind, params.id)) }
+          return { actor: flat(yield* actorOr404(params.kind, params.id)) }
         })
       )
       .handle("restartActor", ({ params }) =>
@@ -190,7 +131,7 @@ export const AdminHandlers = HttpApiBuilder.group(
           yield* actorOr404(params.kind, params.id)
           yield* host.restartActor(params.kind, params.id)
           yield* audit("actor.restart", `${params.kind}/${params.id}`)
-          return { actor: detailJson(yield* actorOr404(params.kind, params.id)) }
+          return { actor: flat(yield* actorOr404(params.kind, params.id)) }
         })
       )
       .handle("machines", () =>

@@ -36,16 +36,6 @@ export const SessionDoorLive = Layer.effect(
   })
 )
 
-const sessionJson = (session: {
-  readonly public_id: string
-  readonly kind: "api" | "browser"
-  readonly expires_at: Date
-}) => ({
-  public_id: session.public_id,
-  kind: session.kind,
-  expires_at: session.expires_at.toISOString()
-})
-
 export const SessionHandlers = HttpApiBuilder.group(
   TroupeApi,
   "session",
@@ -56,7 +46,7 @@ export const SessionHandlers = HttpApiBuilder.group(
         sessions.signIn(payload.email, payload.password, "api").pipe(
           Effect.mapError(() => errors.invalidCredentials()),
           Effect.map((signedIn) => ({
-            session: sessionJson(signedIn.session),
+            session: signedIn.session,
             token: signedIn.token,
             token_type: "Bearer" as const
           }))
@@ -68,11 +58,7 @@ export const SessionHandlers = HttpApiBuilder.group(
           // An access token is no session: the spec answers 404 here.
           if (credential.kind !== "session") return yield* errors.notFound()
           return {
-            session: {
-              public_id: credential.publicId,
-              kind: credential.sessionKind,
-              expires_at: credential.expiresAt.toISOString()
-            }
+            session: { public_id: credential.publicId, kind: credential.sessionKind, expires_at: credential.expiresAt }
           }
         })
       )

@@ -1,51 +1,57 @@
 // Rows of `accounts` and `users`: the installation's one account and its people.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isUuid } from "../Ids.ts"
+import * as Rows from "./Rows.ts"
 
-export type UserKind = "human" | "agent" | "system"
-export type UserRole = "owner" | "admin" | "member"
-export type UserStatus = "active" | "inactive" | "removed"
+export const UserKind = Schema.Literals(["human", "agent", "system"])
+export type UserKind = typeof UserKind.Type
+export const UserRole = Schema.Literals(["owner", "admin", "member"])
+export type UserRole = typeof UserRole.Type
+export const UserStatus = Schema.Literals(["active", "inactive", "removed"])
+export type UserStatus = typeof UserStatus.Type
 
-export interface AccountRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly created_at: Date
-}
-
-export interface UserRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly account_id: bigint
-  readonly kind: UserKind
-  readonly role: UserRole
-  readonly status: UserStatus
-  readonly email: string | null
-  readonly password_digest: string | null
-  readonly display_name: string
-  readonly handle: string
-  readonly agent_identifier: string | null
-  readonly steward_id: bigint | null
-  readonly shutdown_generation: number
-  readonly steward_generation: number | null
-  /** An agent's declared configuration (null until declared). */
-  readonly configuration: unknown
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-export const currentAccount = Effect.gen(function* () {
-  const sql = yield* SqlClient
-  const rows = yield* sql<AccountRow>`SELECT id, public_id, created_at FROM accounts LIMIT 1`
-  return rows[0]
+export const AccountRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  created_at: Schema.Date
 })
+export type AccountRow = typeof AccountRow.Type
 
-export const insertAccount = Effect.fnUntraced(function* (row: { publicId: string; now: Date }) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<AccountRow>`
+export const UserRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  account_id: Schema.BigInt,
+  kind: UserKind,
+  role: UserRole,
+  status: UserStatus,
+  email: Schema.NullOr(Schema.String),
+  password_digest: Schema.NullOr(Schema.String),
+  display_name: Schema.String,
+  handle: Schema.String,
+  agent_identifier: Schema.NullOr(Schema.String),
+  steward_id: Schema.NullOr(Schema.BigInt),
+  shutdown_generation: Schema.Number,
+  steward_generation: Schema.NullOr(Schema.Number),
+  /** An agent's declared configuration (null until declared). */
+  configuration: Schema.Unknown,
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type UserRow = typeof UserRow.Type
+
+export const currentAccount = Rows.maybe("Accounts.currentAccount", {
+  Request: Schema.Void,
+  Result: AccountRow,
+  execute: (_, sql) => sql`SELECT id, public_id, created_at FROM accounts LIMIT 1`
+})(undefined)
+
+export const insertAccount = Rows.one("Accounts.insertAccount", {
+  Request: Schema.Struct({ publicId: Schema.String, now: Schema.Date }),
+  Result: AccountRow,
+  execute: (row, sql) => sql`
     INSERT INTO accounts (public_id, created_at) VALUES (${row.publicId}, ${row.now})
     RETURNING id, public_id, created_at`
-  return rows[0]!
 })
 
 /** Serializes account-level writes (first boot, handle allocation) inside the current transaction. */
@@ -54,70 +60,89 @@ export const lockAccountWrites = Effect.flatMap(
   (sql) => sql`SELECT pg_advisory_xact_lock(hashtext('troupe.account'))`
 )
 
-export const findOwner = Effect.fnUntraced(function* (accountId: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<UserRow>`SELECT * FROM users WHERE account_id = ${accountId} AND role = 'owner'`
-  return rows[0]
+const ById = Schema.Struct({ id: Schema.BigInt })
+
+const ownerOf = Rows.maybe("Accounts.findOwner", {
+  Request: ById,
+  Result: UserRow,
+  execute: ({ id }, sql) => sql`SELECT * FROM users WHERE account_id = ${id} AND role = 'owner'`
 })
 
-export const findUserById = Effect.fnUntraced(function* (id: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<UserRow>`SELECT * FROM users WHERE id = ${id}`
-  return rows[0]
+export const findOwner = (accountId: bigint) => ownerOf({ id: accountId })
+
+const userById = Rows.maybe("Accounts.findUserById", {
+  Request: ById,
+  Result: UserRow,
+  execute: ({ id }, sql) => sql`SELECT * FROM users WHERE id = ${id}`
 })
 
-export const findHumanByEmail = Effect.fnUntraced(function* (email: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<UserRow>`SELECT * FROM users WHERE kind = 'human' AND lower(email) = lower(${email})`
-  return rows[0]
+export const findUserById = (id: bigint) => userById({ id })
+
+const humanByEmail = Rows.maybe("Accounts.findHumanByEmail", {
+  Request: Schema.Struct({ email: Schema.String }),
+  Result: UserRow,
+  execute: ({ email }, sql) => sql`SELECT * FROM users WHERE kind = 'human' AND lower(email) = lower(${email})`
+})
+
+export const findHumanByEmail = (email: string) => humanByEmail({ email })
+
+const handles = Rows.all("Accounts.handlesLike", {
+  Request: Schema.Struct({ accountId: Schema.BigInt, base: Schema.String }),
+  Result: Schema.Struct({ handle: Schema.String }),
+  execute: ({ accountId, base }, sql) => sql`
+    SELECT handle FROM users
+    WHERE account_id = ${accountId} AND (handle = ${base} OR handle LIKE ${`${base.slice(0, 29)}%`})`
 })
 
 /** Handles in the account equal to `base` or shaped `base-N`. */
-export const handlesLike = Effect.fnUntraced(function* (accountId: bigint, base: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ handle: string }>`
-    SELECT handle FROM users
-    WHERE account_id = ${accountId} AND (handle = ${base} OR handle LIKE ${`${base.slice(0, 29)}%`})`
-  return new Set(rows.map((row) => row.handle))
+export const handlesLike = (accountId: bigint, base: string) =>
+  Effect.map(handles({ accountId, base }), (rows) => new Set(rows.map((row) => row.handle)))
+
+export const NewUser = Schema.Struct({
+  publicId: Schema.String,
+  accountId: Schema.BigInt,
+  kind: UserKind,
+  role: UserRole,
+  email: Schema.NullOr(Schema.String),
+  passwordDigest: Schema.NullOr(Schema.String),
+  displayName: Schema.String,
+  handle: Schema.String,
+  now: Schema.Date
 })
+export type NewUser = typeof NewUser.Type
 
-export interface NewUser {
-  readonly publicId: string
-  readonly accountId: bigint
-  readonly kind: UserKind
-  readonly role: UserRole
-  readonly email: string | null
-  readonly passwordDigest: string | null
-  readonly displayName: string
-  readonly handle: string
-  readonly now: Date
-}
-
-export const insertUser = Effect.fnUntraced(function* (user: NewUser) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<UserRow>`
+export const insertUser = Rows.one("Accounts.insertUser", {
+  Request: NewUser,
+  Result: UserRow,
+  execute: (user, sql) => sql`
     INSERT INTO users (public_id, account_id, kind, role, email, password_digest, display_name, handle,
                        created_at, updated_at)
     VALUES (${user.publicId}, ${user.accountId}, ${user.kind}, ${user.role}, ${user.email},
             ${user.passwordDigest}, ${user.displayName}, ${user.handle}, ${user.now}, ${user.now})
     RETURNING *`
-  return rows[0]!
 })
 
-export const listHumans = Effect.fnUntraced(function* (accountId: bigint) {
-  const sql = yield* SqlClient
-  return yield* sql<UserRow>`
-    SELECT * FROM users WHERE account_id = ${accountId} AND kind = 'human' ORDER BY id`
+const humans = Rows.all("Accounts.listHumans", {
+  Request: ById,
+  Result: UserRow,
+  execute: ({ id }, sql) => sql`
+    SELECT * FROM users WHERE account_id = ${id} AND kind = 'human' ORDER BY id`
 })
+
+export const listHumans = (accountId: bigint) => humans({ id: accountId })
 
 export const setUserStatus = Effect.fnUntraced(function* (id: bigint, status: UserStatus, now: Date) {
   const sql = yield* SqlClient
   yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${id}`
 })
 
+const userByPublicId = Rows.maybe("Accounts.findUserByPublicId", {
+  Request: Schema.Struct({ publicId: Schema.String }),
+  Result: UserRow,
+  execute: ({ publicId }, sql) => sql`SELECT * FROM users WHERE public_id = ${publicId}`
+})
+
 export const findUserByPublicId = Effect.fnUntraced(function* (publicId: string) {
   if (!isUuid(publicId)) return undefined
-  const sql = yield* SqlClient
-  const rows = yield* sql<UserRow>`SELECT * FROM users WHERE public_id = ${publicId}`
-  return rows[0]
+  return yield* userByPublicId({ publicId })
 })

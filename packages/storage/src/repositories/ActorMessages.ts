@@ -1,28 +1,33 @@
 // Rows of durable messages between actors: written in the sender's transaction, leased by the
 // message runner, settled (delivered or rejected) in the receiving step's transaction.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { EventColumn } from "./Actors.ts"
+import * as Rows from "./Rows.ts"
 
-export interface MessageRow {
-  readonly id: bigint
+export const MessageRow = Schema.Struct({
+  id: Schema.BigInt,
   /** The sending actor; null when told outside any actor's step. */
-  readonly from_kind: string | null
-  readonly from_actor_id: string | null
-  readonly from_seq: bigint | null
-  readonly to_kind: string
-  readonly to_actor_id: string
-  readonly event: { readonly type: string; readonly [key: string]: unknown }
-  readonly state: "pending" | "delivered" | "rejected"
-  readonly attempts: number
-  readonly next_attempt_at: Date
-  readonly lease_until: Date | null
+  from_kind: Schema.NullOr(Schema.String),
+  from_actor_id: Schema.NullOr(Schema.String),
+  from_seq: Schema.NullOr(Schema.BigInt),
+  to_kind: Schema.String,
+  to_actor_id: Schema.String,
+  event: EventColumn,
+  state: Schema.Literals(["pending", "delivered", "rejected"]),
+  attempts: Schema.Number,
+  next_attempt_at: Schema.Date,
+  lease_until: Schema.NullOr(Schema.Date),
   /** Why it waits (pending) or why it was refused (rejected). */
-  readonly last_error: string | null
-  readonly created_at: Date
-  readonly settled_at: Date | null
+  last_error: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  settled_at: Schema.NullOr(Schema.Date),
   /** The receiver's seq whose step applied it. */
-  readonly settled_seq: bigint | null
-}
+  settled_seq: Schema.NullOr(Schema.BigInt),
+  /** The W3C traceparent of the telling step, which the receiving step's trace links to. */
+  traceparent: Schema.NullOr(Schema.String)
+})
+export type MessageRow = typeof MessageRow.Type
 
 export interface MessageWrite {
   readonly from: { readonly kind: string; readonly actorId: string; readonly seq: bigint } | undefined
@@ -30,25 +35,23 @@ export interface MessageWrite {
   readonly toActorId: string
   readonly event: unknown
   readonly now: Date
+  readonly traceparent?: string | undefined
 }
 
 export const insertMessage = Effect.fnUntraced(function* (message: MessageWrite) {
   const sql = yield* SqlClient
   yield* sql`
     INSERT INTO actor_messages (from_kind, from_actor_id, from_seq, to_kind, to_actor_id, event, state,
-                                next_attempt_at, created_at)
+                                next_attempt_at, created_at, traceparent)
     VALUES (${message.from?.kind ?? null}, ${message.from?.actorId ?? null}, ${message.from?.seq ?? null},
             ${message.toKind}, ${message.toActorId}, ${JSON.stringify(message.event)}::jsonb, 'pending',
-            ${message.now}, ${message.now})`
+            ${message.now}, ${message.now}, ${message.traceparent ?? null})`
 })
 
-/**
- * Leases up to `limit` ready messages: pending, due, not leased by a live runner, and the oldest
- * pending one of their receiver (so one receiver hears its messages in order, one at a time).
- */
-export const leaseMessages = Effect.fnUntraced(function* (now: Date, leaseUntil: Date, limit: number) {
-  const sql = yield* SqlClient
-  return yield* sql<MessageRow>`
+const lease = Rows.all("ActorMessages.leaseMessages", {
+  Request: Schema.Struct({ now: Schema.Date, leaseUntil: Schema.Date, limit: Schema.Number }),
+  Result: MessageRow,
+  execute: ({ now, leaseUntil, limit }, sql) => sql`
     UPDATE actor_messages SET lease_until = ${leaseUntil}, attempts = attempts + 1
     WHERE id IN (
       SELECT m.id FROM actor_messages m
@@ -60,6 +63,12 @@ export const leaseMessages = Effect.fnUntraced(function* (now: Date, leaseUntil:
       FOR UPDATE SKIP LOCKED)
     RETURNING *`
 })
+
+/**
+ * Leases up to `limit` ready messages: pending, due, not leased by a live runner, and the oldest
+ * pending one of their receiver (so one receiver hears its messages in order, one at a time).
+ */
+export const leaseMessages = (now: Date, leaseUntil: Date, limit: number) => lease({ now, leaseUntil, limit })
 
 /** Settles a pending message; answers false when it already was (a repeated delivery). */
 export const settleMessage = Effect.fnUntraced(function* (
@@ -97,33 +106,38 @@ export const retryActorMessagesNow = Effect.fnUntraced(function* (kind: string, 
   return rows.length
 })
 
-/** Messages still waiting for the actor, oldest first. */
-export const pendingMessagesTo = Effect.fnUntraced(function* (kind: string, actorId: string, limit: number) {
-  const sql = yield* SqlClient
-  return yield* sql<MessageRow>`
+const pendingTo = Rows.all("ActorMessages.pendingMessagesTo", {
+  Request: Schema.Struct({ kind: Schema.String, actorId: Schema.String, limit: Schema.Number }),
+  Result: MessageRow,
+  execute: ({ kind, actorId, limit }, sql) => sql`
     SELECT * FROM actor_messages
     WHERE to_kind = ${kind} AND to_actor_id = ${actorId} AND state = 'pending'
     ORDER BY id LIMIT ${limit}`
 })
 
-export const findMessage = Effect.fnUntraced(function* (id: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<MessageRow>`SELECT * FROM actor_messages WHERE id = ${id}`
-  return rows[0]
+/** Messages still waiting for the actor, oldest first. */
+export const pendingMessagesTo = (kind: string, actorId: string, limit: number) => pendingTo({ kind, actorId, limit })
+
+const byId = Rows.maybe("ActorMessages.findMessage", {
+  Request: Schema.Struct({ id: Schema.BigInt }),
+  Result: MessageRow,
+  execute: ({ id }, sql) => sql`SELECT * FROM actor_messages WHERE id = ${id}`
 })
 
+export const findMessage = (id: bigint) => byId({ id })
+
 /** When the next receiver's oldest pending message falls due (or its lease lapses). */
-export const nextMessageDue = Effect.gen(function* () {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ at: Date | null }>`
+export const nextMessageDue = Rows.one("ActorMessages.nextMessageDue", {
+  Request: Schema.Void,
+  Result: Schema.Struct({ at: Schema.NullOr(Schema.Date) }),
+  execute: (_, sql) => sql`
     SELECT min(greatest(m.next_attempt_at, coalesce(m.lease_until, m.next_attempt_at))) AS at
     FROM actor_messages m
     WHERE m.state = 'pending'
       AND NOT EXISTS (
         SELECT 1 FROM actor_messages e
         WHERE e.to_kind = m.to_kind AND e.to_actor_id = m.to_actor_id AND e.state = 'pending' AND e.id < m.id)`
-  return rows[0]?.at ?? undefined
-})
+})(undefined).pipe(Effect.map((row) => row.at ?? undefined))
 
 /** Deletes messages settled before `before`; answers how many went. */
 export const reapMessages = Effect.fnUntraced(function* (before: Date) {

@@ -1,21 +1,31 @@
 // Rows of the actor runtime: snapshots (seq-fenced), journal, timers, jobs and dead letters
 // (messages between actors are in ActorMessages.ts).
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
 
-export interface SnapshotRow {
-  readonly kind: string
-  readonly actor_id: string
-  readonly machine: string
-  readonly version: number
-  readonly seq: bigint
-  readonly status: "active" | "done" | "error"
-  readonly state_value: string
-  readonly snapshot: unknown
-  readonly quarantined_at: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+/** An event as rows hold it (journal, timers, messages): a type and any other members, kept whole. */
+export const EventColumn = Schema.StructWithRest(Schema.Struct({ type: Schema.String }), [
+  Schema.Record(Schema.String, Schema.Unknown)
+])
+
+/** One actor and where it is (column names as in `actor_snapshots`; the snapshot JSON is the machine's to read). */
+export const SnapshotRow = Schema.Struct({
+  kind: Schema.String,
+  actor_id: Schema.String,
+  machine: Schema.String,
+  version: Schema.Number,
+  seq: Schema.BigInt,
+  status: Schema.Literals(["active", "done", "error"]),
+  state_value: Schema.String,
+  snapshot: Schema.Unknown,
+  quarantined_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type SnapshotRow = typeof SnapshotRow.Type
+
+const ActorKey = Schema.Struct({ kind: Schema.String, actorId: Schema.String })
 
 export interface SnapshotWrite {
   readonly kind: string
@@ -53,52 +63,58 @@ export const advanceSnapshot = Effect.fnUntraced(function* (write: SnapshotWrite
   return rows.length > 0
 })
 
-export const findSnapshot = Effect.fnUntraced(function* (kind: string, actorId: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<SnapshotRow>`SELECT * FROM actor_snapshots WHERE kind = ${kind} AND actor_id = ${actorId}`
-  return rows[0]
+const snapshotOf = Rows.maybe("Actors.findSnapshot", {
+  Request: ActorKey,
+  Result: SnapshotRow,
+  execute: ({ kind, actorId }, sql) => sql`SELECT * FROM actor_snapshots WHERE kind = ${kind} AND actor_id = ${actorId}`
 })
+
+export const findSnapshot = (kind: string, actorId: string) => snapshotOf({ kind, actorId })
 
 export const setQuarantined = Effect.fnUntraced(function* (kind: string, actorId: string, at: Date | null) {
   const sql = yield* SqlClient
   yield* sql`UPDATE actor_snapshots SET quarantined_at = ${at} WHERE kind = ${kind} AND actor_id = ${actorId}`
 })
 
-export interface ListFilter {
-  readonly kind?: string | undefined
-  readonly state?: string | undefined
-  readonly quarantined?: boolean | undefined
-  readonly afterActorId?: string | undefined
-  readonly order?: "asc" | "desc" | undefined
-  readonly limit: number
-}
+export const ListFilter = Schema.Struct({
+  kind: Schema.optional(Schema.String),
+  state: Schema.optional(Schema.String),
+  quarantined: Schema.optional(Schema.Boolean),
+  afterActorId: Schema.optional(Schema.String),
+  order: Schema.optional(Schema.Literals(["asc", "desc"])),
+  limit: Schema.Number
+})
+export type ListFilter = typeof ListFilter.Type
 
-export const listSnapshots = Effect.fnUntraced(function* (filter: ListFilter) {
-  const sql = yield* SqlClient
-  const conditions = [
-    filter.kind === undefined ? undefined : sql`kind = ${filter.kind}`,
-    filter.state === undefined ? undefined : sql`state_value = ${filter.state}`,
-    filter.quarantined === undefined
-      ? undefined
-      : filter.quarantined
-        ? sql`quarantined_at IS NOT NULL`
-        : sql`quarantined_at IS NULL`,
-    filter.afterActorId === undefined
-      ? undefined
-      : filter.order === "desc"
-        ? sql`actor_id < ${filter.afterActorId}`
-        : sql`actor_id > ${filter.afterActorId}`
-  ].filter((condition) => condition !== undefined)
-  return yield* sql<SnapshotRow>`
-    SELECT * FROM actor_snapshots
-    WHERE ${conditions.length === 0 ? sql`true` : sql.and(conditions)}
-    ORDER BY actor_id ${filter.order === "desc" ? sql`DESC` : sql`ASC`} LIMIT ${filter.limit}`
+export const listSnapshots = Rows.all("Actors.listSnapshots", {
+  Request: ListFilter,
+  Result: SnapshotRow,
+  execute: (filter, sql) => {
+    const conditions = [
+      filter.kind === undefined ? undefined : sql`kind = ${filter.kind}`,
+      filter.state === undefined ? undefined : sql`state_value = ${filter.state}`,
+      filter.quarantined === undefined
+        ? undefined
+        : filter.quarantined
+          ? sql`quarantined_at IS NOT NULL`
+          : sql`quarantined_at IS NULL`,
+      filter.afterActorId === undefined
+        ? undefined
+        : filter.order === "desc"
+          ? sql`actor_id < ${filter.afterActorId}`
+          : sql`actor_id > ${filter.afterActorId}`
+    ].filter((condition) => condition !== undefined)
+    return sql`
+      SELECT * FROM actor_snapshots
+      WHERE ${conditions.length === 0 ? sql`true` : sql.and(conditions)}
+      ORDER BY actor_id ${filter.order === "desc" ? sql`DESC` : sql`ASC`} LIMIT ${filter.limit}`
+  }
 })
 
-/** Non-terminal, unquarantined actors with no timer, pending job or pending message: candidates for "stuck". */
-export const idleActiveActors = Effect.fnUntraced(function* (kind: string | undefined, limit: number) {
-  const sql = yield* SqlClient
-  return yield* sql<SnapshotRow>`
+const idleActive = Rows.all("Actors.idleActiveActors", {
+  Request: Schema.Struct({ kind: Schema.UndefinedOr(Schema.String), limit: Schema.Number }),
+  Result: SnapshotRow,
+  execute: ({ kind, limit }, sql) => sql`
     SELECT s.* FROM actor_snapshots s
     WHERE s.status = 'active' AND s.quarantined_at IS NULL
       AND ${kind === undefined ? sql`true` : sql`s.kind = ${kind}`}
@@ -109,13 +125,22 @@ export const idleActiveActors = Effect.fnUntraced(function* (kind: string | unde
     ORDER BY s.actor_id LIMIT ${limit}`
 })
 
-export const countByKind = Effect.gen(function* () {
-  const sql = yield* SqlClient
-  return yield* sql<{ kind: string; actors: bigint; active: bigint; quarantined: bigint }>`
+/** Non-terminal, unquarantined actors with no timer, pending job or pending message: candidates for "stuck". */
+export const idleActiveActors = (kind: string | undefined, limit: number) => idleActive({ kind, limit })
+
+export const countByKind = Rows.all("Actors.countByKind", {
+  Request: Schema.Void,
+  Result: Schema.Struct({
+    kind: Schema.String,
+    actors: Schema.BigInt,
+    active: Schema.BigInt,
+    quarantined: Schema.BigInt
+  }),
+  execute: (_, sql) => sql`
     SELECT kind, count(*) AS actors, count(*) FILTER (WHERE status = 'active') AS active,
            count(*) FILTER (WHERE quarantined_at IS NOT NULL) AS quarantined
     FROM actor_snapshots GROUP BY kind`
-})
+})(undefined)
 
 export interface JournalWrite {
   readonly kind: string
@@ -152,38 +177,39 @@ export const appendJournal = Effect.fnUntraced(function* (entry: JournalWrite, n
     FROM unnest(${notices.map((n) => n.channel)}::text[], ${notices.map((n) => n.payload)}::text[]) AS m(channel, payload)`
 })
 
-export interface JournalRow {
-  readonly seq: bigint
-  readonly event_type: string
-  readonly event: unknown
-  readonly from_state: string | null
-  readonly to_state: string
-  readonly actions: ReadonlyArray<string>
-  readonly at: Date
-}
+export const JournalRow = Schema.Struct({
+  seq: Schema.BigInt,
+  event_type: Schema.String,
+  event: Schema.Unknown,
+  from_state: Schema.NullOr(Schema.String),
+  to_state: Schema.String,
+  actions: Schema.Array(Schema.String),
+  at: Schema.Date
+})
+export type JournalRow = typeof JournalRow.Type
 
-export const readJournal = Effect.fnUntraced(function* (
-  kind: string,
-  actorId: string,
-  afterSeq: bigint,
-  limit: number
-) {
-  const sql = yield* SqlClient
-  return yield* sql<JournalRow>`
+const journalPage = Rows.all("Actors.readJournal", {
+  Request: Schema.Struct({ ...ActorKey.fields, afterSeq: Schema.BigInt, limit: Schema.Number }),
+  Result: JournalRow,
+  execute: ({ kind, actorId, afterSeq, limit }, sql) => sql`
     SELECT seq, event_type, event, from_state, to_state, actions, at FROM actor_journal
     WHERE kind = ${kind} AND actor_id = ${actorId} AND seq > ${afterSeq}
     ORDER BY seq LIMIT ${limit}`
 })
 
-export interface TimerRow {
-  readonly id: bigint
-  readonly kind: string
-  readonly actor_id: string
-  readonly timer_id: string
-  readonly event: { readonly type: string }
-  readonly due_at: Date
-  readonly set_at_seq: bigint
-}
+export const readJournal = (kind: string, actorId: string, afterSeq: bigint, limit: number) =>
+  journalPage({ kind, actorId, afterSeq, limit })
+
+export const TimerRow = Schema.Struct({
+  id: Schema.BigInt,
+  kind: Schema.String,
+  actor_id: Schema.String,
+  timer_id: Schema.String,
+  event: EventColumn,
+  due_at: Schema.Date,
+  set_at_seq: Schema.BigInt
+})
+export type TimerRow = typeof TimerRow.Type
 
 export const upsertTimer = Effect.fnUntraced(function* (timer: {
   readonly kind: string
@@ -218,40 +244,50 @@ export const deleteActorTimers = Effect.fnUntraced(function* (kind: string, acto
   yield* sql`DELETE FROM actor_timers WHERE kind = ${kind} AND actor_id = ${actorId}`
 })
 
-export const actorTimers = Effect.fnUntraced(function* (kind: string, actorId: string) {
-  const sql = yield* SqlClient
-  return yield* sql<TimerRow>`
+const timersOf = Rows.all("Actors.actorTimers", {
+  Request: ActorKey,
+  Result: TimerRow,
+  execute: ({ kind, actorId }, sql) => sql`
     SELECT * FROM actor_timers WHERE kind = ${kind} AND actor_id = ${actorId} ORDER BY due_at`
 })
 
-export const dueTimers = Effect.fnUntraced(function* (now: Date, limit: number) {
-  const sql = yield* SqlClient
-  return yield* sql<TimerRow>`
+export const actorTimers = (kind: string, actorId: string) => timersOf({ kind, actorId })
+
+const due = Rows.all("Actors.dueTimers", {
+  Request: Schema.Struct({ now: Schema.Date, limit: Schema.Number }),
+  Result: TimerRow,
+  execute: ({ now, limit }, sql) => sql`
     SELECT * FROM actor_timers WHERE due_at <= ${now} ORDER BY due_at, id LIMIT ${limit}`
 })
 
-export const nextTimerDue = Effect.gen(function* () {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ due_at: Date | null }>`SELECT min(due_at) AS due_at FROM actor_timers`
-  return rows[0]?.due_at ?? undefined
-})
+export const dueTimers = (now: Date, limit: number) => due({ now, limit })
 
-export interface JobRow {
-  readonly id: bigint
-  readonly kind: string
-  readonly actor_id: string
-  readonly seq: bigint
-  readonly action_index: number
-  readonly name: string
-  readonly params: unknown
-  readonly state: "pending" | "done"
-  readonly attempts: number
-  readonly next_attempt_at: Date
-  readonly lease_until: Date | null
-  readonly last_error: string | null
-  readonly created_at: Date
-  readonly finished_at: Date | null
-}
+/** When the earliest of a set of rows falls due (null when there is none). */
+const NextDue = Schema.Struct({ at: Schema.NullOr(Schema.Date) })
+
+export const nextTimerDue = Rows.one("Actors.nextTimerDue", {
+  Request: Schema.Void,
+  Result: NextDue,
+  execute: (_, sql) => sql`SELECT min(due_at) AS at FROM actor_timers`
+})(undefined).pipe(Effect.map((row) => row.at ?? undefined))
+
+export const JobRow = Schema.Struct({
+  id: Schema.BigInt,
+  kind: Schema.String,
+  actor_id: Schema.String,
+  seq: Schema.BigInt,
+  action_index: Schema.Number,
+  name: Schema.String,
+  params: Schema.Unknown,
+  state: Schema.Literals(["pending", "done"]),
+  attempts: Schema.Number,
+  next_attempt_at: Schema.Date,
+  lease_until: Schema.NullOr(Schema.Date),
+  last_error: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  finished_at: Schema.NullOr(Schema.Date)
+})
+export type JobRow = typeof JobRow.Type
 
 export const insertJob = Effect.fnUntraced(function* (job: {
   readonly kind: string
@@ -270,10 +306,13 @@ export const insertJob = Effect.fnUntraced(function* (job: {
     ON CONFLICT (kind, actor_id, seq, action_index) DO NOTHING`
 })
 
-/** Leases up to `limit` ready jobs (pending, due, not leased by a live runner). */
-export const leaseJobs = Effect.fnUntraced(function* (now: Date, leaseUntil: Date, limit: number) {
-  const sql = yield* SqlClient
-  return yield* sql<JobRow>`
+/** A lease: what is due at `now`, held until `leaseUntil`, at most `limit` rows. */
+const Lease = Schema.Struct({ now: Schema.Date, leaseUntil: Schema.Date, limit: Schema.Number })
+
+const jobLease = Rows.all("Actors.leaseJobs", {
+  Request: Lease,
+  Result: JobRow,
+  execute: ({ now, leaseUntil, limit }, sql) => sql`
     UPDATE actor_jobs SET lease_until = ${leaseUntil}, attempts = attempts + 1
     WHERE id IN (
       SELECT id FROM actor_jobs
@@ -282,6 +321,9 @@ export const leaseJobs = Effect.fnUntraced(function* (now: Date, leaseUntil: Dat
       FOR UPDATE SKIP LOCKED)
     RETURNING *`
 })
+
+/** Leases up to `limit` ready jobs (pending, due, not leased by a live runner). */
+export const leaseJobs = (now: Date, leaseUntil: Date, limit: number) => jobLease({ now, leaseUntil, limit })
 
 /** Marks the job done; answers false when it already was (a repeated report). */
 export const finishJob = Effect.fnUntraced(function* (id: bigint, now: Date) {
@@ -299,18 +341,22 @@ export const retryJobLater = Effect.fnUntraced(function* (id: bigint, nextAttemp
     WHERE id = ${id} AND state = 'pending'`
 })
 
-export const actorJobs = Effect.fnUntraced(function* (kind: string, actorId: string) {
-  const sql = yield* SqlClient
-  return yield* sql<JobRow>`SELECT * FROM actor_jobs WHERE kind = ${kind} AND actor_id = ${actorId} ORDER BY id`
+const jobsOf = Rows.all("Actors.actorJobs", {
+  Request: ActorKey,
+  Result: JobRow,
+  execute: ({ kind, actorId }, sql) =>
+    sql`SELECT * FROM actor_jobs WHERE kind = ${kind} AND actor_id = ${actorId} ORDER BY id`
 })
 
-export const nextJobDue = Effect.gen(function* () {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ at: Date | null }>`
+export const actorJobs = (kind: string, actorId: string) => jobsOf({ kind, actorId })
+
+export const nextJobDue = Rows.one("Actors.nextJobDue", {
+  Request: Schema.Void,
+  Result: NextDue,
+  execute: (_, sql) => sql`
     SELECT min(greatest(next_attempt_at, coalesce(lease_until, next_attempt_at))) AS at
     FROM actor_jobs WHERE state = 'pending'`
-  return rows[0]?.at ?? undefined
-})
+})(undefined).pipe(Effect.map((row) => row.at ?? undefined))
 
 export const insertDeadLetter = Effect.fnUntraced(function* (letter: {
   readonly kind: string
@@ -326,23 +372,40 @@ export const insertDeadLetter = Effect.fnUntraced(function* (letter: {
     VALUES (${letter.kind}, ${letter.actorId}, ${json(letter.event)}::jsonb, ${letter.error}, ${letter.attempts}, ${letter.at})`
 })
 
-export const deadLetters = Effect.fnUntraced(function* (kind: string, actorId: string) {
-  const sql = yield* SqlClient
-  return yield* sql<{ id: bigint; event: unknown; error: string; attempts: number; at: Date }>`
+export const DeadLetterRow = Schema.Struct({
+  id: Schema.BigInt,
+  event: Schema.Unknown,
+  error: Schema.String,
+  attempts: Schema.Number,
+  at: Schema.Date
+})
+export type DeadLetterRow = typeof DeadLetterRow.Type
+
+const deadLettersOf = Rows.all("Actors.deadLetters", {
+  Request: ActorKey,
+  Result: DeadLetterRow,
+  execute: ({ kind, actorId }, sql) => sql`
     SELECT id, event, error, attempts, at FROM actor_dead_letters
     WHERE kind = ${kind} AND actor_id = ${actorId} ORDER BY id`
 })
 
-/** Which of the given actors have no timer, pending job or pending message. */
-export const idleAmong = Effect.fnUntraced(function* (actorIds: ReadonlyArray<string>) {
-  if (actorIds.length === 0) return new Set<string>()
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ kind: string; actor_id: string }>`
+export const deadLetters = (kind: string, actorId: string) => deadLettersOf({ kind, actorId })
+
+const idleOf = Rows.all("Actors.idleAmong", {
+  Request: Schema.Struct({ actorIds: Schema.Array(Schema.String) }),
+  Result: Schema.Struct({ kind: Schema.String, actor_id: Schema.String }),
+  execute: ({ actorIds }, sql) => sql`
     SELECT s.kind, s.actor_id FROM actor_snapshots s
     WHERE s.actor_id = ANY(${[...actorIds]}::uuid[])
       AND NOT EXISTS (SELECT 1 FROM actor_timers t WHERE t.kind = s.kind AND t.actor_id = s.actor_id)
       AND NOT EXISTS (SELECT 1 FROM actor_jobs j WHERE j.kind = s.kind AND j.actor_id = s.actor_id AND j.state = 'pending')
       AND NOT EXISTS (
         SELECT 1 FROM actor_messages m WHERE m.to_kind = s.kind AND m.to_actor_id = s.actor_id AND m.state = 'pending')`
+})
+
+/** Which of the given actors have no timer, pending job or pending message. */
+export const idleAmong = Effect.fnUntraced(function* (actorIds: ReadonlyArray<string>) {
+  if (actorIds.length === 0) return new Set<string>()
+  const rows = yield* idleOf({ actorIds })
   return new Set(rows.map((row) => `${row.kind}/${row.actor_id}`))
 })

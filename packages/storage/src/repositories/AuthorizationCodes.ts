@@ -1,21 +1,23 @@
 // Rows of `authorization_codes`: issued by the consent page, used once by the token exchange.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
 
-export interface AuthorizationCodeRow {
-  readonly id: bigint
-  readonly lookup: string
-  readonly salt: Uint8Array
-  readonly digest: Uint8Array
-  readonly client_id: string
-  readonly redirect_uri: string
-  readonly code_challenge: string
-  readonly consequence: Record<string, unknown>
-  readonly approved_by: bigint
-  readonly created_at: Date
-  readonly expires_at: Date
-  readonly used_at: Date | null
-}
+export const AuthorizationCodeRow = Schema.Struct({
+  id: Schema.BigInt,
+  lookup: Schema.String,
+  salt: Schema.Uint8Array,
+  digest: Schema.Uint8Array,
+  client_id: Schema.String,
+  redirect_uri: Schema.String,
+  code_challenge: Schema.String,
+  consequence: Schema.Record(Schema.String, Schema.Unknown),
+  approved_by: Schema.BigInt,
+  created_at: Schema.Date,
+  expires_at: Schema.Date,
+  used_at: Schema.NullOr(Schema.Date)
+})
+export type AuthorizationCodeRow = typeof AuthorizationCodeRow.Type
 
 export const insertCode = Effect.fnUntraced(function* (code: {
   readonly lookup: string
@@ -37,11 +39,13 @@ export const insertCode = Effect.fnUntraced(function* (code: {
             ${JSON.stringify(code.consequence)}::jsonb, ${code.approvedBy}, ${code.now}, ${code.expiresAt})`
 })
 
-export const findCode = Effect.fnUntraced(function* (lookup: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<AuthorizationCodeRow>`SELECT * FROM authorization_codes WHERE lookup = ${lookup} FOR UPDATE`
-  return rows[0]
+const byLookup = Rows.maybe("AuthorizationCodes.findCode", {
+  Request: Schema.Struct({ lookup: Schema.String }),
+  Result: AuthorizationCodeRow,
+  execute: ({ lookup }, sql) => sql`SELECT * FROM authorization_codes WHERE lookup = ${lookup} FOR UPDATE`
 })
+
+export const findCode = (lookup: string) => byLookup({ lookup })
 
 /** Marks the code used; answers false when it already was (single use). */
 export const useCode = Effect.fnUntraced(function* (id: bigint, now: Date) {

@@ -1,77 +1,85 @@
 // Rows of `credential_lineages` and `credentials`: access and refresh tokens (lookup and salted
 // digest only), grouped in lineages that rotate independently.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
 
-export type Plane = "platform" | "member" | "executor_transport"
-export type Holder = "human" | "agent" | "runner"
+export const Plane = Schema.Literals(["platform", "member", "executor_transport"])
+export type Plane = typeof Plane.Type
+export const Holder = Schema.Literals(["human", "agent", "runner"])
+export type Holder = typeof Holder.Type
+const CredentialKind = Schema.Literals(["access", "refresh"])
 
-export interface LineageRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly holder: Holder
-  readonly client_id: string
-  readonly user_id: bigint | null
-  readonly executor_id: bigint | null
-  readonly created_at: Date
-  readonly revoked_at: Date | null
-}
+export const LineageRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  holder: Holder,
+  client_id: Schema.String,
+  user_id: Schema.NullOr(Schema.BigInt),
+  executor_id: Schema.NullOr(Schema.BigInt),
+  created_at: Schema.Date,
+  revoked_at: Schema.NullOr(Schema.Date)
+})
+export type LineageRow = typeof LineageRow.Type
 
-export interface CredentialRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly kind: "access" | "refresh"
-  readonly plane: Plane | null
-  readonly lineage_id: bigint | null
-  readonly user_id: bigint | null
-  readonly executor_id: bigint | null
-  readonly epoch: number | null
-  readonly name: string | null
-  readonly lookup: string
-  readonly salt: Uint8Array
-  readonly digest: Uint8Array
-  readonly issued_at: Date
-  readonly expires_at: Date | null
-  readonly revoked_at: Date | null
-  readonly superseded_at: Date | null
-}
+export const CredentialRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  kind: CredentialKind,
+  plane: Schema.NullOr(Plane),
+  lineage_id: Schema.NullOr(Schema.BigInt),
+  user_id: Schema.NullOr(Schema.BigInt),
+  executor_id: Schema.NullOr(Schema.BigInt),
+  epoch: Schema.NullOr(Schema.Number),
+  name: Schema.NullOr(Schema.String),
+  lookup: Schema.String,
+  salt: Schema.Uint8Array,
+  digest: Schema.Uint8Array,
+  issued_at: Schema.Date,
+  expires_at: Schema.NullOr(Schema.Date),
+  revoked_at: Schema.NullOr(Schema.Date),
+  superseded_at: Schema.NullOr(Schema.Date)
+})
+export type CredentialRow = typeof CredentialRow.Type
 
-export const insertLineage = Effect.fnUntraced(function* (lineage: {
-  readonly publicId: string
-  readonly holder: Holder
-  readonly clientId: string
-  readonly userId: bigint | null
-  readonly executorId: bigint | null
-  readonly now: Date
-}) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<LineageRow>`
+export const insertLineage = Rows.one("Credentials.insertLineage", {
+  Request: Schema.Struct({
+    publicId: Schema.String,
+    holder: Holder,
+    clientId: Schema.String,
+    userId: Schema.NullOr(Schema.BigInt),
+    executorId: Schema.NullOr(Schema.BigInt),
+    now: Schema.Date
+  }),
+  Result: LineageRow,
+  execute: (lineage, sql) => sql`
     INSERT INTO credential_lineages (public_id, holder, client_id, user_id, executor_id, created_at)
     VALUES (${lineage.publicId}, ${lineage.holder}, ${lineage.clientId}, ${lineage.userId}, ${lineage.executorId},
             ${lineage.now})
     RETURNING *`
-  return rows[0]!
 })
 
-export interface NewCredential {
-  readonly publicId: string
-  readonly kind: "access" | "refresh"
-  readonly plane: Plane | null
-  readonly lineageId: bigint | null
-  readonly userId: bigint | null
-  readonly executorId: bigint | null
-  readonly epoch: number | null
-  readonly name: string | null
-  readonly lookup: string
-  readonly salt: Uint8Array
-  readonly digest: Uint8Array
-  readonly issuedAt: Date
-  readonly expiresAt: Date | null
-}
+export const NewCredential = Schema.Struct({
+  publicId: Schema.String,
+  kind: CredentialKind,
+  plane: Schema.NullOr(Plane),
+  lineageId: Schema.NullOr(Schema.BigInt),
+  userId: Schema.NullOr(Schema.BigInt),
+  executorId: Schema.NullOr(Schema.BigInt),
+  epoch: Schema.NullOr(Schema.Number),
+  name: Schema.NullOr(Schema.String),
+  lookup: Schema.String,
+  salt: Schema.Uint8Array,
+  digest: Schema.Uint8Array,
+  issuedAt: Schema.Date,
+  expiresAt: Schema.NullOr(Schema.Date)
+})
+export type NewCredential = typeof NewCredential.Type
 
-export const insertCredential = Effect.fnUntraced(function* (credential: NewCredential) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<CredentialRow>`
+export const insertCredential = Rows.one("Credentials.insertCredential", {
+  Request: NewCredential,
+  Result: CredentialRow,
+  execute: (credential, sql) => sql`
     INSERT INTO credentials (public_id, kind, plane, lineage_id, user_id, executor_id, epoch, name, lookup, salt,
                              digest, issued_at, expires_at)
     VALUES (${credential.publicId}, ${credential.kind}, ${credential.plane}, ${credential.lineageId},
@@ -79,20 +87,23 @@ export const insertCredential = Effect.fnUntraced(function* (credential: NewCred
             ${credential.lookup}, ${credential.salt}, ${credential.digest}, ${credential.issuedAt},
             ${credential.expiresAt})
     RETURNING *`
-  return rows[0]!
 })
 
-export const findCredentialByLookup = Effect.fnUntraced(function* (lookup: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<CredentialRow>`SELECT * FROM credentials WHERE lookup = ${lookup}`
-  return rows[0]
+const byLookup = Rows.maybe("Credentials.findCredentialByLookup", {
+  Request: Schema.Struct({ lookup: Schema.String }),
+  Result: CredentialRow,
+  execute: ({ lookup }, sql) => sql`SELECT * FROM credentials WHERE lookup = ${lookup}`
 })
 
-export const findLineage = Effect.fnUntraced(function* (id: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<LineageRow>`SELECT * FROM credential_lineages WHERE id = ${id}`
-  return rows[0]
+export const findCredentialByLookup = (lookup: string) => byLookup({ lookup })
+
+const lineageById = Rows.maybe("Credentials.findLineage", {
+  Request: Schema.Struct({ id: Schema.BigInt }),
+  Result: LineageRow,
+  execute: ({ id }, sql) => sql`SELECT * FROM credential_lineages WHERE id = ${id}`
 })
+
+export const findLineage = (id: bigint) => lineageById({ id })
 
 /** Marks every live credential of the lineage superseded (a rotation is about to mint new ones). */
 export const supersedeLineageCredentials = Effect.fnUntraced(function* (lineageId: bigint, now: Date) {
@@ -109,38 +120,52 @@ export const revokeLineage = Effect.fnUntraced(function* (lineageId: bigint, now
   yield* sql`UPDATE credentials SET revoked_at = ${now} WHERE lineage_id = ${lineageId} AND revoked_at IS NULL`
 })
 
+const liveLineages = Rows.all("Credentials.revokeHolderLineages", {
+  Request: Schema.Struct({
+    holder: Holder,
+    userId: Schema.UndefinedOr(Schema.BigInt),
+    executorId: Schema.UndefinedOr(Schema.BigInt)
+  }),
+  Result: Schema.Struct({ id: Schema.BigInt }),
+  execute: ({ holder, userId, executorId }, sql) => sql`
+    SELECT id FROM credential_lineages
+    WHERE holder = ${holder} AND revoked_at IS NULL
+      AND ${userId === undefined ? sql`true` : sql`user_id = ${userId}`}
+      AND ${executorId === undefined ? sql`true` : sql`executor_id = ${executorId}`}`
+})
+
 /** Ends every live lineage of a holder (a reconnect supersedes the previous device's). */
 export const revokeHolderLineages = Effect.fnUntraced(function* (
   holder: Holder,
   owner: { readonly userId?: bigint; readonly executorId?: bigint },
   now: Date
 ) {
-  const sql = yield* SqlClient
-  const lineages = yield* sql<{ id: bigint }>`
-    SELECT id FROM credential_lineages
-    WHERE holder = ${holder} AND revoked_at IS NULL
-      AND ${owner.userId === undefined ? sql`true` : sql`user_id = ${owner.userId}`}
-      AND ${owner.executorId === undefined ? sql`true` : sql`executor_id = ${owner.executorId}`}`
+  const lineages = yield* liveLineages({ holder, userId: owner.userId, executorId: owner.executorId })
   for (const lineage of lineages) yield* revokeLineage(lineage.id, now)
 })
 
-/** A human's personal access tokens (access credentials outside any lineage), newest first. */
-export const listPersonalTokens = Effect.fnUntraced(function* (userId: bigint) {
-  const sql = yield* SqlClient
-  return yield* sql<CredentialRow>`
+const personalTokens = Rows.all("Credentials.listPersonalTokens", {
+  Request: Schema.Struct({ userId: Schema.BigInt }),
+  Result: CredentialRow,
+  execute: ({ userId }, sql) => sql`
     SELECT * FROM credentials
     WHERE user_id = ${userId} AND kind = 'access' AND lineage_id IS NULL
     ORDER BY issued_at DESC, id DESC`
 })
 
-/** One of a human's personal access tokens, by its public id (a UUID). */
-export const findPersonalToken = Effect.fnUntraced(function* (userId: bigint, publicId: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<CredentialRow>`
+/** A human's personal access tokens (access credentials outside any lineage), newest first. */
+export const listPersonalTokens = (userId: bigint) => personalTokens({ userId })
+
+const personalToken = Rows.maybe("Credentials.findPersonalToken", {
+  Request: Schema.Struct({ userId: Schema.BigInt, publicId: Schema.String }),
+  Result: CredentialRow,
+  execute: ({ userId, publicId }, sql) => sql`
     SELECT * FROM credentials
     WHERE public_id = ${publicId} AND user_id = ${userId} AND kind = 'access' AND lineage_id IS NULL`
-  return rows[0]
 })
+
+/** One of a human's personal access tokens, by its public id (a UUID). */
+export const findPersonalToken = (userId: bigint, publicId: string) => personalToken({ userId, publicId })
 
 export const revokeCredential = Effect.fnUntraced(function* (id: bigint, now: Date) {
   const sql = yield* SqlClient

@@ -1,71 +1,93 @@
 // Rows of `device_authorizations`: one device connection transaction (device code digest, user
 // code, the validated request, polling state and the approval).
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isUuid } from "../Ids.ts"
+import * as Rows from "./Rows.ts"
 
-export type DeviceState = "pending" | "approved" | "consumed" | "denied" | "canceled" | "invalidated" | "expired"
+export const DeviceState = Schema.Literals([
+  "pending",
+  "approved",
+  "consumed",
+  "denied",
+  "canceled",
+  "invalidated",
+  "expired"
+])
+export type DeviceState = typeof DeviceState.Type
 
-export interface DeviceAuthorizationRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly client_id: string
-  readonly branch: "agent" | "machine" | "combined"
-  readonly request: Record<string, unknown>
-  readonly device_lookup: string
-  readonly device_salt: Uint8Array
-  readonly device_digest: Uint8Array
-  readonly user_code: string
-  readonly state: DeviceState
-  readonly interval_seconds: number
-  readonly last_polled_at: Date | null
-  readonly approved_by: bigint | null
-  readonly assignment_scope: "agent_private" | "user_private" | "account_wide" | null
-  readonly created_at: Date
-  readonly expires_at: Date
-}
+const Branch = Schema.Literals(["agent", "machine", "combined"])
 
-export const insertDeviceAuthorization = Effect.fnUntraced(function* (row: {
-  readonly publicId: string
-  readonly clientId: string
-  readonly branch: DeviceAuthorizationRow["branch"]
-  readonly request: unknown
-  readonly deviceLookup: string
-  readonly deviceSalt: Uint8Array
-  readonly deviceDigest: Uint8Array
-  readonly userCode: string
-  readonly now: Date
-  readonly expiresAt: Date
-}) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<DeviceAuthorizationRow>`
+export const DeviceAuthorizationRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  client_id: Schema.String,
+  branch: Branch,
+  request: Schema.Record(Schema.String, Schema.Unknown),
+  device_lookup: Schema.String,
+  device_salt: Schema.Uint8Array,
+  device_digest: Schema.Uint8Array,
+  user_code: Schema.String,
+  state: DeviceState,
+  interval_seconds: Schema.Number,
+  last_polled_at: Schema.NullOr(Schema.Date),
+  approved_by: Schema.NullOr(Schema.BigInt),
+  assignment_scope: Schema.NullOr(Schema.Literals(["agent_private", "user_private", "account_wide"])),
+  created_at: Schema.Date,
+  expires_at: Schema.Date
+})
+export type DeviceAuthorizationRow = typeof DeviceAuthorizationRow.Type
+
+/** Answers undefined when a unique value (such as a live user code) is already taken. */
+export const insertDeviceAuthorization = Rows.maybe("DeviceAuthorizations.insertDeviceAuthorization", {
+  Request: Schema.Struct({
+    publicId: Schema.String,
+    clientId: Schema.String,
+    branch: Branch,
+    request: Schema.Unknown,
+    deviceLookup: Schema.String,
+    deviceSalt: Schema.Uint8Array,
+    deviceDigest: Schema.Uint8Array,
+    userCode: Schema.String,
+    now: Schema.Date,
+    expiresAt: Schema.Date
+  }),
+  Result: DeviceAuthorizationRow,
+  execute: (row, sql) => sql`
     INSERT INTO device_authorizations (public_id, client_id, branch, request, device_lookup, device_salt,
                                        device_digest, user_code, created_at, expires_at)
     VALUES (${row.publicId}, ${row.clientId}, ${row.branch}, ${JSON.stringify(row.request)}::jsonb, ${row.deviceLookup},
             ${row.deviceSalt}, ${row.deviceDigest}, ${row.userCode}, ${row.now}, ${row.expiresAt})
     ON CONFLICT DO NOTHING
     RETURNING *`
-  return rows[0]
 })
 
-export const findByDeviceLookup = Effect.fnUntraced(function* (lookup: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<DeviceAuthorizationRow>`SELECT * FROM device_authorizations WHERE device_lookup = ${lookup}`
-  return rows[0]
+const byDeviceLookup = Rows.maybe("DeviceAuthorizations.findByDeviceLookup", {
+  Request: Schema.Struct({ lookup: Schema.String }),
+  Result: DeviceAuthorizationRow,
+  execute: ({ lookup }, sql) => sql`SELECT * FROM device_authorizations WHERE device_lookup = ${lookup}`
 })
 
-export const findLiveByUserCode = Effect.fnUntraced(function* (userCode: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<DeviceAuthorizationRow>`
+export const findByDeviceLookup = (lookup: string) => byDeviceLookup({ lookup })
+
+const liveByUserCode = Rows.maybe("DeviceAuthorizations.findLiveByUserCode", {
+  Request: Schema.Struct({ userCode: Schema.String }),
+  Result: DeviceAuthorizationRow,
+  execute: ({ userCode }, sql) => sql`
     SELECT * FROM device_authorizations WHERE user_code = ${userCode} AND state IN ('pending', 'approved')`
-  return rows[0]
+})
+
+export const findLiveByUserCode = (userCode: string) => liveByUserCode({ userCode })
+
+const byPublicId = Rows.maybe("DeviceAuthorizations.findByPublicId", {
+  Request: Schema.Struct({ publicId: Schema.String }),
+  Result: DeviceAuthorizationRow,
+  execute: ({ publicId }, sql) => sql`SELECT * FROM device_authorizations WHERE public_id = ${publicId}`
 })
 
 export const findByPublicId = Effect.fnUntraced(function* (publicId: string) {
   if (!isUuid(publicId)) return undefined
-  const sql = yield* SqlClient
-  const rows = yield* sql<DeviceAuthorizationRow>`SELECT * FROM device_authorizations WHERE public_id = ${publicId}`
-  return rows[0]
+  return yield* byPublicId({ publicId })
 })
 
 export const setDeviceState = Effect.fnUntraced(function* (

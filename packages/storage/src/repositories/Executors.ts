@@ -1,101 +1,172 @@
 // Rows of `executors`: delivery addresses (agent applications, runners, tool providers) with
-// their authority epoch and announcement.
-import { Effect } from "effect"
+// their authority epoch and announcement. After its insertion a row is written only by the
+// executor address actor's binding (actors/src/bindings/executorAddress.ts), inside its steps:
+// `status`, `revoked_at` and `credential_epoch` are projections of the machine's state and
+// context; `display_name` and `announcement` take what its re-pair and announcement events carry.
+// `last_seen_at` and `connected_at` are presence marks the cable writes, outside any step
+// (docs/decisions.md "Executor addresses").
+import { Effect, Predicate, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isUuid } from "../Ids.ts"
+import * as Rows from "./Rows.ts"
 
-export type ExecutorKind = "agent_application" | "runner" | "tool_provider"
-export type AssignmentScope = "agent_private" | "user_private" | "account_wide"
+export const ExecutorKind = Schema.Literals(["agent_application", "runner", "tool_provider"])
+export type ExecutorKind = typeof ExecutorKind.Type
+export const AssignmentScope = Schema.Literals(["agent_private", "user_private", "account_wide"])
+export type AssignmentScope = typeof AssignmentScope.Type
 
-export interface ExecutorRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly account_id: bigint
-  readonly kind: ExecutorKind
-  readonly status: "active" | "revoked"
-  readonly display_name: string
-  readonly credential_epoch: number
-  readonly manager_id: bigint
-  readonly registration_identifier: string | null
-  readonly agent_id: bigint | null
-  readonly assignment_scope: AssignmentScope
-  readonly announcement: {
-    readonly tools: ReadonlyArray<unknown>
-    readonly environment: unknown
-    readonly documents: ReadonlyArray<unknown>
-  }
-  readonly last_seen_at: Date | null
-  readonly connected_at: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly revoked_at: Date | null
+/** What an address serves, as its announcement replaced it last (none before the first). */
+export interface Announcement {
+  readonly tools: ReadonlyArray<{
+    readonly name: string
+    readonly effect_profile: {
+      readonly kind: "read_only" | "pure" | "write"
+      readonly destructive: boolean
+      readonly effect_scope: "closed" | "open"
+      readonly idempotency: "intrinsic" | "none"
+      readonly reconciliation: "none" | "lookup"
+    }
+    readonly timeout_ms?: number
+    readonly description?: string
+    readonly input_schema?: { readonly [key: string]: unknown }
+  }>
+  readonly environment: { readonly [key: string]: unknown } | null
+  readonly documents: ReadonlyArray<{ readonly name: string; readonly description: string }>
 }
 
-export const insertExecutor = Effect.fnUntraced(function* (executor: {
-  readonly publicId: string
-  readonly accountId: bigint
-  readonly kind: ExecutorKind
-  readonly displayName: string
-  readonly managerId: bigint
-  readonly registrationIdentifier: string | null
-  readonly agentId: bigint | null
-  readonly assignmentScope: AssignmentScope
-  readonly now: Date
-}) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<ExecutorRow>`
+/**
+ * The announcement column, checked at its top level only: its members were decoded by the
+ * contract's schema when it was written, and the row is read on every executor request.
+ */
+const AnnouncementColumn = Schema.declare(
+  (u): u is Announcement =>
+    Predicate.isObject(u) &&
+    Array.isArray(u.tools) &&
+    Array.isArray(u.documents) &&
+    (u.environment === null || Predicate.isObject(u.environment)),
+  { expected: "an announcement ({ tools, environment, documents })" }
+)
+
+export const ExecutorRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  account_id: Schema.BigInt,
+  kind: ExecutorKind,
+  status: Schema.Literals(["active", "revoked"]),
+  display_name: Schema.String,
+  credential_epoch: Schema.Number,
+  manager_id: Schema.BigInt,
+  registration_identifier: Schema.NullOr(Schema.String),
+  agent_id: Schema.NullOr(Schema.BigInt),
+  assignment_scope: AssignmentScope,
+  announcement: AnnouncementColumn,
+  last_seen_at: Schema.NullOr(Schema.Date),
+  connected_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date,
+  updated_at: Schema.Date,
+  revoked_at: Schema.NullOr(Schema.Date)
+})
+export type ExecutorRow = typeof ExecutorRow.Type
+
+export const insertExecutor = Rows.one("Executors.insertExecutor", {
+  Request: Schema.Struct({
+    publicId: Schema.String,
+    accountId: Schema.BigInt,
+    kind: ExecutorKind,
+    displayName: Schema.String,
+    managerId: Schema.BigInt,
+    registrationIdentifier: Schema.NullOr(Schema.String),
+    agentId: Schema.NullOr(Schema.BigInt),
+    assignmentScope: AssignmentScope,
+    now: Schema.Date
+  }),
+  Result: ExecutorRow,
+  execute: (executor, sql) => sql`
     INSERT INTO executors (public_id, account_id, kind, display_name, manager_id, registration_identifier, agent_id,
                            assignment_scope, created_at, updated_at)
     VALUES (${executor.publicId}, ${executor.accountId}, ${executor.kind}, ${executor.displayName},
             ${executor.managerId}, ${executor.registrationIdentifier}, ${executor.agentId},
             ${executor.assignmentScope}, ${executor.now}, ${executor.now})
     RETURNING *`
-  return rows[0]!
 })
 
-export const findExecutorById = Effect.fnUntraced(function* (id: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<ExecutorRow>`SELECT * FROM executors WHERE id = ${id}`
-  return rows[0]
+const ById = Schema.Struct({ id: Schema.BigInt })
+
+const byId = Rows.maybe("Executors.findExecutorById", {
+  Request: ById,
+  Result: ExecutorRow,
+  execute: ({ id }, sql) => sql`SELECT * FROM executors WHERE id = ${id}`
+})
+
+export const findExecutorById = (id: bigint) => byId({ id })
+
+const byPublicId = Rows.maybe("Executors.findExecutorByPublicId", {
+  Request: Schema.Struct({ publicId: Schema.String }),
+  Result: ExecutorRow,
+  execute: ({ publicId }, sql) => sql`SELECT * FROM executors WHERE public_id = ${publicId}`
 })
 
 export const findExecutorByPublicId = Effect.fnUntraced(function* (publicId: string) {
   if (!isUuid(publicId)) return undefined
-  const sql = yield* SqlClient
-  const rows = yield* sql<ExecutorRow>`SELECT * FROM executors WHERE public_id = ${publicId}`
-  return rows[0]
+  return yield* byPublicId({ publicId })
 })
 
-/** The live machine address registered by `managerId` under `registrationIdentifier`. */
-export const findLiveRegistration = Effect.fnUntraced(function* (
-  accountId: bigint,
-  managerId: bigint,
-  registrationIdentifier: string
-) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<ExecutorRow>`
+const liveRegistration = Rows.maybe("Executors.findLiveRegistration", {
+  Request: Schema.Struct({
+    accountId: Schema.BigInt,
+    managerId: Schema.BigInt,
+    registrationIdentifier: Schema.String
+  }),
+  Result: ExecutorRow,
+  execute: ({ accountId, managerId, registrationIdentifier }, sql) => sql`
     SELECT * FROM executors
     WHERE account_id = ${accountId} AND manager_id = ${managerId}
       AND registration_identifier = ${registrationIdentifier} AND status = 'active'
     FOR UPDATE`
-  return rows[0]
 })
 
-export const findLiveAgentApplication = Effect.fnUntraced(function* (agentId: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<ExecutorRow>`
-    SELECT * FROM executors WHERE agent_id = ${agentId} AND kind = 'agent_application' AND status = 'active'
+/** The live machine address registered by `managerId` under `registrationIdentifier`. */
+export const findLiveRegistration = (accountId: bigint, managerId: bigint, registrationIdentifier: string) =>
+  liveRegistration({ accountId, managerId, registrationIdentifier })
+
+const liveAgentApplication = Rows.maybe("Executors.findLiveAgentApplication", {
+  Request: ById,
+  Result: ExecutorRow,
+  execute: ({ id }, sql) => sql`
+    SELECT * FROM executors WHERE agent_id = ${id} AND kind = 'agent_application' AND status = 'active'
     FOR UPDATE`
-  return rows[0]
 })
 
-/** Advances the authority epoch (fencing every credential of the previous one); renames it. */
-export const advanceEpoch = Effect.fnUntraced(function* (id: bigint, displayName: string, now: Date) {
+export const findLiveAgentApplication = (agentId: bigint) => liveAgentApplication({ id: agentId })
+
+const epochAfter = Rows.one("Executors.nextEpoch", {
+  Request: ById,
+  Result: Schema.Struct({ epoch: Schema.Number }),
+  execute: ({ id }, sql) => sql`
+    SELECT GREATEST(e.credential_epoch, COALESCE(MAX(c.epoch), 0)) + 1 AS epoch
+    FROM executors e LEFT JOIN credentials c ON c.executor_id = e.id
+    WHERE e.id = ${id} GROUP BY e.credential_epoch`
+})
+
+/**
+ * The epoch a connection or an agent removal tells the address next: past its row's and past
+ * every credential minted for it (a connection mints at the epoch it tells, before the address's
+ * step mirrors it here). Read under the row lock the caller's FOR UPDATE holds.
+ */
+export const nextEpoch = (id: bigint) => Effect.map(epochAfter({ id }), (row) => row.epoch)
+
+/** The binding's mirror of the address's epoch (never moved back), and a re-pair's new name. */
+export const recordEpoch = Effect.fnUntraced(function* (
+  publicId: string,
+  epoch: number,
+  displayName: string | undefined,
+  now: Date
+) {
   const sql = yield* SqlClient
-  const rows = yield* sql<ExecutorRow>`
-    UPDATE executors SET credential_epoch = credential_epoch + 1, display_name = ${displayName}, updated_at = ${now}
-    WHERE id = ${id} RETURNING *`
-  return rows[0]!
+  yield* sql`
+    UPDATE executors SET credential_epoch = GREATEST(credential_epoch, ${epoch}),
+      display_name = ${displayName === undefined ? sql`display_name` : sql`${displayName}`}, updated_at = ${now}
+    WHERE public_id = ${publicId}`
 })
 
 export const revokeExecutor = Effect.fnUntraced(function* (publicId: string, now: Date) {
@@ -105,31 +176,42 @@ export const revokeExecutor = Effect.fnUntraced(function* (publicId: string, now
     WHERE public_id = ${publicId} AND status = 'active'`
 })
 
-export const replaceAnnouncement = Effect.fnUntraced(function* (
-  id: bigint,
-  announcement: ExecutorRow["announcement"],
-  now: Date
-) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<ExecutorRow>`
+const announce = Rows.maybe("Executors.replaceAnnouncement", {
+  Request: Schema.Struct({ publicId: Schema.String, announcement: AnnouncementColumn, now: Schema.Date }),
+  Result: ExecutorRow,
+  execute: ({ publicId, announcement, now }, sql) => sql`
     UPDATE executors SET announcement = ${JSON.stringify(announcement)}::jsonb, updated_at = ${now}
-    WHERE id = ${id} RETURNING *`
-  return rows[0]!
+    WHERE public_id = ${publicId} AND status = 'active' RETURNING *`
 })
+
+/** The binding's write of an announcement: the active address's row as it now reads. */
+export const replaceAnnouncement = (publicId: string, announcement: Announcement, now: Date) =>
+  announce({ publicId, announcement, now })
+
+const MachineKind = Schema.Literals(["runner", "tool_provider"])
+
+/** A discoverable machine (a runner or tool provider) with the public id of the agent it serves, if any. */
+export const DiscoverableRow = Schema.Struct({
+  ...ExecutorRow.fields,
+  kind: MachineKind,
+  agent_public_id: Schema.NullOr(Schema.String)
+})
+export type DiscoverableRow = typeof DiscoverableRow.Type
 
 /**
  * Active machines (runners, tool providers) a member may discover: account-wide ones, the
  * user-private ones of `managerId`, and the agent-private ones of the given agents.
  */
-export const listDiscoverable = Effect.fnUntraced(function* (filter: {
-  readonly accountId: bigint
-  readonly managerId: bigint
-  readonly agentIds: ReadonlyArray<bigint>
-  readonly kind: "runner" | "tool_provider" | undefined
-  readonly publicId: string | undefined
-}) {
-  const sql = yield* SqlClient
-  return yield* sql<ExecutorRow & { readonly agent_public_id: string | null }>`
+export const listDiscoverable = Rows.all("Executors.listDiscoverable", {
+  Request: Schema.Struct({
+    accountId: Schema.BigInt,
+    managerId: Schema.BigInt,
+    agentIds: Schema.Array(Schema.BigInt),
+    kind: Schema.UndefinedOr(MachineKind),
+    publicId: Schema.UndefinedOr(Schema.String)
+  }),
+  Result: DiscoverableRow,
+  execute: (filter, sql) => sql`
     SELECT e.*, a.public_id AS agent_public_id
     FROM executors e LEFT JOIN users a ON a.id = e.agent_id
     WHERE e.account_id = ${filter.accountId} AND e.status = 'active' AND e.kind IN ('runner', 'tool_provider')
@@ -141,14 +223,20 @@ export const listDiscoverable = Effect.fnUntraced(function* (filter: {
     ORDER BY e.display_name, e.public_id`
 })
 
-/** The agents a human stewards. */
-export const stewardedAgentIds = Effect.fnUntraced(function* (stewardId: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ id: bigint }>`SELECT id FROM users WHERE kind = 'agent' AND steward_id = ${stewardId}`
-  return rows.map((row) => row.id)
+const stewarded = Rows.all("Executors.stewardedAgentIds", {
+  Request: ById,
+  Result: ById,
+  execute: ({ id }, sql) => sql`SELECT id FROM users WHERE kind = 'agent' AND steward_id = ${id}`
 })
 
-/** Presence marks: an inbox subscription opened or closed, or the executor was heard from. */
+/** The agents a human stewards. */
+export const stewardedAgentIds = (stewardId: bigint) =>
+  Effect.map(stewarded({ id: stewardId }), (rows) => rows.map((row) => row.id))
+
+/**
+ * Presence marks: an inbox subscription opened or closed, or the executor was heard from. Not a
+ * step of the address (a cable heartbeat every 10 s per socket): display-only columns.
+ */
 export const markPresence = Effect.fnUntraced(function* (
   id: bigint,
   mark: "connected" | "seen" | "disconnected",
@@ -162,11 +250,14 @@ export const markPresence = Effect.fnUntraced(function* (
     WHERE id = ${id}`
 })
 
-/** The machines a human connected (runners and tool providers), live ones first. */
-export const listManagedMachines = Effect.fnUntraced(function* (managerId: bigint) {
-  const sql = yield* SqlClient
-  return yield* sql<ExecutorRow>`
+const managedMachines = Rows.all("Executors.listManagedMachines", {
+  Request: ById,
+  Result: ExecutorRow,
+  execute: ({ id }, sql) => sql`
     SELECT * FROM executors
-    WHERE manager_id = ${managerId} AND kind IN ('runner', 'tool_provider')
+    WHERE manager_id = ${id} AND kind IN ('runner', 'tool_provider')
     ORDER BY status, display_name, id`
 })
+
+/** The machines a human connected (runners and tool providers), live ones first. */
+export const listManagedMachines = (managerId: bigint) => managedMachines({ id: managerId })

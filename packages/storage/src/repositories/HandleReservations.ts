@@ -1,23 +1,27 @@
 // Handles released by a rename: only a user's latest released name is reserved (one row per
 // user), for 14 days against every other member of the account.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
 
-/** Handles equal to `base` or shaped `base…` that are reserved at `at` for someone else. */
-export const reservedLike = Effect.fnUntraced(function* (
-  accountId: bigint,
-  base: string,
-  at: Date,
-  exceptUserId: bigint | null = null
-) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ handle: string }>`
+const reserved = Rows.all("HandleReservations.reservedLike", {
+  Request: Schema.Struct({
+    accountId: Schema.BigInt,
+    base: Schema.String,
+    at: Schema.Date,
+    exceptUserId: Schema.NullOr(Schema.BigInt)
+  }),
+  Result: Schema.Struct({ handle: Schema.String }),
+  execute: ({ accountId, base, at, exceptUserId }, sql) => sql`
     SELECT handle FROM handle_reservations
     WHERE account_id = ${accountId} AND expires_at > ${at}
       AND (handle = ${base} OR handle LIKE ${`${base.slice(0, 29)}%`})
       ${exceptUserId === null ? sql`` : sql`AND user_id <> ${exceptUserId}`}`
-  return new Set(rows.map((row) => row.handle))
 })
+
+/** Handles equal to `base` or shaped `base…` that are reserved at `at` for someone else. */
+export const reservedLike = (accountId: bigint, base: string, at: Date, exceptUserId: bigint | null = null) =>
+  Effect.map(reserved({ accountId, base, at, exceptUserId }), (rows) => new Set(rows.map((row) => row.handle)))
 
 /** Records the name a user just released, replacing the user's earlier reservation. */
 export const reserve = Effect.fnUntraced(function* (row: {

@@ -1,27 +1,26 @@
 // Rows of `idempotency_receipts`: (caller, route, key) → digest of the request and, once
 // completed, the response to replay verbatim within the replay window. A pending receipt names
 // the node lifetime that claimed it and when; a later write on that claim must match both.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
 
-export interface ReceiptRow {
-  readonly id: bigint
-  readonly request_digest: Uint8Array
-  readonly state: "pending" | "completed"
-  readonly response_status: number | null
-  readonly response_headers: Record<string, string> | null
-  readonly response_body: string | null
+export const ReceiptRow = Schema.Struct({
+  id: Schema.BigInt,
+  request_digest: Schema.Uint8Array,
+  state: Schema.Literals(["pending", "completed"]),
+  response_status: Schema.NullOr(Schema.Number),
+  response_headers: Schema.NullOr(Schema.Record(Schema.String, Schema.String)),
+  response_body: Schema.NullOr(Schema.String),
   /** The node lifetime running the request; null for receipts claimed before lifetimes existed. */
-  readonly lifetime_id: bigint | null
-  readonly created_at: Date
-  readonly expires_at: Date
-}
+  lifetime_id: Schema.NullOr(Schema.BigInt),
+  created_at: Schema.Date,
+  expires_at: Schema.Date
+})
+export type ReceiptRow = typeof ReceiptRow.Type
 
-export interface ReceiptKey {
-  readonly caller: string
-  readonly route: string
-  readonly key: string
-}
+export const ReceiptKey = Schema.Struct({ caller: Schema.String, route: Schema.String, key: Schema.String })
+export type ReceiptKey = typeof ReceiptKey.Type
 
 /** One claim on a receipt: the row, the lifetime that made it and when (its `created_at`). */
 export interface Claim {
@@ -29,6 +28,31 @@ export interface Claim {
   readonly lifetime: bigint
   readonly at: Date
 }
+
+const insertPending = Rows.maybe("IdempotencyReceipts.claim (new receipt)", {
+  Request: Schema.Struct({
+    ...ReceiptKey.fields,
+    digest: Schema.Uint8Array,
+    lifetime: Schema.BigInt,
+    now: Schema.Date,
+    expiresAt: Schema.Date
+  }),
+  Result: Schema.Struct({ id: Schema.BigInt }),
+  execute: ({ caller, route, key, digest, lifetime, now, expiresAt }, sql) => sql`
+    INSERT INTO idempotency_receipts (caller, route, key, request_digest, state, lifetime_id, created_at, expires_at)
+    VALUES (${caller}, ${route}, ${key}, ${digest}, 'pending', ${lifetime}, ${now}, ${expiresAt})
+    ON CONFLICT (caller, route, key) DO NOTHING
+    RETURNING id`
+})
+
+const receiptOf = Rows.maybe("IdempotencyReceipts.claim (existing receipt)", {
+  Request: ReceiptKey,
+  Result: ReceiptRow,
+  execute: ({ caller, route, key }, sql) => sql`
+    SELECT id, request_digest, state, response_status, response_headers, response_body, lifetime_id, created_at,
+      expires_at
+    FROM idempotency_receipts WHERE caller = ${caller} AND route = ${route} AND key = ${key}`
+})
 
 /**
  * Claims the key for a new request: drops an expired receipt, then inserts a pending one.
@@ -45,17 +69,10 @@ export const claim = Effect.fnUntraced(function* (
   yield* sql`
     DELETE FROM idempotency_receipts
     WHERE caller = ${k.caller} AND route = ${k.route} AND key = ${k.key} AND expires_at <= ${now}`
-  const inserted = yield* sql<{ id: bigint }>`
-    INSERT INTO idempotency_receipts (caller, route, key, request_digest, state, lifetime_id, created_at, expires_at)
-    VALUES (${k.caller}, ${k.route}, ${k.key}, ${digest}, 'pending', ${lifetime}, ${now}, ${expiresAt})
-    ON CONFLICT (caller, route, key) DO NOTHING
-    RETURNING id`
-  if (inserted[0]) return { _tag: "Claimed" as const, claim: { id: inserted[0].id, lifetime, at: now } }
-  const rows = yield* sql<ReceiptRow>`
-    SELECT id, request_digest, state, response_status, response_headers, response_body, lifetime_id, created_at,
-      expires_at
-    FROM idempotency_receipts WHERE caller = ${k.caller} AND route = ${k.route} AND key = ${k.key}`
-  return rows[0] ? { _tag: "Existing" as const, receipt: rows[0] } : { _tag: "Vanished" as const }
+  const inserted = yield* insertPending({ ...k, digest, lifetime, now, expiresAt })
+  if (inserted) return { _tag: "Claimed" as const, claim: { id: inserted.id, lifetime, at: now } }
+  const receipt = yield* receiptOf(k)
+  return receipt ? { _tag: "Existing" as const, receipt } : { _tag: "Vanished" as const }
 })
 
 /** Keeps the response, unless the claim was taken over meanwhile. */

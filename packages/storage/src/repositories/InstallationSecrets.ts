@@ -1,6 +1,13 @@
 // Rows of `installation_secrets`: random keys made once per installation (e.g. the CSRF key).
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
+
+const secret = Rows.one("InstallationSecrets.getOrCreate", {
+  Request: Schema.Struct({ name: Schema.String }),
+  Result: Schema.Struct({ value: Schema.Uint8Array }),
+  execute: ({ name }, sql) => sql`SELECT value FROM installation_secrets WHERE name = ${name}`
+})
 
 /** The secret named `name`, storing `candidate` first when there is none yet. */
 export const getOrCreate = Effect.fnUntraced(function* (name: string, candidate: Uint8Array, now: Date) {
@@ -8,6 +15,5 @@ export const getOrCreate = Effect.fnUntraced(function* (name: string, candidate:
   yield* sql`
     INSERT INTO installation_secrets (name, value, created_at) VALUES (${name}, ${candidate}, ${now})
     ON CONFLICT (name) DO NOTHING`
-  const rows = yield* sql<{ value: Uint8Array }>`SELECT value FROM installation_secrets WHERE name = ${name}`
-  return rows[0]!.value
+  return (yield* secret({ name })).value
 })

@@ -1,31 +1,35 @@
 // Rows of `memory_documents` (text under a path on an anchor) and `memory_anchors` (the
 // per-anchor row writes lock). Rules (scopes, grammar, limits, fencing) live in the domain.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
 
-export type AnchorKind = "conversation" | "workspace" | "user" | "agent" | "speaker"
+export const AnchorKind = Schema.Literals(["conversation", "workspace", "user", "agent", "speaker"])
+export type AnchorKind = typeof AnchorKind.Type
 
 /** Where documents live: the anchor's kind, the internal id of its row, and (speaker) the speaker. */
-export interface Anchor {
-  readonly kind: AnchorKind
-  readonly id: bigint
+export const Anchor = Schema.Struct({
+  kind: AnchorKind,
+  id: Schema.BigInt,
   /** users.id of the remembered speaker of a speaker anchor; 0 otherwise. */
-  readonly speakerId?: bigint
-}
-
-export interface MemoryDocumentRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly path: string
-  readonly content: string
-  readonly description: string | null
-  readonly bytesize: number
-  readonly lock_version: number
-  readonly written_at: Date
-}
+  speakerId: Schema.optional(Schema.BigInt)
+})
+export type Anchor = typeof Anchor.Type
 
 /** A row without its content, for lists. */
-export type MemorySummaryRow = Omit<MemoryDocumentRow, "content">
+export const MemorySummaryRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  path: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  bytesize: Schema.Number,
+  lock_version: Schema.Number,
+  written_at: Schema.Date
+})
+export type MemorySummaryRow = typeof MemorySummaryRow.Type
+
+export const MemoryDocumentRow = Schema.Struct({ ...MemorySummaryRow.fields, content: Schema.String })
+export type MemoryDocumentRow = typeof MemoryDocumentRow.Type
 
 const summaryColumns = "id, public_id, path, description, bytesize, lock_version, written_at"
 
@@ -61,79 +65,97 @@ export const lockAnchor = Effect.fnUntraced(function* (anchor: Anchor) {
     FOR UPDATE`
 })
 
-export const countDocuments = Effect.fnUntraced(function* (anchor: Anchor) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ count: number }>`
+const count = Rows.one("Memory.countDocuments", {
+  Request: Anchor,
+  Result: Schema.Struct({ count: Schema.Number }),
+  execute: (anchor, sql) => sql`
     SELECT count(*)::int AS count FROM memory_documents
     WHERE anchor_kind = ${anchor.kind} AND anchor_id = ${anchor.id} AND speaker_id = ${speakerOf(anchor)}`
-  return rows[0]!.count
 })
 
-/** The document at `path` on the anchor; `lock` takes its row for update. */
-export const findDocument = Effect.fnUntraced(function* (anchor: Anchor, path: string, lock = false) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<MemoryDocumentRow>`
+export const countDocuments = (anchor: Anchor) => Effect.map(count(anchor), (row) => row.count)
+
+const documentAt = Rows.maybe("Memory.findDocument", {
+  Request: Schema.Struct({ anchor: Anchor, path: Schema.String, lock: Schema.Boolean }),
+  Result: MemoryDocumentRow,
+  execute: ({ anchor, path, lock }, sql) => sql`
     SELECT id, public_id, path, content, description, bytesize, lock_version, written_at FROM memory_documents
     WHERE anchor_kind = ${anchor.kind} AND anchor_id = ${anchor.id} AND speaker_id = ${speakerOf(anchor)}
       AND path = ${path}
     ${lock ? sql`FOR UPDATE` : sql``}`
-  return rows[0]
 })
 
-/** Every document of the anchors (without content), in byte order of path. */
-export const listDocuments = Effect.fnUntraced(function* (anchors: ReadonlyArray<Anchor>) {
-  const sql = yield* SqlClient
-  return yield* sql<MemorySummaryRow>`
+/** The document at `path` on the anchor; `lock` takes its row for update. */
+export const findDocument = (anchor: Anchor, path: string, lock = false) => documentAt({ anchor, path, lock })
+
+const summaries = Rows.all("Memory.listDocuments", {
+  Request: Schema.Struct({ anchors: Schema.Array(Anchor) }),
+  Result: MemorySummaryRow,
+  execute: ({ anchors }, sql) => sql`
     SELECT ${sql.literal(summaryColumns)} FROM memory_documents
     WHERE ${anchorsClause(sql, anchors)}
     ORDER BY path`
 })
 
-/** Path and content of the anchors' documents (optionally only `under` a path), in path order. */
-export const documentTexts = Effect.fnUntraced(function* (anchors: ReadonlyArray<Anchor>, under: string | undefined) {
-  const sql = yield* SqlClient
-  return yield* sql<{ readonly path: string; readonly content: string }>`
+/** Every document of the anchors (without content), in byte order of path. */
+export const listDocuments = (anchors: ReadonlyArray<Anchor>) => summaries({ anchors })
+
+const texts = Rows.all("Memory.documentTexts", {
+  Request: Schema.Struct({ anchors: Schema.Array(Anchor), under: Schema.UndefinedOr(Schema.String) }),
+  Result: Schema.Struct({ path: Schema.String, content: Schema.String }),
+  execute: ({ anchors, under }, sql) => sql`
     SELECT path, content FROM memory_documents
     WHERE ${anchorsClause(sql, anchors)} AND ${pathClause(sql, under)}
     ORDER BY path`
 })
 
-export interface DocumentWrite {
-  readonly content: string
-  readonly description: string | null
-  readonly bytesize: number
-  readonly now: Date
-}
+/** Path and content of the anchors' documents (optionally only `under` a path), in path order. */
+export const documentTexts = (anchors: ReadonlyArray<Anchor>, under: string | undefined) => texts({ anchors, under })
 
-export const insertDocument = Effect.fnUntraced(function* (
-  anchor: Anchor,
-  document: DocumentWrite & { readonly publicId: string; readonly path: string }
-) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<MemoryDocumentRow>`
+export const DocumentWrite = Schema.Struct({
+  content: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  bytesize: Schema.Number,
+  now: Schema.Date
+})
+export type DocumentWrite = typeof DocumentWrite.Type
+
+const insert = Rows.one("Memory.insertDocument", {
+  Request: Schema.Struct({
+    anchor: Anchor,
+    document: Schema.Struct({ ...DocumentWrite.fields, publicId: Schema.String, path: Schema.String })
+  }),
+  Result: MemoryDocumentRow,
+  execute: ({ anchor, document }, sql) => sql`
     INSERT INTO memory_documents (public_id, anchor_kind, anchor_id, speaker_id, path, content, description, bytesize,
                                   written_at, created_at)
     VALUES (${document.publicId}, ${anchor.kind}, ${anchor.id}, ${speakerOf(anchor)}, ${document.path},
             ${document.content}, ${document.description}, ${document.bytesize}, ${document.now}, ${document.now})
     RETURNING id, public_id, path, content, description, bytesize, lock_version, written_at`
-  return rows[0]!
 })
 
-/**
- * Replaces content and description of the document with this internal id; lock_version advances
- * (after 2147483647 it starts again at 0) and written_at is now.
- */
-export const replaceDocument = Effect.fnUntraced(function* (id: bigint, document: DocumentWrite) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<MemoryDocumentRow>`
+export const insertDocument = (
+  anchor: Anchor,
+  document: DocumentWrite & { readonly publicId: string; readonly path: string }
+) => insert({ anchor, document })
+
+const replace = Rows.one("Memory.replaceDocument", {
+  Request: Schema.Struct({ id: Schema.BigInt, document: DocumentWrite }),
+  Result: MemoryDocumentRow,
+  execute: ({ id, document }, sql) => sql`
     UPDATE memory_documents
     SET content = ${document.content}, description = ${document.description}, bytesize = ${document.bytesize},
         written_at = ${document.now},
         lock_version = CASE WHEN lock_version = 2147483647 THEN 0 ELSE lock_version + 1 END
     WHERE id = ${id}
     RETURNING id, public_id, path, content, description, bytesize, lock_version, written_at`
-  return rows[0]!
 })
+
+/**
+ * Replaces content and description of the document with this internal id; lock_version advances
+ * (after 2147483647 it starts again at 0) and written_at is now.
+ */
+export const replaceDocument = (id: bigint, document: DocumentWrite) => replace({ id, document })
 
 export const deleteDocument = Effect.fnUntraced(function* (id: bigint) {
   const sql = yield* SqlClient

@@ -1,22 +1,26 @@
 // Named agent definitions: agent users (kind agent) declared by a paired agent, with their side
 // row in `named_agents` (name, scope, description, system prompt, revision). The configuration
 // lives on the user row (`users.configuration`), like any agent's.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { AgentRow } from "./Agents.ts"
+import { AgentRow } from "./Agents.ts"
+import * as Rows from "./Rows.ts"
 
-export type NamedScope = "instance" | "steward"
+export const NamedScope = Schema.Literals(["instance", "steward"])
+export type NamedScope = typeof NamedScope.Type
 
-export interface NamedAgentRow extends AgentRow {
-  readonly derived_from_id: bigint
-  readonly derived_from_public_id: string
-  readonly steward_public_id: string
-  readonly name: string
-  readonly scope: NamedScope
-  readonly description: string
-  readonly system_prompt: string | null
-  readonly revision: number
-}
+export const NamedAgentRow = Schema.Struct({
+  ...AgentRow.fields,
+  derived_from_id: Schema.BigInt,
+  derived_from_public_id: Schema.String,
+  steward_public_id: Schema.String,
+  name: Schema.String,
+  scope: NamedScope,
+  description: Schema.String,
+  system_prompt: Schema.NullOr(Schema.String),
+  revision: Schema.Number
+})
+export type NamedAgentRow = typeof NamedAgentRow.Type
 
 const selectNamed = (sql: SqlClient) => sql`
   SELECT u.*, n.derived_from_id, d.public_id AS derived_from_public_id, s.public_id AS steward_public_id,
@@ -26,39 +30,49 @@ const selectNamed = (sql: SqlClient) => sql`
   JOIN users d ON d.id = n.derived_from_id
   JOIN users s ON s.id = u.steward_id`
 
-/** The agent row holding `agent_identifier` in the account, named or paired, removed included. */
-export const findAgentRowByIdentifier = Effect.fnUntraced(function* (accountId: bigint, agentIdentifier: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<AgentRow & { readonly named: boolean }>`
+const agentRowByIdentifier = Rows.maybe("NamedAgents.findAgentRowByIdentifier", {
+  Request: Schema.Struct({ accountId: Schema.BigInt, agentIdentifier: Schema.String }),
+  Result: Schema.Struct({ ...AgentRow.fields, named: Schema.Boolean }),
+  execute: ({ accountId, agentIdentifier }, sql) => sql`
     SELECT u.*, EXISTS (SELECT 1 FROM named_agents n WHERE n.user_id = u.id) AS named
     FROM users u WHERE u.account_id = ${accountId} AND u.kind = 'agent' AND u.agent_identifier = ${agentIdentifier}`
-  return rows[0]
+})
+
+/** The agent row holding `agent_identifier` in the account, named or paired, removed included. */
+export const findAgentRowByIdentifier = (accountId: bigint, agentIdentifier: string) =>
+  agentRowByIdentifier({ accountId, agentIdentifier })
+
+const byName = Rows.maybe("NamedAgents.findByName", {
+  Request: Schema.Struct({ derivedFromId: Schema.BigInt, name: Schema.String, lock: Schema.Boolean }),
+  Result: NamedAgentRow,
+  execute: ({ derivedFromId, name, lock }, sql) => sql`
+    ${selectNamed(sql)} WHERE n.derived_from_id = ${derivedFromId} AND n.name = ${name}
+    ${lock ? sql`FOR UPDATE OF n, u` : sql``}`
 })
 
 /** A declarer's definition by name (active or removed); `lock` takes the row for update. */
-export const findByName = Effect.fnUntraced(function* (derivedFromId: bigint, name: string, lock = false) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<NamedAgentRow>`
-    ${selectNamed(sql)} WHERE n.derived_from_id = ${derivedFromId} AND n.name = ${name}
-    ${lock ? sql`FOR UPDATE OF n, u` : sql``}`
-  return rows[0]
+export const findByName = (derivedFromId: bigint, name: string, lock = false) => byName({ derivedFromId, name, lock })
+
+const byUserId = Rows.maybe("NamedAgents.findByUserId", {
+  Request: Schema.Struct({ userId: Schema.BigInt }),
+  Result: NamedAgentRow,
+  execute: ({ userId }, sql) => sql`${selectNamed(sql)} WHERE n.user_id = ${userId}`
 })
 
-export const findByUserId = Effect.fnUntraced(function* (userId: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<NamedAgentRow>`${selectNamed(sql)} WHERE n.user_id = ${userId}`
-  return rows[0]
-})
+export const findByUserId = (userId: bigint) => byUserId({ userId })
 
-/** The declarer's own active rows of both scopes plus the steward's other published rows. */
-export const listVisible = Effect.fnUntraced(function* (declarerId: bigint, stewardId: bigint) {
-  const sql = yield* SqlClient
-  return yield* sql<NamedAgentRow>`
+const visible = Rows.all("NamedAgents.listVisible", {
+  Request: Schema.Struct({ declarerId: Schema.BigInt, stewardId: Schema.BigInt }),
+  Result: NamedAgentRow,
+  execute: ({ declarerId, stewardId }, sql) => sql`
     ${selectNamed(sql)}
     WHERE u.status = 'active' AND u.steward_id = ${stewardId}
       AND (n.derived_from_id = ${declarerId} OR n.scope = 'steward')
     ORDER BY u.display_name, u.id`
 })
+
+/** The declarer's own active rows of both scopes plus the steward's other published rows. */
+export const listVisible = (declarerId: bigint, stewardId: bigint) => visible({ declarerId, stewardId })
 
 export interface NamedAgentWrite {
   readonly displayName: string
@@ -68,6 +82,28 @@ export interface NamedAgentWrite {
   readonly configuration: unknown
   readonly now: Date
 }
+
+const insertNamedUser = Rows.one("NamedAgents.insertNamed", {
+  Request: Schema.Struct({
+    publicId: Schema.String,
+    accountId: Schema.BigInt,
+    displayName: Schema.String,
+    handle: Schema.String,
+    agentIdentifier: Schema.String,
+    stewardId: Schema.BigInt,
+    stewardGeneration: Schema.Number,
+    configuration: Schema.Unknown,
+    now: Schema.Date
+  }),
+  Result: Schema.Struct({ id: Schema.BigInt }),
+  execute: (row, sql) => sql`
+    INSERT INTO users (public_id, account_id, kind, role, display_name, handle, agent_identifier, steward_id,
+                       steward_generation, configuration, created_at, updated_at)
+    VALUES (${row.publicId}, ${row.accountId}, 'agent', 'member', ${row.displayName}, ${row.handle},
+            ${row.agentIdentifier}, ${row.stewardId}, ${row.stewardGeneration},
+            ${JSON.stringify(row.configuration)}::jsonb, ${row.now}, ${row.now})
+    RETURNING id`
+})
 
 export const insertNamed = Effect.fnUntraced(function* (
   row: NamedAgentWrite & {
@@ -82,14 +118,7 @@ export const insertNamed = Effect.fnUntraced(function* (
   }
 ) {
   const sql = yield* SqlClient
-  const users = yield* sql<{ id: bigint }>`
-    INSERT INTO users (public_id, account_id, kind, role, display_name, handle, agent_identifier, steward_id,
-                       steward_generation, configuration, created_at, updated_at)
-    VALUES (${row.publicId}, ${row.accountId}, 'agent', 'member', ${row.displayName}, ${row.handle},
-            ${row.agentIdentifier}, ${row.stewardId}, ${row.stewardGeneration},
-            ${JSON.stringify(row.configuration)}::jsonb, ${row.now}, ${row.now})
-    RETURNING id`
-  const userId = users[0]!.id
+  const { id: userId } = yield* insertNamedUser(row)
   yield* sql`
     INSERT INTO named_agents (user_id, derived_from_id, name, scope, description, system_prompt)
     VALUES (${userId}, ${row.derivedFromId}, ${row.name}, ${row.scope}, ${row.description}, ${row.systemPrompt})`

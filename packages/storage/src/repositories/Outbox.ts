@@ -1,7 +1,8 @@
 // Rows of `outbox_items` and `stream_heads`: events narrated by steps, numbered contiguously per
 // stream from 1, read back by cursor.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
 
 export interface OutboxWrite {
   readonly publicId: string
@@ -12,26 +13,36 @@ export interface OutboxWrite {
   readonly occurredAt: Date
 }
 
-export interface OutboxRow {
-  readonly stream: string
-  readonly sequence: bigint
-  readonly public_id: string
-  readonly type: string
-  readonly resource_type: string
-  readonly resource_public_id: string
-  readonly payload: unknown
-  readonly occurred_at: Date
-}
+export const OutboxRow = Schema.Struct({
+  stream: Schema.String,
+  sequence: Schema.BigInt,
+  public_id: Schema.String,
+  type: Schema.String,
+  resource_type: Schema.String,
+  resource_public_id: Schema.String,
+  payload: Schema.Unknown,
+  occurred_at: Schema.Date
+})
+export type OutboxRow = typeof OutboxRow.Type
+
+/** A stream's head: the highest sequence handed out. */
+const Head = Schema.Struct({ last_sequence: Schema.BigInt })
+
+const advanceHead = Rows.one("Outbox.append", {
+  Request: Schema.Struct({ stream: Schema.String, count: Schema.Number }),
+  Result: Head,
+  execute: ({ stream, count }, sql) => sql`
+    INSERT INTO stream_heads (stream, last_sequence) VALUES (${stream}, ${count})
+    ON CONFLICT (stream) DO UPDATE SET last_sequence = stream_heads.last_sequence + ${count}
+    RETURNING last_sequence`
+})
 
 /** Appends items to a stream in this transaction; the stream's head row serializes writers. */
 export const append = Effect.fnUntraced(function* (stream: string, items: ReadonlyArray<OutboxWrite>) {
   if (items.length === 0) return [] as ReadonlyArray<bigint>
   const sql = yield* SqlClient
-  const head = yield* sql<{ last_sequence: bigint }>`
-    INSERT INTO stream_heads (stream, last_sequence) VALUES (${stream}, ${items.length})
-    ON CONFLICT (stream) DO UPDATE SET last_sequence = stream_heads.last_sequence + ${items.length}
-    RETURNING last_sequence`
-  const first = head[0]!.last_sequence - BigInt(items.length) + 1n
+  const head = yield* advanceHead({ stream, count: items.length })
+  const first = head.last_sequence - BigInt(items.length) + 1n
   const sequences: Array<bigint> = []
   for (const [index, item] of items.entries()) {
     const sequence = first + BigInt(index)
@@ -44,20 +55,25 @@ export const append = Effect.fnUntraced(function* (stream: string, items: Readon
   return sequences
 })
 
-export const read = Effect.fnUntraced(function* (stream: string, afterSequence: bigint, limit: number) {
-  const sql = yield* SqlClient
-  return yield* sql<OutboxRow>`
+const page = Rows.all("Outbox.read", {
+  Request: Schema.Struct({ stream: Schema.String, afterSequence: Schema.BigInt, limit: Schema.Number }),
+  Result: OutboxRow,
+  execute: ({ stream, afterSequence, limit }, sql) => sql`
     SELECT stream, sequence, public_id, type, resource_type, resource_public_id, payload, occurred_at
     FROM outbox_items WHERE stream = ${stream} AND sequence > ${afterSequence}
     ORDER BY sequence LIMIT ${limit}`
 })
 
-/** The highest committed sequence of the stream (0 when it has none). */
-export const watermark = Effect.fnUntraced(function* (stream: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ last_sequence: bigint }>`SELECT last_sequence FROM stream_heads WHERE stream = ${stream}`
-  return rows[0]?.last_sequence ?? 0n
+export const read = (stream: string, afterSequence: bigint, limit: number) => page({ stream, afterSequence, limit })
+
+const headOf = Rows.maybe("Outbox.watermark", {
+  Request: Schema.Struct({ stream: Schema.String }),
+  Result: Head,
+  execute: ({ stream }, sql) => sql`SELECT last_sequence FROM stream_heads WHERE stream = ${stream}`
 })
+
+/** The highest committed sequence of the stream (0 when it has none). */
+export const watermark = (stream: string) => Effect.map(headOf({ stream }), (head) => head?.last_sequence ?? 0n)
 
 /** Deletes items that occurred before `before` (the retention window). */
 export const reap = Effect.fnUntraced(function* (before: Date) {

@@ -1,11 +1,11 @@
 // Rows of `rate_limit_windows`: fixed-window hit counters keyed by (scope, subject, window start).
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+import { Effect, Schema } from "effect"
+import * as Rows from "./Rows.ts"
 
-/** Counts one hit in the window and answers the window's total; older windows of the subject go. */
-export const hit = Effect.fnUntraced(function* (scope: string, subject: string, windowStart: Date) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ hits: number }>`
+const count = Rows.one("RateLimitWindows.hit", {
+  Request: Schema.Struct({ scope: Schema.String, subject: Schema.String, windowStart: Schema.Date }),
+  Result: Schema.Struct({ hits: Schema.Number }),
+  execute: ({ scope, subject, windowStart }, sql) => sql`
     WITH pruned AS (
       DELETE FROM rate_limit_windows
       WHERE scope = ${scope} AND subject = ${subject} AND window_start < ${windowStart}
@@ -14,5 +14,8 @@ export const hit = Effect.fnUntraced(function* (scope: string, subject: string, 
     VALUES (${scope}, ${subject}, ${windowStart}, 1)
     ON CONFLICT (scope, subject, window_start) DO UPDATE SET hits = rate_limit_windows.hits + 1
     RETURNING hits`
-  return rows[0]!.hits
 })
+
+/** Counts one hit in the window and answers the window's total; older windows of the subject go. */
+export const hit = (scope: string, subject: string, windowStart: Date) =>
+  Effect.map(count({ scope, subject, windowStart }), (row) => row.hits)

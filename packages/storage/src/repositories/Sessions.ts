@@ -1,48 +1,55 @@
 // Rows of `sessions`: API (bearer) and browser (cookie) sessions, stored as lookup id plus a
 // salted digest of the secret.
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
 
-export interface SessionRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly user_id: bigint
-  readonly kind: "api" | "browser"
-  readonly lookup: string
-  readonly salt: Uint8Array
-  readonly digest: Uint8Array
-  readonly issued_at: Date
-  readonly expires_at: Date
-  readonly revoked_at: Date | null
-  readonly state: "active" | "revoked" | "expired"
-}
+const SessionKind = Schema.Literals(["api", "browser"])
 
-export interface NewSession {
-  readonly publicId: string
-  readonly userId: bigint
-  readonly kind: "api" | "browser"
-  readonly lookup: string
-  readonly salt: Uint8Array
-  readonly digest: Uint8Array
-  readonly issuedAt: Date
-  readonly expiresAt: Date
-}
+export const SessionRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  user_id: Schema.BigInt,
+  kind: SessionKind,
+  lookup: Schema.String,
+  salt: Schema.Uint8Array,
+  digest: Schema.Uint8Array,
+  issued_at: Schema.Date,
+  expires_at: Schema.Date,
+  revoked_at: Schema.NullOr(Schema.Date),
+  state: Schema.Literals(["active", "revoked", "expired"])
+})
+export type SessionRow = typeof SessionRow.Type
 
-export const insertSession = Effect.fnUntraced(function* (session: NewSession) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<SessionRow>`
+export const NewSession = Schema.Struct({
+  publicId: Schema.String,
+  userId: Schema.BigInt,
+  kind: SessionKind,
+  lookup: Schema.String,
+  salt: Schema.Uint8Array,
+  digest: Schema.Uint8Array,
+  issuedAt: Schema.Date,
+  expiresAt: Schema.Date
+})
+export type NewSession = typeof NewSession.Type
+
+export const insertSession = Rows.one("Sessions.insertSession", {
+  Request: NewSession,
+  Result: SessionRow,
+  execute: (session, sql) => sql`
     INSERT INTO sessions (public_id, user_id, kind, lookup, salt, digest, issued_at, expires_at)
     VALUES (${session.publicId}, ${session.userId}, ${session.kind}, ${session.lookup}, ${session.salt},
             ${session.digest}, ${session.issuedAt}, ${session.expiresAt})
     RETURNING *`
-  return rows[0]!
 })
 
-export const findSessionByLookup = Effect.fnUntraced(function* (lookup: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<SessionRow>`SELECT * FROM sessions WHERE lookup = ${lookup}`
-  return rows[0]
+const byLookup = Rows.maybe("Sessions.findSessionByLookup", {
+  Request: Schema.Struct({ lookup: Schema.String }),
+  Result: SessionRow,
+  execute: ({ lookup }, sql) => sql`SELECT * FROM sessions WHERE lookup = ${lookup}`
 })
+
+export const findSessionByLookup = (lookup: string) => byLookup({ lookup })
 
 /** Records the session's lifecycle state (written by the API session actor's steps). */
 export const setSessionState = Effect.fnUntraced(function* (publicId: string, state: "revoked" | "expired", at: Date) {

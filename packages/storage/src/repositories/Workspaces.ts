@@ -1,168 +1,192 @@
 // Rows of `workspaces`.
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+import { Schema } from "effect"
+import * as Rows from "./Rows.ts"
 
-export type WorkspaceState = "active" | "archiving" | "archived" | "restoring" | "tombstoned"
+export const WorkspaceState = Schema.Literals(["active", "archiving", "archived", "restoring", "tombstoned"])
+export type WorkspaceState = typeof WorkspaceState.Type
 
-export interface MessagingEntry {
-  readonly agent_public_id: string
-  readonly mode: "public" | "private"
-  readonly allowed_sender_public_ids: ReadonlyArray<string>
-}
+export const MessagingEntry = Schema.Struct({
+  agent_public_id: Schema.String,
+  mode: Schema.Literals(["public", "private"]),
+  allowed_sender_public_ids: Schema.Array(Schema.String)
+})
+export type MessagingEntry = typeof MessagingEntry.Type
 
-export interface WorkspaceRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly account_id: bigint
-  readonly owner_id: bigint
-  readonly created_by: bigint
-  readonly dedicated_agent_id: bigint | null
-  readonly name: string
-  readonly access_mode: "account_wide" | "private"
-  readonly metadata: Record<string, unknown>
-  readonly messaging: ReadonlyArray<MessagingEntry>
-  readonly tool_provider_overrides: Record<string, string>
-  readonly state: WorkspaceState
-  readonly lock_version: number
+const AccessMode = Schema.Literals(["account_wide", "private"])
+const ToolProviderOverrides = Schema.Record(Schema.String, Schema.String)
+
+export const WorkspaceRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  account_id: Schema.BigInt,
+  owner_id: Schema.BigInt,
+  created_by: Schema.BigInt,
+  dedicated_agent_id: Schema.NullOr(Schema.BigInt),
+  name: Schema.String,
+  access_mode: AccessMode,
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
+  messaging: Schema.Array(MessagingEntry),
+  tool_provider_overrides: ToolProviderOverrides,
+  state: WorkspaceState,
+  lock_version: Schema.Number,
   /** The instant archival was accepted; null while live. */
-  readonly archived_at: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly tombstoned_at: Date | null
-}
+  archived_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date,
+  updated_at: Schema.Date,
+  tombstoned_at: Schema.NullOr(Schema.Date)
+})
+export type WorkspaceRow = typeof WorkspaceRow.Type
 
-export const insertWorkspace = Effect.fnUntraced(function* (workspace: {
-  readonly publicId: string
-  readonly accountId: bigint
-  readonly ownerId: bigint
-  readonly createdBy: bigint
-  readonly dedicatedAgentId: bigint | null
-  readonly name: string
-  readonly accessMode: WorkspaceRow["access_mode"]
-  readonly metadata: unknown
-  readonly now: Date
-}) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<WorkspaceRow>`
+export const insertWorkspace = Rows.one("Workspaces.insertWorkspace", {
+  Request: Schema.Struct({
+    publicId: Schema.String,
+    accountId: Schema.BigInt,
+    ownerId: Schema.BigInt,
+    createdBy: Schema.BigInt,
+    dedicatedAgentId: Schema.NullOr(Schema.BigInt),
+    name: Schema.String,
+    accessMode: AccessMode,
+    metadata: Schema.Unknown,
+    now: Schema.Date
+  }),
+  Result: WorkspaceRow,
+  execute: (workspace, sql) => sql`
     INSERT INTO workspaces (public_id, account_id, owner_id, created_by, dedicated_agent_id, name, access_mode, metadata,
                             created_at, updated_at)
     VALUES (${workspace.publicId}, ${workspace.accountId}, ${workspace.ownerId}, ${workspace.createdBy},
             ${workspace.dedicatedAgentId}, ${workspace.name}, ${workspace.accessMode},
             ${JSON.stringify(workspace.metadata)}::jsonb, ${workspace.now}, ${workspace.now})
     RETURNING *`
-  return rows[0]!
 })
 
-export const findWorkspace = Effect.fnUntraced(function* (publicId: string) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<WorkspaceRow>`SELECT * FROM workspaces WHERE public_id = ${publicId}`
-  return rows[0]
+const byPublicId = Rows.maybe("Workspaces.findWorkspace", {
+  Request: Schema.Struct({ publicId: Schema.String }),
+  Result: WorkspaceRow,
+  execute: ({ publicId }, sql) => sql`SELECT * FROM workspaces WHERE public_id = ${publicId}`
 })
 
-export interface Changes {
-  readonly name?: string
-  readonly metadata?: unknown
-  readonly access_mode?: WorkspaceRow["access_mode"]
-  readonly owner_id?: bigint
-  readonly messaging?: ReadonlyArray<MessagingEntry>
-  readonly tool_provider_overrides?: Record<string, string>
-  readonly state?: WorkspaceState
+export const findWorkspace = (publicId: string) => byPublicId({ publicId })
+
+export const Changes = Schema.Struct({
+  name: Schema.optional(Schema.String),
+  metadata: Schema.optional(Schema.Unknown),
+  access_mode: Schema.optional(AccessMode),
+  owner_id: Schema.optional(Schema.BigInt),
+  messaging: Schema.optional(Schema.Array(MessagingEntry)),
+  tool_provider_overrides: Schema.optional(ToolProviderOverrides),
+  state: Schema.optional(WorkspaceState),
   /** A Date stamps, null clears. */
-  readonly archived_at?: Date | null
-}
+  archived_at: Schema.optional(Schema.NullOr(Schema.Date))
+})
+export type Changes = typeof Changes.Type
+
+const update = Rows.maybe("Workspaces.updateWorkspace", {
+  Request: Schema.Struct({
+    id: Schema.BigInt,
+    expected: Schema.UndefinedOr(Schema.Number),
+    changes: Changes,
+    now: Schema.Date
+  }),
+  Result: WorkspaceRow,
+  execute: ({ id, expected, changes, now }, sql) => {
+    const set: Record<string, unknown> = { updated_at: now }
+    for (const [column, value] of Object.entries(changes)) {
+      if (value === undefined) continue
+      set[column] =
+        column === "metadata" || column === "messaging" || column === "tool_provider_overrides"
+          ? JSON.stringify(value)
+          : value
+    }
+    if (changes.state === "tombstoned") set.tombstoned_at = now
+    return sql`
+      UPDATE workspaces SET ${sql.update(set)}, lock_version = lock_version + 1
+      WHERE id = ${id} AND ${expected === undefined ? sql`true` : sql`lock_version = ${expected}`}
+      RETURNING *`
+  }
+})
 
 /**
  * Applies the changes where the lock_version is still `expected` (any when undefined) and bumps
  * it; answers the new row, or undefined when the version moved on.
  */
-export const updateWorkspace = Effect.fnUntraced(function* (
-  id: bigint,
-  expected: number | undefined,
-  changes: Changes,
-  now: Date
-) {
-  const sql = yield* SqlClient
-  const set: Record<string, unknown> = { updated_at: now }
-  for (const [column, value] of Object.entries(changes)) {
-    if (value === undefined) continue
-    set[column] =
-      column === "metadata" || column === "messaging" || column === "tool_provider_overrides"
-        ? JSON.stringify(value)
-        : value
-  }
-  if (changes.state === "tombstoned") set.tombstoned_at = now
-  const rows = yield* sql<WorkspaceRow>`
-    UPDATE workspaces SET ${sql.update(set)}, lock_version = lock_version + 1
-    WHERE id = ${id} AND ${expected === undefined ? sql`true` : sql`lock_version = ${expected}`}
-    RETURNING *`
-  return rows[0]
-})
+export const updateWorkspace = (id: bigint, expected: number | undefined, changes: Changes, now: Date) =>
+  update({ id, expected, changes, now })
 
-export interface ListFilter {
-  readonly accountId: bigint
+export const ListFilter = Schema.Struct({
+  accountId: Schema.BigInt,
   /** The human whose access is judged (an agent sees as its steward). */
-  readonly viewerId: bigint
-  readonly states: ReadonlyArray<WorkspaceState>
-  readonly dedication:
-    | { readonly _tag: "Any" }
-    | { readonly _tag: "Undedicated" }
-    | { readonly _tag: "DedicatedTo"; readonly agentId: bigint }
-  readonly after: string | undefined
-  readonly order: "asc" | "desc"
-  readonly limit: number
-}
+  viewerId: Schema.BigInt,
+  states: Schema.Array(WorkspaceState),
+  dedication: Schema.Union([
+    Schema.TaggedStruct("Any", {}),
+    Schema.TaggedStruct("Undedicated", {}),
+    Schema.TaggedStruct("DedicatedTo", { agentId: Schema.BigInt })
+  ]),
+  after: Schema.UndefinedOr(Schema.String),
+  order: Schema.Literals(["asc", "desc"]),
+  limit: Schema.Number
+})
+export type ListFilter = typeof ListFilter.Type
 
-export const listVisible = Effect.fnUntraced(function* (filter: ListFilter) {
-  const sql = yield* SqlClient
-  const dedication =
-    filter.dedication._tag === "Any"
-      ? sql`true`
-      : filter.dedication._tag === "Undedicated"
-        ? sql`dedicated_agent_id IS NULL`
-        : sql`dedicated_agent_id = ${filter.dedication.agentId}`
-  const after =
-    filter.after === undefined
-      ? sql`true`
-      : filter.order === "desc"
-        ? sql`public_id < ${filter.after}`
-        : sql`public_id > ${filter.after}`
-  return yield* sql<WorkspaceRow>`
-    SELECT * FROM workspaces
-    WHERE account_id = ${filter.accountId} AND state = ANY(${[...filter.states]}::text[])
-      AND (owner_id = ${filter.viewerId} OR access_mode = 'account_wide')
-      AND ${dedication} AND ${after}
-    ORDER BY public_id ${filter.order === "desc" ? sql`DESC` : sql`ASC`}
-    LIMIT ${filter.limit}`
+export const listVisible = Rows.all("Workspaces.listVisible", {
+  Request: ListFilter,
+  Result: WorkspaceRow,
+  execute: (filter, sql) => {
+    const dedication =
+      filter.dedication._tag === "Any"
+        ? sql`true`
+        : filter.dedication._tag === "Undedicated"
+          ? sql`dedicated_agent_id IS NULL`
+          : sql`dedicated_agent_id = ${filter.dedication.agentId}`
+    const after =
+      filter.after === undefined
+        ? sql`true`
+        : filter.order === "desc"
+          ? sql`public_id < ${filter.after}`
+          : sql`public_id > ${filter.after}`
+    return sql`
+      SELECT * FROM workspaces
+      WHERE account_id = ${filter.accountId} AND state = ANY(${[...filter.states]}::text[])
+        AND (owner_id = ${filter.viewerId} OR access_mode = 'account_wide')
+        AND ${dedication} AND ${after}
+      ORDER BY public_id ${filter.order === "desc" ? sql`DESC` : sql`ASC`}
+      LIMIT ${filter.limit}`
+  }
 })
 
 /** An owner or creator as workspace answers name them. */
-export interface PersonRow {
-  readonly id: bigint
-  readonly public_id: string
-  readonly display_name: string
-  readonly kind: "human" | "agent"
-}
+export const PersonRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  display_name: Schema.String,
+  kind: Schema.Literals(["human", "agent"])
+})
+export type PersonRow = typeof PersonRow.Type
 
-/** The users named by `ids`, in one query. */
-export const people = Effect.fnUntraced(function* (ids: ReadonlyArray<bigint>) {
-  const sql = yield* SqlClient
-  return yield* sql<PersonRow>`
+const peopleOf = Rows.all("Workspaces.people", {
+  Request: Schema.Struct({ ids: Schema.Array(Schema.BigInt) }),
+  Result: PersonRow,
+  execute: ({ ids }, sql) => sql`
     SELECT id, public_id, display_name, kind FROM users WHERE id = ANY(${[...new Set(ids)]}::bigint[])`
 })
 
-export interface PrincipalRow {
-  readonly public_id: string
-  readonly handle: string
-  readonly kind: "human" | "agent"
-  readonly display_name: string
-  readonly agent_identifier: string | null
-  readonly steward_public_id: string | null
-}
+/** The users named by `ids`, in one query. */
+export const people = (ids: ReadonlyArray<bigint>) => peopleOf({ ids })
 
-/** Who can reach the workspace: humans with access and the active agents they steward. */
-export const principals = Effect.fnUntraced(function* (workspace: WorkspaceRow) {
-  const sql = yield* SqlClient
-  return yield* sql<PrincipalRow>`
+export const PrincipalRow = Schema.Struct({
+  public_id: Schema.String,
+  handle: Schema.String,
+  kind: Schema.Literals(["human", "agent"]),
+  display_name: Schema.String,
+  agent_identifier: Schema.NullOr(Schema.String),
+  steward_public_id: Schema.NullOr(Schema.String)
+})
+export type PrincipalRow = typeof PrincipalRow.Type
+
+const principalsOf = Rows.all("Workspaces.principals", {
+  Request: Schema.Struct({ account_id: Schema.BigInt, owner_id: Schema.BigInt, access_mode: AccessMode }),
+  Result: PrincipalRow,
+  execute: (workspace, sql) => sql`
     WITH humans AS (
       SELECT u.* FROM users u
       WHERE u.account_id = ${workspace.account_id} AND u.kind = 'human' AND u.status = 'active'
@@ -176,3 +200,6 @@ export const principals = Effect.fnUntraced(function* (workspace: WorkspaceRow) 
     WHERE a.kind = 'agent' AND a.status = 'active'
     ORDER BY display_name, public_id`
 })
+
+/** Who can reach the workspace: humans with access and the active agents they steward. */
+export const principals = (workspace: WorkspaceRow) => principalsOf(workspace)

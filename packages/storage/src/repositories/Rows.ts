@@ -1,0 +1,69 @@
+// How repositories read rows: each query is an `SqlSchema` query on the ambient SqlClient, its
+// parameters and rows described by Schemas declared beside it. A row the schema refuses is a
+// defect naming the query (the code and the table disagree; no caller can answer that).
+import { Effect, Option, type Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import * as SqlSchema from "effect/sql/SqlSchema"
+
+/** A query's parameters or rows do not match its schemas. */
+export class RowDecodeError extends Error {
+  override readonly name = "RowDecodeError"
+}
+
+/** What a query declares: its parameters, the shape of one row, and the statement. */
+export interface Query<Req extends Schema.Constraint, Res extends Schema.Constraint> {
+  readonly Request: Req
+  readonly Result: Res
+  readonly execute: (request: Req["Encoded"], sql: SqlClient) => Effect.Effect<ReadonlyArray<unknown>, SqlError>
+}
+
+type Services<Req extends Schema.Constraint, Res extends Schema.Constraint> =
+  | SqlClient
+  | Req["EncodingServices"]
+  | Res["DecodingServices"]
+
+const onSql = <Req extends Schema.Constraint, Res extends Schema.Constraint>(query: Query<Req, Res>) => ({
+  Request: query.Request,
+  Result: query.Result,
+  execute: (request: Req["Encoded"]) => Effect.flatMap(SqlClient, (sql) => query.execute(request, sql))
+})
+
+const defect = (name: string, problem: string) => (cause: unknown) =>
+  Effect.die(new RowDecodeError(`${name}: ${problem}`, { cause }))
+
+const schemaDefect = (name: string) => (error: Schema.SchemaError) =>
+  defect(name, `a parameter or a row does not match its schema: ${error.message}`)(error)
+
+/** Every row the statement answers, decoded. */
+export const all = <Req extends Schema.Constraint, Res extends Schema.Constraint>(
+  name: string,
+  query: Query<Req, Res>
+) => {
+  const find = SqlSchema.findAll(onSql(query))
+  return (request: Req["Type"]): Effect.Effect<ReadonlyArray<Res["Type"]>, SqlError, Services<Req, Res>> =>
+    Effect.catchTag(find(request), "SchemaError", schemaDefect(name))
+}
+
+/** The first row the statement answers, decoded; undefined when it answers none. */
+export const maybe = <Req extends Schema.Constraint, Res extends Schema.Constraint>(
+  name: string,
+  query: Query<Req, Res>
+) => {
+  const find = SqlSchema.findOneOption(onSql(query))
+  return (request: Req["Type"]): Effect.Effect<Res["Type"] | undefined, SqlError, Services<Req, Res>> =>
+    find(request).pipe(Effect.map(Option.getOrUndefined), Effect.catchTag("SchemaError", schemaDefect(name)))
+}
+
+/** The first row of a statement that always answers one (an INSERT or UPDATE ... RETURNING), decoded. */
+export const one = <Req extends Schema.Constraint, Res extends Schema.Constraint>(
+  name: string,
+  query: Query<Req, Res>
+) => {
+  const find = SqlSchema.findOne(onSql(query))
+  return (request: Req["Type"]): Effect.Effect<Res["Type"], SqlError, Services<Req, Res>> =>
+    find(request).pipe(
+      Effect.catchTag("SchemaError", schemaDefect(name)),
+      Effect.catchTag("NoSuchElementError", defect(name, "the statement answered no row"))
+    )
+}
