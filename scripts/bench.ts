@@ -1,26 +1,29 @@
 // `npm run bench`: two scenarios, each beside its own baseline measured in the same run on the
 // same fresh database (`troupe_bench_<random>` on BENCH_DATABASE_URL or 127.0.0.1:5432, dropped
 // at the end; the embedded database, with one connection, when PostgreSQL does not answer):
-// actor steps per second through the runtime against the same writes as plain SQL transactions
-// (below), then memory grep at the limits against fetching and scanning the same bytes once
+// actor steps per second through the runtime against the same writes as bare SQL (below), then memory grep at the limits against fetching and scanning the same bytes once
 // (scripts/bench/grep.ts, on the migrated database without the actor runtime).
 //
 // One step = `ActorHost.send` of one event to a counter actor (scripts/bench/machine.ts): the
-// transition, then ONE transaction writing the seq-fenced snapshot, the stream head and an
-// outbox item, and a journal row whose statement also carries the two NOTIFYs on PostgreSQL
-// (held until commit), then the reply. The baseline (scripts/bench/baseline.ts) issues the same
-// four statements in one transaction through the same PgClient pool (six socket writes a step
-// on both sides), with no machine, mailbox, plan or notification.
+// transition, then ONE statement (actors/src/ActorHost.ts, ActorSteps.ts) writing the seq-fenced
+// snapshot, the stream head, an outbox item and a journal row, with the step's notice (NOTIFYed at
+// commit, or queued beside other committing steps, actors/src/Notices.ts), then the reply. Two baselines (scripts/bench/baseline.ts) write the same rows
+// through the same PgClient pool, with no machine, mailbox, plan or notification: `tx`, the four
+// statements in a transaction as a program writes them by hand (six round trips), and `stmt`, the
+// same writes as one statement of the runtime's shape (one round trip), so its ratio is the
+// runtime's own cost alone. After each level every side's rows are checked: one journal row, one
+// outbox item and one stream head step per step.
 // Then the same levels again with the host's grouped commit (`groupCommit` below, see
-// actors/src/GroupCommit.ts) against a baseline measured beside it the same way.
+// actors/src/GroupCommit.ts: steps ready together share one statement) against baselines measured
+// beside it the same way.
 //
-// Each level (1, 4, 16 actors) gets fresh actors on both sides, one fiber per actor sending its
-// steps back to back; after a 0.5 s warm-up of each side, the two sides alternate in 0.5 s
-// rounds until each has 3 s measured (BENCH_SECONDS), so disk hiccups hit both alike.
+// Each level (1, 4, 16 actors) gets fresh actors on every side, one fiber per actor sending its
+// steps back to back; after a 0.5 s warm-up of each side, the sides alternate in 0.5 s rounds
+// until each has 3 s measured (BENCH_SECONDS), so disk hiccups hit them alike.
 //
-// Reading the output: `steps/s` and `tx/s` are completed steps over the measured time; `ratio`
-// is runtime/baseline, the share of the bare transaction rate the runtime keeps (1.0 = no
-// overhead); p50/p99 are per-step latencies in ms as an actor's sender sees them; node CPU
+// Reading the output: `steps/s` and `tx/s` are completed steps over the measured time; each
+// `ratio` is runtime / the baseline left of it, the share of the bare rate the runtime keeps (1.0
+// = no overhead); p50/p99 are per-step latencies in ms as an actor's sender sees them; node CPU
 // µs/step is this process's CPU time (user + system) per step, the client side's cost of a step
 // (PostgreSQL's is not in it). Absolute figures vary with the machine and its disk; compare
 // ratios. The grep table's ratio runs the other way (grep time / baseline time, lower is better).
@@ -37,12 +40,12 @@ import { runtimeLayer } from "@troupe/actors/Runtime"
 import { migratedDatabase } from "@troupe/server/Server"
 import { newPublicId } from "@troupe/storage/Ids"
 import { Console, Effect, Layer, References } from "effect"
-import { baselineStepper, seedBaseline } from "./bench/baseline.ts"
+import { baselineStepper, checkWrites, seedBaseline } from "./bench/baseline.ts"
 import { benchDatabase, poolSize } from "./bench/database.ts"
 import { type GrepFigures, grepHeader, grepTable, memoryGrep } from "./bench/grep.ts"
 import { type HttpReport, httpScenario, httpTable } from "./bench/http.ts"
 import { benchBinding, benchKind, countEvent } from "./bench/machine.ts"
-import { alternate, formatTable, type Sample, type Timing } from "./bench/measure.ts"
+import { alternateSides, formatTable, type Sample, type Timing } from "./bench/measure.ts"
 
 const levels = [1, 4, 16]
 /** The grouped-commit variant's host option (actors/src/GroupCommit.ts). */
@@ -58,8 +61,12 @@ const runs = (scenario: "steps" | "grep" | "http") => named.size === 0 || named.
 interface Level {
   readonly concurrency: number
   readonly runtime: Sample
+  /** The same writes as a bare SQL transaction of four statements. */
   readonly baseline: Sample
   readonly ratio: number
+  /** The same writes as one bare statement (the shape of the runtime's own). */
+  readonly statement: Sample
+  readonly statementRatio: number
 }
 
 const runLevel = (concurrency: number) =>
@@ -71,14 +78,28 @@ const runLevel = (concurrency: number) =>
       Effect.flatMap(host.send(benchKind, actor, countEvent), (outcome) =>
         outcome._tag === "Accepted" ? Effect.void : Effect.die(new Error(`${actor}: event rejected`))
       )
-    const baselineActors = yield* seedBaseline(concurrency)
-    const baselineStep = yield* baselineStepper
-    const { subject: runtime, baseline } = yield* alternate(
-      timing,
+    const transactionActors = yield* seedBaseline("transaction", concurrency)
+    const statementActors = yield* seedBaseline("statement", concurrency)
+    const [baseline, runtime, statement] = yield* alternateSides<unknown, never>(timing, [
+      { actors: transactionActors, step: yield* baselineStepper("transaction") },
       { actors: runtimeActors, step: runtimeStep },
-      { actors: baselineActors, step: baselineStep }
-    )
-    return { concurrency, runtime, baseline, ratio: runtime.perSecond / baseline.perSecond } satisfies Level
+      { actors: statementActors, step: yield* baselineStepper("statement") }
+    ])
+    const problems = [
+      ...(yield* checkWrites(runtimeActors, benchBinding.stream)),
+      ...(yield* checkWrites(transactionActors, (id) => `bench_baseline_transaction:${id}`)),
+      ...(yield* checkWrites(statementActors, (id) => `bench_baseline_statement:${id}`))
+    ]
+    if (problems.length > 0)
+      return yield* Effect.die(new Error(`the sides wrote different rows: ${problems.join("; ")}`))
+    return {
+      concurrency,
+      runtime: runtime!,
+      baseline: baseline!,
+      ratio: runtime!.perSecond / baseline!.perSecond,
+      statement: statement!,
+      statementRatio: runtime!.perSecond / statement!.perSecond
+    } satisfies Level
   })
 
 const fixed = (value: number, digits: number) => value.toFixed(digits)
@@ -87,20 +108,23 @@ const table = (results: ReadonlyArray<Level>) => {
   const header = [
     "actors",
     "runtime steps/s",
-    "baseline tx/s",
+    "bare tx/s",
     "ratio",
-    "runtime p50/p99 ms",
-    "baseline p50/p99 ms",
-    "node CPU µs/step runtime/baseline"
+    "bare stmt/s",
+    "ratio",
+    "p50/p99 ms runtime | tx | stmt",
+    "node CPU µs/step runtime | tx | stmt"
   ]
+  const latency = (sample: Sample) => `${fixed(sample.p50Ms, 2)}/${fixed(sample.p99Ms, 1)}`
   const rows = results.map((level) => [
     String(level.concurrency),
     fixed(level.runtime.perSecond, 0),
     fixed(level.baseline.perSecond, 0),
     fixed(level.ratio, 2),
-    `${fixed(level.runtime.p50Ms, 2)} / ${fixed(level.runtime.p99Ms, 2)}`,
-    `${fixed(level.baseline.p50Ms, 2)} / ${fixed(level.baseline.p99Ms, 2)}`,
-    `${fixed(level.runtime.cpuMicrosPerStep, 0)} / ${fixed(level.baseline.cpuMicrosPerStep, 0)}`
+    fixed(level.statement.perSecond, 0),
+    fixed(level.statementRatio, 2),
+    [level.runtime, level.baseline, level.statement].map(latency).join(" | "),
+    [level.runtime, level.baseline, level.statement].map((sample) => fixed(sample.cpuMicrosPerStep, 0)).join(" | ")
   ])
   return formatTable(header, rows)
 }
@@ -150,7 +174,11 @@ const program = Effect.gen(function* () {
     warmupMillis,
     measureMillis,
     roundMillis,
-    step: "snapshot (seq-fenced UPDATE) + stream head upsert + outbox item + journal row, one transaction",
+    step: "snapshot (seq-fenced UPDATE) + stream head upsert + outbox item + journal row",
+    baselines: {
+      transaction: "the four writes as a bare transaction of four statements (six round trips)",
+      statement: "the four writes as one bare statement (data-modifying CTEs gated on the fence)"
+    },
     levels: results,
     groupedCommit: { ...groupCommit, levels: grouped },
     memoryGrep: {

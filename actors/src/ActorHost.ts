@@ -1,20 +1,23 @@
 // The actor host: one mailbox per actor (events processed one at a time on this node), and the
-// step: transition, then ONE transaction (shared with other actors' ready steps under
-// `groupCommit`, GroupCommit.ts) writing the seq-fenced snapshot, the binding's row
-// writes, timer rows, job rows, told messages, outbox items, a journal row and the bus notices
-// (delivered on commit); after commit, wake the runners, then reply. A seq conflict (another
-// writer) reloads and retries; a failing step is retried from the last committed snapshot with
-// backoff, then quarantined with a dead letter. Timers, job reports and told messages arrive as
-// deliveries, each settled in the step that applies it (so a repeat is dropped).
+// step: transition, then its writes: the binding's row handlers (their rows, told messages), then
+// ONE statement (ActorSteps.ts) with the seq-fenced snapshot, timer rows, job rows, outbox items,
+// the journal row and the bus notice (NOTIFYed at commit, or queued for Notices.ts when other
+// steps are committing). A step with no row handler and no delivery to settle is that statement
+// alone, atomic without a transaction; the others commit in a transaction (under `groupCommit`,
+// GroupCommit.ts, ready steps of other actors share a statement or a transaction). After commit,
+// wake the runners, then reply. A seq conflict (another writer) reloads and retries; a failing
+// step is retried from the last committed snapshot with backoff, then quarantined with a dead
+// letter. Timers, job reports and told messages arrive as deliveries, each settled in the step
+// that applies it (so a repeat is dropped).
 
 import { EventBus } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Messages from "@troupe/storage/repositories/ActorMessages"
+import * as Steps from "@troupe/storage/repositories/ActorSteps"
 import * as Repo from "@troupe/storage/repositories/Actors"
-import * as Outbox from "@troupe/storage/repositories/Outbox"
 import { Cause, Clock, Context, Duration, Effect, Layer, Queue, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type AnyMachineSnapshot, initialTransition, transition } from "xstate"
+import type { AnyMachineSnapshot } from "xstate"
 import {
   type ActorEvent,
   type Binding,
@@ -28,10 +31,11 @@ import {
 } from "./Binding.ts"
 import { ActorExists, ActorNotFound, ActorQuarantined, InvalidMessage, UnknownKind } from "./Errors.ts"
 import { type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.ts"
+import { noticeSender } from "./Notices.ts"
 import { type DeliveryRef, Placement } from "./Placement.ts"
-import { planActions, type StepPlan, stateText, UnboundAction } from "./Plan.ts"
+import { netTimers, planActions, type StepPlan, stateText, UnboundAction } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
-import { restore } from "./Snapshots.ts"
+import { initialTransitionOf, restore, transitionOf } from "./Snapshots.ts"
 import { Supervision } from "./Supervision.ts"
 import { currentTraceparent, traceCreate, traceStep } from "./Tracing.ts"
 
@@ -47,9 +51,8 @@ export type StepOutcome<Replies = Readonly<Record<string, unknown>>> =
   | { readonly _tag: "Vetoed"; readonly state: string; readonly reason: string }
   | { readonly _tag: "Rejected"; readonly state: string; readonly accepts: ReadonlyArray<string> }
 
-/** Bus channels: a committed step of any actor, and new items on a stream. */
+/** The bus channel of committed steps (any actor's; its outbox stream follows from its kind). */
 export const stepChannel = "troupe_actor_steps"
-export const outboxChannel = "troupe_outbox"
 
 export interface StepNotice {
   readonly kind: string
@@ -90,7 +93,7 @@ export interface HostOptions {
   readonly retryBackoff: Duration.Input
   /** Live actors idle this long are dropped from memory (they reload from their snapshot). */
   readonly idleTimeToLive: Duration.Input
-  /** Commit steps ready at the same time in one transaction (GroupCommit.ts); off when absent. */
+  /** Commit ready steps of different actors together (GroupCommit.ts); off when absent. */
   readonly groupCommit?: GroupCommitOptions | undefined
 }
 
@@ -205,7 +208,18 @@ export class ActorHost extends Context.Service<
         const signals = yield* RunnerSignals
         const placement = yield* Placement
         const live = new Map<string, Live>()
-        const commitStep = options.groupCommit ? yield* makeGroupCommit(sql, options.groupCommit) : sql.withTransaction
+        /** Steps between the start and the end of their commit (the notice rule in `writeEffects`). */
+        let committing = 0
+        /** The queued notices' sender, where the bus is PostgreSQL's (a step's statement NOTIFYs). */
+        const queuedNotices = bus.notifiesInTransaction ? yield* noticeSender(sql) : undefined
+        const grouped = options.groupCommit ? yield* makeGroupCommit(sql, options.groupCommit) : undefined
+        /** Commits a step's writes: in a transaction of their own when `transactional`, else as they are. */
+        const commitStep = grouped
+          ? grouped.commit
+          : <A, E, R>(writes: Effect.Effect<A, E, R>, transactional: boolean) =>
+              transactional ? sql.withTransaction(writes) : writes
+        /** Writes a step's statement (grouped with others waiting, under `groupCommit`). */
+        const writeStatement = grouped ? grouped.writeStep : Steps.writeStep
         /** One mailbox (a one-permit semaphore) per actor with a step running or waiting. */
         const mailboxes = new Map<string, { readonly lock: Semaphore.Semaphore; users: number }>()
         const inMailbox = <A, E, R>(key: string, body: Effect.Effect<A, E, R>) =>
@@ -246,7 +260,11 @@ export class ActorHost extends Context.Service<
         /** A snapshot this server cannot restore (newer, unmigrated, unreadable) fails the step. */
         const resolve = (binding: Binding, row: Repo.SnapshotRow) => Effect.orDie(restore(binding, row))
 
-        /** The writes every step shares: row handlers, timers, jobs, outbox items, journal. */
+        /**
+         * The writes every step shares: its row handlers, then ONE statement (ActorSteps.ts) with the
+         * snapshot behind its seq fence (`fence`; absent at creation), timers, jobs, outbox items, the
+         * journal and the bus notices. Fails with SeqConflict, having written nothing, on another seq.
+         */
         const writeEffects = (
           binding: Binding,
           actorId: string,
@@ -254,73 +272,56 @@ export class ActorHost extends Context.Service<
           seq: bigint,
           at: Date,
           final: boolean,
-          journal: Omit<Repo.JournalWrite, "kind" | "actorId" | "seq" | "actions" | "at">,
+          fence: Steps.StepWrite["snapshot"],
+          journal: Steps.StepWrite["journal"],
           sender: StepInfo["sender"] = undefined
         ) =>
           Effect.gen(function* () {
-            const step: StepInfo = { kind: binding.kind, actorId, seq, now: at, sender }
-            const actors = transactionalActors({ kind: binding.kind, actorId, seq })
             const replies: Record<string, unknown> = {}
-            for (const row of plan.rows) {
-              const handler = binding.rows[row.name]
-              if (!handler) return yield* Effect.die(new UnboundAction(`${binding.kind}: no row handler ${row.name}`))
-              const reply = yield* handler(row.params, step).pipe(
-                Effect.provideService(TransactionalActors, actors),
-                Effect.catch((error) => (error instanceof Veto ? Effect.fail(error) : Effect.die(error)))
-              )
-              if (reply !== undefined) replies[row.name] = reply
-            }
-            for (const timer of plan.timers) {
-              if (timer.op === "cancel") yield* Repo.deleteTimer(binding.kind, actorId, timer.timerId)
-              else {
-                yield* Repo.upsertTimer({
-                  kind: binding.kind,
-                  actorId,
-                  timerId: timer.timerId,
-                  event: timer.event,
-                  dueAt: new Date(at.getTime() + timer.delayMillis),
-                  seq
-                })
+            if (plan.rows.length > 0) {
+              const step: StepInfo = { kind: binding.kind, actorId, seq, now: at, sender }
+              const actors = transactionalActors({ kind: binding.kind, actorId, seq })
+              for (const row of plan.rows) {
+                const handler = binding.rows[row.name]
+                if (!handler) return yield* Effect.die(new UnboundAction(`${binding.kind}: no row handler ${row.name}`))
+                const reply = yield* handler(row.params, step).pipe(
+                  Effect.provideService(TransactionalActors, actors),
+                  Effect.catch((error) => (error instanceof Veto ? Effect.fail(error) : Effect.die(error)))
+                )
+                if (reply !== undefined) replies[row.name] = reply
               }
             }
-            if (final) yield* Repo.deleteActorTimers(binding.kind, actorId)
-            for (const job of plan.jobs) {
-              yield* Repo.insertJob({
-                kind: binding.kind,
-                actorId,
-                seq,
-                actionIndex: job.actionIndex,
-                name: job.name,
-                params: job.params,
-                now: at
-              })
-            }
-            const stream = binding.stream(actorId)
-            const sequences = yield* Outbox.append(
-              stream,
-              plan.emits.map((item) => ({
-                publicId: newPublicId(),
-                type: item.type,
-                resourceType: binding.resourceType,
-                resourcePublicId: actorId,
-                payload: item.payload,
-                occurredAt: at
-              }))
-            )
+            const timers = netTimers(plan.timers)
             const notice: StepNotice = { kind: binding.kind, actorId, seq: String(seq), state: journal.toState }
-            const last = sequences[sequences.length - 1]
-            const notices = [
-              { channel: stepChannel, payload: JSON.stringify(notice) },
-              ...(last === undefined
-                ? []
-                : [{ channel: outboxChannel, payload: JSON.stringify({ stream, sequence: String(last) }) }])
-            ]
-            const entry = { ...journal, kind: binding.kind, actorId, seq, actions: plan.actionTypes, at }
-            if (bus.notifiesInTransaction) yield* Repo.appendJournal(entry, notices)
-            else {
-              yield* Repo.appendJournal(entry)
-              yield* bus.publishOnCommit(notices)
-            }
+            const notices = [{ channel: stepChannel, payload: JSON.stringify(notice) }]
+            // Alone, a step NOTIFYs; beside other committing steps it queues its notices (Notices.ts).
+            const queued = queuedNotices !== undefined && committing > 1
+            const written = yield* writeStatement({
+              kind: binding.kind,
+              actorId,
+              seq,
+              snapshot: fence,
+              at,
+              setTimers: timers.set.map((timer) => ({
+                timerId: timer.timerId,
+                event: timer.event,
+                dueAt: new Date(at.getTime() + timer.delayMillis)
+              })),
+              cancelTimers: timers.cancel,
+              clearTimers: final,
+              jobs: plan.jobs,
+              outbox: {
+                stream: binding.stream(actorId),
+                resourceType: binding.resourceType,
+                items: plan.emits.map((item) => ({ publicId: newPublicId(), type: item.type, payload: item.payload }))
+              },
+              journal,
+              notify: queuedNotices !== undefined && !queued ? notices : [],
+              queue: queued ? notices : []
+            })
+            if (!written) return yield* new SeqConflict()
+            if (queuedNotices === undefined) yield* bus.publishOnCommit(notices)
+            else if (queued) yield* sql.afterCommit(Queue.offer(queuedNotices, undefined))
             return replies
           })
 
@@ -397,7 +398,7 @@ export class ActorHost extends Context.Service<
           Effect.gen(function* () {
             const binding = yield* bindingOf(kind)
             const input = yield* validate(kind, binding.entry.input, given)
-            const [snapshot, actions] = initialTransition(binding.entry.machine, input)
+            const [snapshot, actions] = initialTransitionOf(binding.entry.machine, input)
             const plan = planActions(binding, actions, 1n)
             const at = yield* now
             const state = stateText(snapshot.value)
@@ -429,13 +430,18 @@ export class ActorHost extends Context.Service<
               if ((yield* Messages.retryActorMessagesNow(kind, actorId, at)) > 0) {
                 yield* sql.afterCommit(Queue.offer(signals.messages, undefined))
               }
-              yield* writeEffects(binding, actorId, plan, 1n, at, snapshot.status !== "active", {
+              yield* writeEffects(binding, actorId, plan, 1n, at, snapshot.status !== "active", undefined, {
                 event: { type: "xstate.init", input },
                 fromState: null,
-                toState: state
+                toState: state,
+                actions: plan.actionTypes
               })
               yield* sql.afterCommit(afterCommit(binding, actorId, row, snapshot, plan))
-            }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+            }).pipe(
+              sql.withTransaction,
+              // Creation writes behind no fence (its own insert above is the guard).
+              Effect.catchTags({ SqlError: Effect.die, SeqConflict: Effect.die })
+            )
             return { state }
           }).pipe(traceCreate(kind, actorId))
 
@@ -448,7 +454,7 @@ export class ActorHost extends Context.Service<
             if (row.quarantined_at) return yield* new ActorQuarantined({ kind: binding.kind, actorId })
             const state = entry.resolved ?? (yield* resolve(binding, row))
             entry.resolved = state
-            const [next, actions] = transition(binding.entry.machine, state, event)
+            const [next, actions] = transitionOf(binding.entry.machine, state, event)
             const at = yield* now
             if (next === state && actions.length === 0) {
               // A rejection judged on a cached snapshot is only final if no other node moved it.
@@ -471,22 +477,8 @@ export class ActorHost extends Context.Service<
               snapshot: binding.entry.machine.getPersistedSnapshot(next),
               updated_at: at
             }
-            const replies = yield* Effect.gen(function* () {
+            const writes = Effect.gen(function* () {
               if (delivery) yield* settleDelivery(delivery, at, { _tag: "Delivered", seq })
-              const advanced = yield* Repo.advanceSnapshot(
-                {
-                  kind: binding.kind,
-                  actorId,
-                  machine: nextRow.machine,
-                  version: nextRow.version,
-                  status: nextRow.status,
-                  stateValue: nextRow.state_value,
-                  snapshot: nextRow.snapshot,
-                  now: at
-                },
-                row.seq
-              )
-              if (!advanced) return yield* new SeqConflict()
               const replies = yield* writeEffects(
                 binding,
                 actorId,
@@ -494,12 +486,24 @@ export class ActorHost extends Context.Service<
                 seq,
                 at,
                 next.status !== "active",
-                { event, fromState: row.state_value, toState: nextRow.state_value },
+                {
+                  expectedSeq: row.seq,
+                  version: nextRow.version,
+                  status: nextRow.status,
+                  stateValue: nextRow.state_value,
+                  snapshot: nextRow.snapshot
+                },
+                { event, fromState: row.state_value, toState: nextRow.state_value, actions: plan.actionTypes },
                 senderOf(delivery)
               )
               yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, plan))
               return replies
-            }).pipe(commitStep)
+            })
+            // A step with no row handler and no delivery to settle is one statement, atomic alone.
+            const replies = yield* Effect.suspend(() => {
+              committing++
+              return commitStep(writes, delivery !== undefined || plan.rows.length > 0)
+            }).pipe(Effect.ensuring(Effect.sync(() => committing--)))
             return { _tag: "Accepted", state: nextRow.state_value, status: nextRow.status, seq, replies } as StepOutcome
           })
 

@@ -83,6 +83,17 @@ export const planActions = (binding: Binding, actions: ReadonlyArray<ExecutableA
   return plan
 }
 
+/** What a step's timer operations leave: the last setting or cancellation of each timer id. */
+export const netTimers = (timers: ReadonlyArray<TimerOp>) => {
+  const last = new Map<string, TimerOp>()
+  for (const timer of timers) last.set(timer.timerId, timer)
+  const settled = [...last.values()]
+  return {
+    set: settled.filter((timer) => timer.op === "set"),
+    cancel: settled.filter((timer) => timer.op === "cancel").map((timer) => timer.timerId)
+  }
+}
+
 /** A state value as text: "active", "running.waiting", or "a.x,b.y" for parallel states. */
 export const stateText = (value: unknown): string => {
   if (typeof value === "string") return value

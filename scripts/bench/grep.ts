@@ -11,7 +11,8 @@
 import { Accounts } from "@troupe/domain/accounts/Accounts"
 import { Memory, type Reach } from "@troupe/domain/memory/Memory"
 import { memoryLimits } from "@troupe/domain/memory/MemoryRules"
-import { documentTexts } from "@troupe/storage/repositories/Memory"
+import { repositoriesLayer } from "@troupe/storage/Repositories"
+import { MemoryRepository } from "@troupe/storage/repositories/Memory"
 import { Effect, Layer } from "effect"
 import { alternate, formatTable, type Sample, type Timing } from "./measure.ts"
 import { absentWord, commonWord, prose, rareWord } from "./prose.ts"
@@ -82,7 +83,7 @@ const measureCase = (timing: Timing, reach: Reach, testCase: GrepCase) =>
       )
     }
     const baselineStep = () =>
-      documentTexts([reach.anchors.user!], undefined).pipe(
+      Effect.flatMap(MemoryRepository, (memory) => memory.documentTexts([reach.anchors.user!], undefined)).pipe(
         Effect.orDie,
         Effect.flatMap((rows) =>
           rows.length === documents && rows.every((row) => !row.content.includes(absentWord))
@@ -109,7 +110,7 @@ export const memoryGrep = (timing: Timing) =>
   Effect.gen(function* () {
     const reach = yield* seedAnchor
     return yield* Effect.forEach(cases, (testCase) => measureCase(timing, reach, testCase))
-  }).pipe(Effect.provide(Layer.mergeAll(Accounts.layer, Memory.layer)))
+  }).pipe(Effect.provide(Layer.mergeAll(Accounts.layer, Memory.layer).pipe(Layer.provideMerge(repositoriesLayer))))
 
 export const grepHeader =
   `Memory grep: one anchor at the limits (${documents} documents × ${documentBytes.toLocaleString("en")} bytes), ` +

@@ -18,6 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Accounts } from "@troupe/domain/accounts/Accounts"
 import { migratedDatabase } from "@troupe/server/Server"
+import { repositoriesLayer } from "@troupe/storage/Repositories"
 import { Console, Effect, Layer, Redacted, References } from "effect"
 import { benchDatabase } from "./database.ts"
 import { type LoadGenerator, type LoadResult, loadGenerator } from "./httpLoad.ts"
@@ -260,6 +261,7 @@ export const httpScenario = (measureMillis: number) =>
       Effect.orDie,
       Effect.provide(
         Accounts.layer.pipe(
+          Layer.provide(repositoriesLayer),
           Layer.provideMerge(migratedDatabase(database.config)),
           Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
         )

@@ -80,21 +80,27 @@ export interface Side<E, R> {
 }
 
 /**
- * Warms both sides up, then alternates them in short rounds until each has run `measureMillis`,
- * so both see the same state of the machine (disk flushes, other load) and the ratio holds.
+ * Warms every side up, then alternates them in short rounds until each has run `measureMillis`,
+ * so all see the same state of the machine (disk flushes, other load) and their ratios hold.
+ * Answers one sample per side, in order.
  */
-export const alternate = <E1, R1, E2, R2>(timing: Timing, subject: Side<E1, R1>, baseline: Side<E2, R2>) =>
+export const alternateSides = <E, R>(timing: Timing, sides: ReadonlyArray<Side<E, R>>) =>
   Effect.gen(function* () {
-    yield* drive(baseline.actors, baseline.step, timing.warmupMillis)
-    yield* drive(subject.actors, subject.step, timing.warmupMillis)
-    const subjectRounds: Array<Round> = []
-    const baselineRounds: Array<Round> = []
+    for (const side of sides) yield* drive(side.actors, side.step, timing.warmupMillis)
+    const rounds = sides.map((): Array<Round> => [])
     for (let round = 0; round < timing.measureMillis / timing.roundMillis; round++) {
-      baselineRounds.push(yield* drive(baseline.actors, baseline.step, timing.roundMillis))
-      subjectRounds.push(yield* drive(subject.actors, subject.step, timing.roundMillis))
+      for (const [index, side] of sides.entries())
+        rounds[index]!.push(yield* drive(side.actors, side.step, timing.roundMillis))
     }
-    return { subject: summarize(subjectRounds), baseline: summarize(baselineRounds) }
+    return rounds.map(summarize)
   })
+
+/** A measured side beside its baseline (`alternateSides` of the two). */
+export const alternate = <E1, R1, E2, R2>(timing: Timing, subject: Side<E1, R1>, baseline: Side<E2, R2>) =>
+  Effect.map(alternateSides<E1 | E2, R1 | R2>(timing, [baseline, subject]), ([baselineSample, subjectSample]) => ({
+    subject: subjectSample!,
+    baseline: baselineSample!
+  }))
 
 /** Rows of cells as right-aligned columns under their header. */
 export const formatTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {

@@ -57,6 +57,19 @@ it("connects through the device flow, refreshes, and works as a member with type
     })
   )
   expect(store_entry).toMatchObject({ namespace: "notes", key: "first", value: { text: "hello" }, lock_version: 0 })
+
+  // A named agent PUT answers 201 or 200 with one body; the client reads which from the status.
+  const declare = (description: string) =>
+    Effect.runPromise(
+      client.namedAgents.put({
+        params: { name: "triager" },
+        payload: { scope: "steward", description, configuration: {} }
+      })
+    )
+  const minted = await declare("Sorts the inbox")
+  expect(minted).toMatchObject({ created: true, agent: { name: "triager", description: "Sorts the inbox" } })
+  const replaced = await declare("Sorts the inbox twice")
+  expect(replaced).toMatchObject({ created: false, agent: { public_id: minted.agent.public_id } })
 })
 
 it("polls at the server's interval while pending, and at the interval slow_down names", async () => {

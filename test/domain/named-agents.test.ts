@@ -11,7 +11,7 @@ import {
 } from "@troupe/domain/agents/NamedAgents"
 import { Stewardship } from "@troupe/domain/connections/Stewardship"
 import { kernelTools } from "@troupe/domain/executors/KernelTools"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
+import { AccountsRepository } from "@troupe/storage/repositories/Accounts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -228,7 +228,12 @@ describe("write refusals", () => {
   let server: TestServer
   let declarer: ConnectedAgent
   const body: DefinitionMembers = { scope: "instance", description: "d", configuration: {} }
-  const idOf = (publicId: string) => server.run(Accounts.findUserByPublicId(publicId).pipe(Effect.map((u) => u!.id)))
+  const idOf = (publicId: string) =>
+    server.run(
+      Effect.flatMap(AccountsRepository, (accounts) => accounts.findUserByPublicId(publicId)).pipe(
+        Effect.map((u) => u!.id)
+      )
+    )
   const code = <A, E extends { readonly code: string }>(effect: Effect.Effect<A, E, any>) =>
     server.run(effect.pipe(Effect.match({ onFailure: (e) => e.code, onSuccess: () => "succeeded" })))
   const exec = (statement: (sql: SqlClient) => Effect.Effect<unknown, unknown>) =>
@@ -272,7 +277,11 @@ describe("write refusals", () => {
     await named("transient", "instance")
     const input = await server.run(definitionInput(body))
     const prepared = await server.run(preparePut(id, "orphan"))
-    const owner = await server.run(Effect.flatMap(Accounts.currentAccount, (a) => Accounts.findOwner(a!.id)))
+    const owner = await server.run(
+      Effect.flatMap(AccountsRepository, (accounts) =>
+        Effect.flatMap(accounts.currentAccount, (a) => accounts.findOwner(a!.id))
+      )
+    )
     await server.run(Effect.flatMap(Stewardship, (stewardship) => stewardship.removeAgent(owner!, declarer.publicId)))
     expect(await code(commitPut(prepared, input))).toBe("not_authorized")
     const statuses = await exec(

@@ -4,7 +4,8 @@
 // approving makes the next poll issue the transport credential. A code typed by hand (lower
 // case, with a dash) reaches the same page; Deny makes the next poll access_denied; a member
 // cannot approve an agent the owner stewards. No page request leaves the server's host.
-import * as Executors from "@troupe/storage/repositories/Executors"
+import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { expect, it } from "vitest"
 import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../http/oauth/support-device.ts"
@@ -60,7 +61,11 @@ it("approves a fresh standalone machine for everyone after signing in; the next 
     status: "active",
     display_name: "Runner chromium-runner"
   })
-  const row = await file.server.run(Executors.findExecutorByPublicId(executor.body.executor.public_id))
+  const row = await file.server.run(
+    Effect.flatMap(ExecutorsRepository, (executors) =>
+      executors.findExecutorByPublicId(executor.body.executor.public_id)
+    )
+  )
   expect(row?.assignment_scope).toBe("account_wide")
   await finish()
 })

@@ -228,6 +228,17 @@ describe("JSON bodies", () => {
       required: ["handle"]
     })
   })
+
+  it("show a named agent PUT's answer, {agent}, at 201 (minted) and at 200 (replaced)", () => {
+    const responses = spec.paths["/agent_api/v1/profile/agents/{name}"]!.put!.responses
+    for (const status of ["201", "200"]) {
+      const answer = responses[status]?.content?.["application/json"]?.schema
+      expect(answer?.required, status).toEqual(["agent"])
+      expect(Object.keys((answer?.properties?.agent as JsonSchema | undefined)?.properties ?? {}), status).toContain(
+        "agent_identifier"
+      )
+    }
+  })
 })
 
 /** Every spec code annotated anywhere in a request schema (its members, checks, keys, encodings). */

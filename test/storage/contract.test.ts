@@ -9,16 +9,17 @@ import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { migrate } from "@troupe/storage/Migrations"
 import { NodeLifetime } from "@troupe/storage/NodeLifetime"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
+import { repositoriesLayer } from "@troupe/storage/Repositories"
+import { AccountsRepository, type UserRole } from "@troupe/storage/repositories/Accounts"
 import * as Messages from "@troupe/storage/repositories/ActorMessages"
 import * as Actors from "@troupe/storage/repositories/Actors"
-import * as Receipts from "@troupe/storage/repositories/IdempotencyReceipts"
-import * as Secrets from "@troupe/storage/repositories/InstallationSecrets"
-import * as RateLimitWindows from "@troupe/storage/repositories/RateLimitWindows"
+import { IdempotencyReceiptsRepository } from "@troupe/storage/repositories/IdempotencyReceipts"
+import { InstallationSecretsRepository } from "@troupe/storage/repositories/InstallationSecrets"
+import { RateLimitWindowsRepository } from "@troupe/storage/repositories/RateLimitWindows"
 import { RowDecodeError } from "@troupe/storage/repositories/Rows"
-import * as Sessions from "@troupe/storage/repositories/Sessions"
-import * as StoreEntries from "@troupe/storage/repositories/StoreEntries"
-import * as Workspaces from "@troupe/storage/repositories/Workspaces"
+import { SessionsRepository } from "@troupe/storage/repositories/Sessions"
+import { StoreEntriesRepository } from "@troupe/storage/repositories/StoreEntries"
+import { WorkspacesRepository } from "@troupe/storage/repositories/Workspaces"
 import { Cause, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe } from "vitest"
@@ -28,7 +29,9 @@ const databaseLayer = (fresh: () => Promise<TestDatabase>) =>
   Layer.unwrap(
     Effect.acquireRelease(Effect.promise(fresh), (database) => Effect.promise(database.drop)).pipe(
       Effect.map((database: { readonly config: DatabaseConfig }) =>
-        NodeLifetime.layer(database.config).pipe(Layer.provideMerge(migratedDatabase(database.config)))
+        Layer.mergeAll(NodeLifetime.layer(database.config), repositoriesLayer).pipe(
+          Layer.provideMerge(migratedDatabase(database.config))
+        )
       )
     )
   )
@@ -55,50 +58,60 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
 
     it.effect("internal ids are bigint; public ids are UUIDv7 strings that round-trip", () =>
       Effect.gen(function* () {
+        const accounts = yield* AccountsRepository
         const publicId = newPublicId()
         assert.isTrue(isUuid(publicId))
         assert.strictEqual(publicId[14], "7")
-        const account = yield* Accounts.insertAccount({ publicId, now: at("2026-01-02T03:04:05.678Z") })
+        const account = yield* accounts.insertAccount({ publicId, now: at("2026-01-02T03:04:05.678Z") })
         assert.strictEqual(typeof account.id, "bigint")
         assert.strictEqual(account.public_id, publicId)
         assert.strictEqual(account.created_at.toISOString(), "2026-01-02T03:04:05.678Z")
-        const again = yield* Accounts.currentAccount
+        const again = yield* accounts.currentAccount
         assert.strictEqual(again?.id, account.id)
       })
     )
 
     it.effect("one account per installation", () =>
       Effect.gen(function* () {
-        const second = yield* Effect.exit(Accounts.insertAccount({ publicId: newPublicId(), now: new Date() }))
+        const accounts = yield* AccountsRepository
+        const second = yield* Effect.exit(accounts.insertAccount({ publicId: newPublicId(), now: new Date() }))
         assert.isTrue(Exit.isFailure(second))
       })
     )
 
-    it.effect("a failed transaction leaves nothing behind", () =>
+    it.effect("a repository call inside sql.withTransaction joins it: seen inside, rolled back with it", () =>
       Effect.gen(function* () {
+        const accounts = yield* AccountsRepository
         const sql = yield* SqlClient
-        const account = (yield* Accounts.currentAccount)!
-        const attempt = Accounts.insertUser({
-          publicId: newPublicId(),
-          accountId: account.id,
-          kind: "human",
-          role: "member",
-          email: "rolled-back@example.com",
-          passwordDigest: "x",
-          displayName: "Rolled Back",
-          handle: "rolled-back",
-          now: new Date()
-        }).pipe(Effect.andThen(Effect.fail("boom" as const)), sql.withTransaction)
+        const account = (yield* accounts.currentAccount)!
+        const attempt = Effect.gen(function* () {
+          yield* accounts.insertUser({
+            publicId: newPublicId(),
+            accountId: account.id,
+            kind: "human",
+            role: "member",
+            email: "rolled-back@example.com",
+            passwordDigest: "x",
+            displayName: "Rolled Back",
+            handle: "rolled-back",
+            now: new Date()
+          })
+          const inside = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM users WHERE email = 'rolled-back@example.com'`
+          assert.strictEqual(inside[0]!.n, 1)
+          return yield* Effect.fail("boom" as const)
+        }).pipe(sql.withTransaction)
         assert.deepStrictEqual(yield* Effect.flip(attempt), "boom")
-        assert.isUndefined(yield* Accounts.findHumanByEmail("rolled-back@example.com"))
+        assert.isUndefined(yield* accounts.findHumanByEmail("rolled-back@example.com"))
       })
     )
 
     it.effect("users: emails are unique case-insensitively, handles per account, one owner", () =>
       Effect.gen(function* () {
-        const account = (yield* Accounts.currentAccount)!
-        const human = (email: string, handle: string, role: Accounts.UserRole = "member") =>
-          Accounts.insertUser({
+        const accounts = yield* AccountsRepository
+        const account = (yield* accounts.currentAccount)!
+        const human = (email: string, handle: string, role: UserRole = "member") =>
+          accounts.insertUser({
             publicId: newPublicId(),
             accountId: account.id,
             kind: "human",
@@ -110,20 +123,22 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
             now: new Date()
           })
         const ada = yield* human("Ada@Example.com", "ada", "owner")
-        assert.strictEqual((yield* Accounts.findHumanByEmail("ada@example.COM"))?.id, ada.id)
+        assert.strictEqual((yield* accounts.findHumanByEmail("ada@example.COM"))?.id, ada.id)
         assert.isTrue(Exit.isFailure(yield* Effect.exit(human("ada@example.com", "ada-2"))))
         assert.isTrue(Exit.isFailure(yield* Effect.exit(human("bob@example.com", "ada"))))
         assert.isTrue(Exit.isFailure(yield* Effect.exit(human("carol@example.com", "Carol!"))))
         assert.isTrue(Exit.isFailure(yield* Effect.exit(human("dan@example.com", "dan", "owner"))))
-        const taken = yield* Accounts.handlesLike(account.id, "ada")
+        const taken = yield* accounts.handlesLike(account.id, "ada")
         assert.isTrue(taken.has("ada"))
       })
     )
 
     it.effect("sessions: found by lookup; their state is recorded once", () =>
       Effect.gen(function* () {
-        const owner = (yield* Accounts.findHumanByEmail("ada@example.com"))!
-        const session = yield* Sessions.insertSession({
+        const accounts = yield* AccountsRepository
+        const sessions = yield* SessionsRepository
+        const owner = (yield* accounts.findHumanByEmail("ada@example.com"))!
+        const session = yield* sessions.insertSession({
           publicId: newPublicId(),
           userId: owner.id,
           kind: "api",
@@ -133,29 +148,30 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
           issuedAt: at("2026-01-01T00:00:00Z"),
           expiresAt: at("2026-01-31T00:00:00Z")
         })
-        const found = (yield* Sessions.findSessionByLookup("lookup-contract-1"))!
+        const found = (yield* sessions.findSessionByLookup("lookup-contract-1"))!
         assert.strictEqual(found.id, session.id)
         assert.deepStrictEqual([...found.salt], [1, 2, 3])
         assert.deepStrictEqual([...found.digest], [4, 5, 6])
         assert.strictEqual(found.state, "active")
-        yield* Sessions.setSessionState(session.public_id, "revoked", at("2026-01-02T00:00:00Z"))
-        yield* Sessions.setSessionState(session.public_id, "expired", at("2026-01-03T00:00:00Z"))
-        const revoked = (yield* Sessions.findSessionByLookup("lookup-contract-1"))!
+        yield* sessions.setSessionState(session.public_id, "revoked", at("2026-01-02T00:00:00Z"))
+        yield* sessions.setSessionState(session.public_id, "expired", at("2026-01-03T00:00:00Z"))
+        const revoked = (yield* sessions.findSessionByLookup("lookup-contract-1"))!
         assert.strictEqual(revoked.state, "revoked")
         assert.strictEqual(revoked.revoked_at?.toISOString(), "2026-01-02T00:00:00.000Z")
-        assert.isUndefined(yield* Sessions.findSessionByLookup("absent"))
+        assert.isUndefined(yield* sessions.findSessionByLookup("absent"))
       })
     )
 
     it.effect("rate-limit windows count hits per window and drop older windows", () =>
       Effect.gen(function* () {
+        const windows = yield* RateLimitWindowsRepository
         const sql = yield* SqlClient
         const first = at("2026-01-01T00:00:00Z")
         const second = at("2026-01-01T00:03:00Z")
-        assert.strictEqual(yield* RateLimitWindows.hit("login", "192.0.2.1", first), 1)
-        assert.strictEqual(yield* RateLimitWindows.hit("login", "192.0.2.1", first), 2)
-        assert.strictEqual(yield* RateLimitWindows.hit("login", "192.0.2.2", first), 1)
-        assert.strictEqual(yield* RateLimitWindows.hit("login", "192.0.2.1", second), 1)
+        assert.strictEqual(yield* windows.hit("login", "192.0.2.1", first), 1)
+        assert.strictEqual(yield* windows.hit("login", "192.0.2.1", first), 2)
+        assert.strictEqual(yield* windows.hit("login", "192.0.2.2", first), 1)
+        assert.strictEqual(yield* windows.hit("login", "192.0.2.1", second), 1)
         const rows = yield* sql<{ n: bigint }>`
           SELECT count(*) AS n FROM rate_limit_windows WHERE subject = '192.0.2.1'`
         assert.strictEqual(rows[0]!.n, 1n)
@@ -164,53 +180,55 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
 
     it.effect("idempotency receipts: claim, see the pending one, complete, replace after expiry", () =>
       Effect.gen(function* () {
+        const receipts = yield* IdempotencyReceiptsRepository
         const key = { caller: "user:1", route: "POST /things", key: "k-1" }
         const now = at("2026-01-01T00:00:00Z")
         const expires = at("2026-01-02T00:00:00Z")
         const digest = new Uint8Array([9, 9])
-        const claimed = yield* Receipts.claim(key, digest, 1n, now, expires)
+        const claimed = yield* receipts.claim(key, digest, 1n, now, expires)
         assert.strictEqual(claimed._tag, "Claimed")
-        const pending = yield* Receipts.claim(key, new Uint8Array([1]), 1n, now, expires)
+        const pending = yield* receipts.claim(key, new Uint8Array([1]), 1n, now, expires)
         assert.strictEqual(pending._tag, "Existing")
         if (pending._tag !== "Existing" || claimed._tag !== "Claimed") return
         assert.strictEqual(pending.receipt.state, "pending")
         assert.strictEqual(pending.receipt.lifetime_id, 1n)
         assert.deepStrictEqual([...pending.receipt.request_digest], [9, 9])
-        yield* Receipts.complete(claimed.claim, {
+        yield* receipts.complete(claimed.claim, {
           status: 201,
           headers: { "content-type": "application/json" },
           body: "{}"
         })
-        const completed = yield* Receipts.claim(key, digest, 1n, now, expires)
+        const completed = yield* receipts.claim(key, digest, 1n, now, expires)
         assert.strictEqual(completed._tag === "Existing" && completed.receipt.state, "completed")
         if (completed._tag === "Existing") {
           assert.strictEqual(completed.receipt.response_status, 201)
           assert.deepStrictEqual(completed.receipt.response_headers, { "content-type": "application/json" })
         }
-        const afterExpiry = yield* Receipts.claim(key, digest, 1n, expires, at("2026-01-03T00:00:00Z"))
+        const afterExpiry = yield* receipts.claim(key, digest, 1n, expires, at("2026-01-03T00:00:00Z"))
         assert.strictEqual(afterExpiry._tag, "Claimed")
       })
     )
 
     it.effect("idempotency receipts: a take-over wins once, and the superseded claim writes nothing", () =>
       Effect.gen(function* () {
+        const receipts = yield* IdempotencyReceiptsRepository
         const key = { caller: "user:1", route: "POST /things", key: "k-2" }
         const now = at("2026-01-01T00:00:00Z")
         const later = at("2026-01-01T00:00:01Z")
         const expires = at("2026-01-02T00:00:00Z")
-        const first = yield* Receipts.claim(key, new Uint8Array([1]), 1n, now, expires)
-        const seen = yield* Receipts.claim(key, new Uint8Array([1]), 2n, later, expires)
+        const first = yield* receipts.claim(key, new Uint8Array([1]), 1n, now, expires)
+        const seen = yield* receipts.claim(key, new Uint8Array([1]), 2n, later, expires)
         if (first._tag !== "Claimed" || seen._tag !== "Existing") return assert.fail("claimed, then seen")
-        const taken = yield* Receipts.takeOver(seen.receipt, new Uint8Array([2]), 2n, later)
+        const taken = yield* receipts.takeOver(seen.receipt, new Uint8Array([2]), 2n, later)
         assert.deepStrictEqual(taken, { id: first.claim.id, lifetime: 2n, at: later })
-        assert.strictEqual(yield* Receipts.takeOver(seen.receipt, new Uint8Array([3]), 3n, later), undefined)
-        yield* Receipts.complete(first.claim, { status: 201, headers: {}, body: "first" })
-        yield* Receipts.release(first.claim)
-        const still = yield* Receipts.claim(key, new Uint8Array([2]), 3n, later, expires)
+        assert.strictEqual(yield* receipts.takeOver(seen.receipt, new Uint8Array([3]), 3n, later), undefined)
+        yield* receipts.complete(first.claim, { status: 201, headers: {}, body: "first" })
+        yield* receipts.release(first.claim)
+        const still = yield* receipts.claim(key, new Uint8Array([2]), 3n, later, expires)
         assert.strictEqual(still._tag === "Existing" && still.receipt.state, "pending")
         assert.strictEqual(still._tag === "Existing" && still.receipt.lifetime_id, 2n)
-        yield* Receipts.complete(taken!, { status: 201, headers: {}, body: "second" })
-        const done = yield* Receipts.claim(key, new Uint8Array([2]), 3n, later, expires)
+        yield* receipts.complete(taken!, { status: 201, headers: {}, body: "second" })
+        const done = yield* receipts.claim(key, new Uint8Array([2]), 3n, later, expires)
         assert.strictEqual(done._tag === "Existing" && done.receipt.response_body, "second")
       })
     )
@@ -226,8 +244,9 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
 
     it.effect("installation secrets are made once", () =>
       Effect.gen(function* () {
-        const first = yield* Secrets.getOrCreate("contract", new Uint8Array([1, 1]), new Date())
-        const second = yield* Secrets.getOrCreate("contract", new Uint8Array([2, 2]), new Date())
+        const secrets = yield* InstallationSecretsRepository
+        const first = yield* secrets.getOrCreate("contract", new Uint8Array([1, 1]), new Date())
+        const second = yield* secrets.getOrCreate("contract", new Uint8Array([2, 2]), new Date())
         assert.deepStrictEqual([...first], [1, 1])
         assert.deepStrictEqual([...second], [1, 1])
       })
@@ -235,8 +254,11 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
 
     it.effect("rows decode to bigint, Date, JSON and null as their schemas say", () =>
       Effect.gen(function* () {
-        const owner = (yield* Accounts.findHumanByEmail("ada@example.com"))!
-        const created = yield* Workspaces.insertWorkspace({
+        const accounts = yield* AccountsRepository
+        const entries = yield* StoreEntriesRepository
+        const workspaces = yield* WorkspacesRepository
+        const owner = (yield* accounts.findHumanByEmail("ada@example.com"))!
+        const created = yield* workspaces.insertWorkspace({
           publicId: newPublicId(),
           accountId: owner.account_id,
           ownerId: owner.id,
@@ -248,8 +270,8 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
           now: at("2026-02-01T00:00:00.123Z")
         })
         const messaging = [{ agent_public_id: newPublicId(), mode: "private", allowed_sender_public_ids: [] }] as const
-        yield* Workspaces.updateWorkspace(created.id, 0, { messaging }, at("2026-02-02T00:00:00Z"))
-        const workspace = (yield* Workspaces.findWorkspace(created.public_id))!
+        yield* workspaces.updateWorkspace(created.id, 0, { messaging }, at("2026-02-02T00:00:00Z"))
+        const workspace = (yield* workspaces.findWorkspace(created.public_id))!
         assert.strictEqual(typeof workspace.id, "bigint")
         assert.strictEqual(workspace.owner_id, owner.id)
         assert.isNull(workspace.dedicated_agent_id)
@@ -260,7 +282,7 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
         assert.strictEqual(workspace.lock_version, 1)
 
         const host = { kind: "workspace", id: workspace.id } as const
-        const entry = yield* StoreEntries.insertEntry({
+        const entry = yield* entries.insertEntry({
           publicId: newPublicId(),
           host,
           namespace: "ns",
@@ -269,7 +291,7 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
           now: at("2026-02-01T00:00:00Z")
         })
         assert.deepStrictEqual(Object.keys(entry!.value as object), ["z", "a"])
-        assert.strictEqual(yield* StoreEntries.countEntries(host), 1)
+        assert.strictEqual(yield* entries.countEntries(host), 1)
 
         const actorId = newPublicId()
         const write = {
@@ -341,9 +363,11 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
 
     it.effect("a row its schema refuses is a defect naming the query", () =>
       Effect.gen(function* () {
+        const accounts = yield* AccountsRepository
         const sql = yield* SqlClient
-        const owner = (yield* Accounts.findHumanByEmail("ada@example.com"))!
-        const workspace = yield* Workspaces.insertWorkspace({
+        const workspaces = yield* WorkspacesRepository
+        const owner = (yield* accounts.findHumanByEmail("ada@example.com"))!
+        const workspace = yield* workspaces.insertWorkspace({
           publicId: newPublicId(),
           accountId: owner.account_id,
           ownerId: owner.id,
@@ -355,7 +379,7 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
           now: new Date()
         })
         yield* sql`UPDATE workspaces SET messaging = '{"not": "a list"}'::jsonb WHERE id = ${workspace.id}`
-        const exit = yield* Effect.exit(Workspaces.findWorkspace(workspace.public_id))
+        const exit = yield* Effect.exit(workspaces.findWorkspace(workspace.public_id))
         yield* sql`DELETE FROM workspaces WHERE id = ${workspace.id}`
         assert.isTrue(Exit.isFailure(exit))
         if (Exit.isSuccess(exit)) return

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto"
 import { PgConnection } from "@effect/sql-pg"
 import { lifetimeLockClass } from "@troupe/storage/NodeLifetime"
-import * as Receipts from "@troupe/storage/repositories/IdempotencyReceipts"
+import { IdempotencyReceiptsRepository } from "@troupe/storage/repositories/IdempotencyReceipts"
 import { Effect, Exit, type Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
@@ -19,7 +19,8 @@ export const pendingReceipt = (
 ) =>
   Effect.gen(function* () {
     const at = new Date()
-    const claimed = yield* Receipts.claim(
+    const receipts = yield* IdempotencyReceiptsRepository.make
+    const claimed = yield* receipts.claim(
       receipt,
       receipt.digest,
       lifetime,

@@ -2,8 +2,12 @@
 // what authentication reads; narrated items go to the session's own stream.
 import { apiSessionEffects } from "@troupe/machines/apiSession/effects"
 import { machines } from "@troupe/machines/registry"
-import { setSessionState } from "@troupe/storage/repositories/Sessions"
+import { SessionsRepository } from "@troupe/storage/repositories/Sessions"
+import { Effect } from "effect"
 import { defineActor } from "../Binding.ts"
+
+const recordState = (sessionPublicId: string, state: "revoked" | "expired", at: Date) =>
+  Effect.flatMap(SessionsRepository.make, (sessions) => sessions.setSessionState(sessionPublicId, state, at))
 
 export const apiSessionActor = defineActor({
   kind: "apiSession",
@@ -11,8 +15,8 @@ export const apiSessionActor = defineActor({
   resourceType: "api_session",
   stream: (actorId) => `api_session:${actorId}`,
   rows: {
-    [apiSessionEffects.recordRevoked]: (_params, step) => setSessionState(step.actorId, "revoked", step.now),
-    [apiSessionEffects.recordExpired]: (_params, step) => setSessionState(step.actorId, "expired", step.now)
+    [apiSessionEffects.recordRevoked]: (_params, step) => recordState(step.actorId, "revoked", step.now),
+    [apiSessionEffects.recordExpired]: (_params, step) => recordState(step.actorId, "expired", step.now)
   },
   jobs: {}
 })

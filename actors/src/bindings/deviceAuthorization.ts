@@ -5,7 +5,7 @@
 // module that owns them makes the definition the runtime registers.
 import { deviceAuthorizationEffects } from "@troupe/machines/deviceAuthorization/effects"
 import { machines } from "@troupe/machines/registry"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
+import { AccountsRepository } from "@troupe/storage/repositories/Accounts"
 import * as Devices from "@troupe/storage/repositories/DeviceAuthorizations"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
@@ -26,11 +26,13 @@ export const defineDeviceAuthorization = <Issued>(connect: Connect<Issued>) =>
     rows: {
       [deviceAuthorizationEffects.recordState]: (params, step) =>
         Effect.gen(function* () {
+          const accounts = yield* AccountsRepository.make
+          const devices = yield* Devices.DeviceAuthorizationsRepository.make
           const approver =
             params.approverPublicId === undefined
               ? undefined
-              : yield* Accounts.findUserByPublicId(params.approverPublicId)
-          yield* Devices.setDeviceState(
+              : yield* accounts.findUserByPublicId(params.approverPublicId)
+          yield* devices.setDeviceState(
             step.actorId,
             params.state,
             approver === undefined
@@ -39,17 +41,16 @@ export const defineDeviceAuthorization = <Issued>(connect: Connect<Issued>) =>
           )
         }),
       [deviceAuthorizationEffects.recordPoll]: (params, step) =>
-        Effect.as(
-          Devices.recordPoll(
-            step.actorId,
-            params.polledAt === undefined ? undefined : new Date(params.polledAt),
-            params.intervalSeconds
-          ),
-          { slowDown: params.slowDown, intervalSeconds: params.intervalSeconds }
-        ),
+        Effect.gen(function* () {
+          const devices = yield* Devices.DeviceAuthorizationsRepository.make
+          const polledAt = params.polledAt === undefined ? undefined : new Date(params.polledAt)
+          yield* devices.recordPoll(step.actorId, polledAt, params.intervalSeconds)
+          return { slowDown: params.slowDown, intervalSeconds: params.intervalSeconds }
+        }),
       [deviceAuthorizationEffects.connect]: (_params, step) =>
         Effect.gen(function* () {
-          const device = yield* Devices.findByPublicId(step.actorId)
+          const devices = yield* Devices.DeviceAuthorizationsRepository.make
+          const device = yield* devices.findByPublicId(step.actorId)
           if (!device) return yield* Effect.die(new Error(`no device authorization row for ${step.actorId}`))
           return yield* connect(device)
         })

@@ -5,8 +5,8 @@
 // requires an active address at an epoch not behind the row's).
 import { executorAddressEffects } from "@troupe/machines/executorAddress/effects"
 import { machines } from "@troupe/machines/registry"
-import { revokeHolderLineages } from "@troupe/storage/repositories/Credentials"
-import * as Executors from "@troupe/storage/repositories/Executors"
+import { CredentialsRepository } from "@troupe/storage/repositories/Credentials"
+import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { Effect } from "effect"
 import { defineActor, Veto } from "../Binding.ts"
 
@@ -17,16 +17,24 @@ export const executorAddressActor = defineActor({
   stream: (actorId) => `executor:${actorId}`,
   rows: {
     [executorAddressEffects.recordEpoch]: (params, step) =>
-      Executors.recordEpoch(step.actorId, params.epoch, params.displayName, step.now),
-    [executorAddressEffects.recordAnnouncement]: (params, step) =>
-      Effect.flatMap(Executors.replaceAnnouncement(step.actorId, params.announcement, step.now), (row) =>
-        row ? Effect.succeed(row) : Effect.fail(new Veto({ reason: "the address is revoked" }))
+      Effect.flatMap(ExecutorsRepository.make, (executors) =>
+        executors.recordEpoch(step.actorId, params.epoch, params.displayName, step.now)
       ),
+    [executorAddressEffects.recordAnnouncement]: (params, step) =>
+      Effect.gen(function* () {
+        const executors = yield* ExecutorsRepository.make
+        const row = yield* executors.replaceAnnouncement(step.actorId, params.announcement, step.now)
+        return row ?? (yield* new Veto({ reason: "the address is revoked" }))
+      }),
     [executorAddressEffects.recordRevoked]: (_params, step) =>
       Effect.gen(function* () {
-        yield* Executors.revokeExecutor(step.actorId, step.now)
-        const executor = yield* Executors.findExecutorByPublicId(step.actorId)
-        if (executor) yield* revokeHolderLineages("runner", { executorId: executor.id }, step.now)
+        const executors = yield* ExecutorsRepository.make
+        yield* executors.revokeExecutor(step.actorId, step.now)
+        const executor = yield* executors.findExecutorByPublicId(step.actorId)
+        if (executor) {
+          const credentials = yield* CredentialsRepository.make
+          yield* credentials.revokeHolderLineages("runner", { executorId: executor.id }, step.now)
+        }
       })
   },
   jobs: {}

@@ -6,12 +6,12 @@
 // reports straight back (nothing runs inside workspaces yet that archival must stop).
 import { machines } from "@troupe/machines/registry"
 import { workspaceEffects } from "@troupe/machines/workspace/effects"
-import * as Workspaces from "@troupe/storage/repositories/Workspaces"
+import { WorkspacesRepository } from "@troupe/storage/repositories/Workspaces"
 import { Effect } from "effect"
 import { defineActor, type StepInfo, Veto } from "../Binding.ts"
 
-const rowOf = (step: StepInfo) =>
-  Effect.flatMap(Workspaces.findWorkspace(step.actorId), (row) =>
+const rowOf = (workspaces: WorkspacesRepository["Service"], step: StepInfo) =>
+  Effect.flatMap(workspaces.findWorkspace(step.actorId), (row) =>
     row ? Effect.succeed(row) : Effect.die(new Error(`no workspace row for ${step.actorId}`))
   )
 
@@ -25,18 +25,20 @@ export const workspaceActor = defineActor({
   rows: {
     [workspaceEffects.recordState]: (params, step) =>
       Effect.gen(function* () {
-        const row = yield* rowOf(step)
+        const workspaces = yield* WorkspacesRepository.make
+        const row = yield* rowOf(workspaces, step)
         const archivedAt = params.archival === "accepted" ? step.now : params.archival === "cleared" ? null : undefined
         const changes = { state: params.state, archived_at: archivedAt }
-        const next = yield* Workspaces.updateWorkspace(row.id, params.lockVersion, changes, step.now)
+        const next = yield* workspaces.updateWorkspace(row.id, params.lockVersion, changes, step.now)
         if (!next) return yield* stale()
       }),
     [workspaceEffects.recordChanges]: (params, step) =>
       Effect.gen(function* () {
-        const row = yield* rowOf(step)
+        const workspaces = yield* WorkspacesRepository.make
+        const row = yield* rowOf(workspaces, step)
         const { owner_id, ...changes } = params.changes
         const fields = owner_id === undefined ? changes : { ...changes, owner_id: BigInt(owner_id) }
-        const next = yield* Workspaces.updateWorkspace(row.id, params.lockVersion, fields, step.now)
+        const next = yield* workspaces.updateWorkspace(row.id, params.lockVersion, fields, step.now)
         if (!next) return yield* stale()
         return next
       }),

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { Accounts } from "@troupe/domain/accounts/Accounts"
 import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { withDatabase } from "@troupe/storage/Defects"
-import { findHumanByEmail, type UserRow } from "@troupe/storage/repositories/Accounts"
+import { AccountsRepository, type UserRow } from "@troupe/storage/repositories/Accounts"
 import { Context, Effect, Schema } from "effect"
 import { Rpc, RpcGroup } from "effect/rpc"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -85,6 +85,7 @@ const person = (user: UserRow) => ({
 export const administration = Effect.gen(function* () {
   const accounts = yield* Accounts
   const credentials = yield* Credentials
+  const people = yield* AccountsRepository
   const db = withDatabase(yield* SqlClient)
   return Administration.of({
     createOwner: ({ email, name, handle, password }) =>
@@ -97,7 +98,7 @@ export const administration = Effect.gen(function* () {
         .pipe(Effect.map(person), Effect.mapError(refused)),
     createToken: ({ email, plane, name }) =>
       Effect.gen(function* () {
-        const human = yield* db(findHumanByEmail(email))
+        const human = yield* db(people.findHumanByEmail(email))
         if (human?.status !== "active") return yield* new Refusal({ message: `No active person with email ${email}` })
         return yield* credentials.personalToken(human, plane, name).pipe(Effect.mapError(refused))
       })

@@ -5,6 +5,7 @@ import { Accounts } from "@troupe/domain/accounts/Accounts"
 import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { loadServerConfig, type ServerConfig } from "@troupe/server/Config"
 import { migratedDatabase } from "@troupe/server/Server"
+import { repositoriesLayer } from "@troupe/storage/Repositories"
 import { Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Administration, administration, localChannelPath, type Refusal } from "./Administration.ts"
@@ -14,6 +15,7 @@ import { localChannelAnswers, viaLocalChannel } from "./LocalChannel.ts"
 const inProcess = (config: ServerConfig) =>
   Layer.effect(Administration, administration).pipe(
     Layer.provide(Layer.mergeAll(Accounts.layer, Credentials.layer)),
+    Layer.provide(repositoriesLayer),
     Layer.provide(migratedDatabase(config.database))
   )
 

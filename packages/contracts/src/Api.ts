@@ -35,6 +35,31 @@ const cookieReadsOnly = (spec: Record<string, any>) => {
   return spec
 }
 
+const cookieFirst = (requirement: Record<string, unknown>) => (browserSessionScheme in requirement ? 0 : 1)
+
+/**
+ * The cookie is listed first, before the platform bearer, in `security` and among the schemes:
+ * the order readers of this document have always seen (the runtime tries the bearer first, see
+ * platform/Caller.ts; OpenAPI gives alternatives no order).
+ */
+const cookieListedFirst = (spec: Record<string, any>) => {
+  for (const operations of Object.values<Record<string, any>>(spec.paths)) {
+    for (const operation of Object.values<any>(operations)) {
+      if (Array.isArray(operation.security)) {
+        operation.security = operation.security.toSorted(
+          (a: Record<string, unknown>, b: Record<string, unknown>) => cookieFirst(a) - cookieFirst(b)
+        )
+      }
+    }
+  }
+  const schemes: Record<string, unknown> = spec.components.securitySchemes
+  if (browserSessionScheme in schemes) {
+    const { [browserSessionScheme]: cookie, ...others } = schemes
+    spec.components.securitySchemes = { [browserSessionScheme]: cookie, ...others }
+  }
+  return spec
+}
+
 export class TroupeApi extends HttpApi.make("troupe")
   .add(SessionGroup)
   .add(ProfileGroup)
@@ -55,7 +80,7 @@ export class TroupeApi extends HttpApi.make("troupe")
     OpenApi.annotations({
       title: "Troupe API",
       description: "Troupe: an OAuth authorization server and work-coordination platform for agent programs.",
-      transform: (spec) => cookieReadsOnly(spec)
+      transform: (spec) => cookieListedFirst(cookieReadsOnly(spec))
     })
   ) {}
 

@@ -32,6 +32,7 @@ import { WebConfig } from "@troupe/http/web/WebConfig"
 import * as Database from "@troupe/storage/Database"
 import { migrate } from "@troupe/storage/Migrations"
 import { NodeLifetime } from "@troupe/storage/NodeLifetime"
+import { repositoriesLayer } from "@troupe/storage/Repositories"
 import { ByteSize, Effect, Layer, References } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
 import { IpNetwork } from "effect/net"
@@ -76,7 +77,7 @@ export const domainLayer = (config: ServerConfig) =>
     Executors.layer,
     RuntimeOperations.layer,
     Readiness.layer
-  ).pipe(Layer.provideMerge(actorLayer(config)))
+  ).pipe(Layer.provideMerge(repositoriesLayer), Layer.provideMerge(actorLayer(config)))
 
 const trustedProxies = (config: ServerConfig) =>
   config.trustedProxies.length === 0

@@ -10,7 +10,7 @@ export interface EventBusService {
   readonly publish: (channel: string, payload: string) => Effect.Effect<void>
   /**
    * Whether a statement of the transaction may carry the NOTIFYs itself (PostgreSQL), so a
-   * writer can send them with a statement it issues anyway (`appendJournal`) instead of alone.
+   * writer can send them with a statement it issues anyway (a step's, ActorSteps.ts) instead of alone.
    */
   readonly notifiesInTransaction: boolean
   /**

@@ -6,7 +6,7 @@
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { Inspection } from "@troupe/actors/Inspection"
 import * as Actors from "@troupe/storage/repositories/Actors"
-import * as Executors from "@troupe/storage/repositories/Executors"
+import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { Effect } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { afterMessageOutcome, waitForMessages } from "../../support/actors.ts"
@@ -32,7 +32,8 @@ const connect = async (fields: Record<string, string>) => {
   return (await poll(server, started.device_code)).body
 }
 
-const row = (publicId: string) => server.run(Executors.findExecutorByPublicId(publicId))
+const row = (publicId: string) =>
+  server.run(Effect.flatMap(ExecutorsRepository, (executors) => executors.findExecutorByPublicId(publicId)))
 const refresh = (refreshToken: string) =>
   form(server, "/oauth/token", { grant_type: "refresh_token", refresh_token: refreshToken, client_id: connector })
 

@@ -3,7 +3,7 @@
 // latest released name); each rename narrates handle_changed on the account's stream.
 import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { accountStream } from "@troupe/domain/accounts/HandleChanges"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
+import { AccountsRepository } from "@troupe/storage/repositories/Accounts"
 import * as Outbox from "@troupe/storage/repositories/Outbox"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -29,7 +29,7 @@ const handleOf = async (token: string) =>
 const items = () =>
   server.run(
     Effect.gen(function* () {
-      const account = (yield* Accounts.currentAccount)!
+      const account = (yield* (yield* AccountsRepository).currentAccount)!
       return yield* Outbox.read(accountStream(account.public_id), 0n, 100)
     })
   )

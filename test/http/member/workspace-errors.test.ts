@@ -1,7 +1,7 @@
 // The refusals of Member: workspaces (spec "Member: workspaces", "Errors", "Limits";
 // SUPPLEMENT "Workspace ownership and access"): every fault answers its status and code, and
 // what the caller cannot see answers exactly like absence.
-import * as AccountsRepo from "@troupe/storage/repositories/Accounts"
+import { AccountsRepository } from "@troupe/storage/repositories/Accounts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -90,7 +90,9 @@ beforeAll(async () => {
     role: "member"
   })
   // No domain operation deactivates a human yet; the repository sets the status directly.
-  await server.run(AccountsRepo.setUserStatus(leaver.id, "inactive", new Date()))
+  await server.run(
+    Effect.flatMap(AccountsRepository, (accounts) => accounts.setUserStatus(leaver.id, "inactive", new Date()))
+  )
   inactivePublicId = leaver.public_id
   // The system user (never a principal) is looked up directly.
   const system = await server.run(

@@ -31,6 +31,23 @@ export const NamedAgentDefinition = Schema.Struct({
 
 export const NamedAgentResponse = Schema.Struct({ agent: NamedAgentDefinition })
 
+/**
+ * A PUT's answer, `{agent}` on the wire at 201 when the name was new and at 200 when a definition
+ * was replaced or restored. `created` is the status, not a member: the server picks the schema
+ * by it, and the client reads it back from the status.
+ */
+const putAnswer = <const Created extends boolean>(created: Created) =>
+  NamedAgentResponse.pipe(
+    Schema.decodeTo(
+      Schema.Struct({ agent: Schema.toType(NamedAgentDefinition), created: Schema.Literal(created) }),
+      SchemaTransformation.transform({
+        decode: (answer) => ({ ...answer, created }),
+        encode: ({ agent }) => ({ agent })
+      })
+    ),
+    HttpApiSchema.status(created ? 201 : 200)
+  )
+
 /** Spec "Limits": a description is one printable line, a system prompt at most 64 KiB. */
 const limits = { description: 1024, displayName: 100, systemPromptBytes: 64 * 1024 } as const
 
@@ -110,7 +127,7 @@ export class NamedAgentsGroup extends HttpApiGroup.make("namedAgents")
     HttpApiEndpoint.put("put", namePath, {
       params,
       payload: PutNamedAgentBody,
-      success: [NamedAgentResponse.pipe(HttpApiSchema.status(201)), NamedAgentResponse],
+      success: [putAnswer(true), putAnswer(false)],
       error: [BadRequest, Forbidden, Conflict, Unprocessable]
     }),
     HttpApiEndpoint.delete("remove", namePath, { params, error: [Forbidden, NotFound] })

@@ -16,7 +16,7 @@ import {
   Unprocessable
 } from "../Errors.ts"
 import { type CallerIdentity, IdempotencyKeyHeader, Idempotent } from "../Idempotency.ts"
-import { LockVersion } from "../LockVersion.ts"
+import { LockVersion, LockVersionQuery } from "../LockVersion.ts"
 import { PageQuery, Pagination } from "../Pagination.ts"
 import { isPrintableText } from "../Text.ts"
 import { wrappedOrTopLevel } from "../Wrapped.ts"
@@ -62,7 +62,7 @@ export const UpdateStoreEntryPayload = wrappedOrTopLevel(
   Schema.Struct({ lock_version: LockVersion, value })
 )
 
-export const DeleteStoreEntryQuery = { lock_version: Schema.optional(Schema.String) }
+export const DeleteStoreEntryQuery = { lock_version: LockVersionQuery }
 
 /**
  * The store-entry request budget (6,000 per minute per caller): counted after authentication and

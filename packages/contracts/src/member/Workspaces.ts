@@ -17,7 +17,7 @@ import {
   Unprocessable
 } from "../Errors.ts"
 import { IdempotencyKeyHeader, Idempotent } from "../Idempotency.ts"
-import { LockVersion } from "../LockVersion.ts"
+import { LockVersion, LockVersionQuery } from "../LockVersion.ts"
 import { Pagination } from "../Pagination.ts"
 import { PublicId } from "../PublicId.ts"
 import { canonicalBytes, isPrintableText } from "../Text.ts"
@@ -275,7 +275,7 @@ export class WorkspacesGroup extends HttpApiGroup.make("workspaces")
     }),
     HttpApiEndpoint.delete("delete", "/agent_api/v1/workspaces/:workspace_id", {
       params: id,
-      query: { lock_version: Schema.optional(Schema.String) },
+      query: { lock_version: LockVersionQuery },
       success: one,
       error: errors
     }),

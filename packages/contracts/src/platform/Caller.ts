@@ -41,12 +41,14 @@ export class CurrentPlatformCaller extends Context.Service<CurrentPlatformCaller
 
 /**
  * Platform-plane authentication. A present Authorization header is authoritative (no cookie
- * fallback); without one, the browser session cookie authorizes safe reads only.
+ * fallback); without one, the browser session cookie authorizes safe reads only. The bearer is
+ * listed first because the server tries the schemes in this order and API clients send it;
+ * /openapi.json lists the cookie first (Api.ts).
  */
 export class PlatformAuthentication extends HttpApiMiddleware.Service<
   PlatformAuthentication,
   { provides: CurrentPlatformCaller | CallerIdentity }
 >()("@troupe/contracts/platform/PlatformAuthentication", {
   error: [Unauthorized, NotFound],
-  security: { [browserSessionScheme]: browserSession, platform_bearer: platformBearer }
+  security: { platform_bearer: platformBearer, [browserSessionScheme]: browserSession }
 }) {}

@@ -2,8 +2,9 @@
 // role, and the system user. The instance is uninitialized until the owner exists.
 
 import { newPublicId } from "@troupe/storage/Ids"
+import { withRepositories } from "@troupe/storage/Repositories"
 import * as Repo from "@troupe/storage/repositories/Accounts"
-import * as Reservations from "@troupe/storage/repositories/HandleReservations"
+import { HandleReservationsRepository } from "@troupe/storage/repositories/HandleReservations"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { AlreadyInitialized, EmailTaken, HandleTaken, InvalidInput, NotInitialized } from "../kernel/Errors.ts"
@@ -69,11 +70,14 @@ export class Accounts extends Context.Service<
     Accounts,
     Effect.gen(function* () {
       const sql = yield* SqlClient
+      const accounts = yield* Repo.AccountsRepository
+      const reservations = yield* HandleReservationsRepository
+      const db = yield* withRepositories(Repo.AccountsRepository, HandleReservationsRepository)
 
       const allocateHandle = Effect.fnUntraced(function* (accountId: bigint, input: NewHuman, at: Date) {
         if (input.handle !== undefined) {
-          const taken = yield* Repo.handlesLike(accountId, input.handle)
-          const reserved = yield* Reservations.reservedLike(accountId, input.handle, at)
+          const taken = yield* accounts.handlesLike(accountId, input.handle)
+          const reserved = yield* reservations.reservedLike(accountId, input.handle, at)
           if (taken.has(input.handle) || reserved.has(input.handle))
             return yield* new HandleTaken({ handle: input.handle })
           return input.handle
@@ -87,10 +91,10 @@ export class Accounts extends Context.Service<
         role: Repo.UserRole,
         at: Date
       ) {
-        if (yield* Repo.findHumanByEmail(input.email)) return yield* new EmailTaken()
+        if (yield* accounts.findHumanByEmail(input.email)) return yield* new EmailTaken()
         const handle = yield* allocateHandle(accountId, input, at)
         const passwordDigest = yield* hashPassword(input.password)
-        return yield* Repo.insertUser({
+        return yield* accounts.insertUser({
           publicId: newPublicId(),
           accountId,
           kind: "human",
@@ -104,20 +108,20 @@ export class Accounts extends Context.Service<
       })
 
       const isInitialized = Effect.gen(function* () {
-        const account = yield* Repo.currentAccount
-        return account !== undefined && (yield* Repo.findOwner(account.id)) !== undefined
-      }).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+        const account = yield* accounts.currentAccount
+        return account !== undefined && (yield* accounts.findOwner(account.id)) !== undefined
+      }).pipe(Effect.orDie)
 
       const createOwner = (raw: NewHuman) =>
         Effect.gen(function* () {
           const input = yield* validateHuman(raw)
           const at = yield* now
-          yield* Repo.lockAccountWrites
-          const existing = yield* Repo.currentAccount
-          const account = existing ?? (yield* Repo.insertAccount({ publicId: newPublicId(), now: at }))
-          if (existing && (yield* Repo.findOwner(existing.id))) return yield* new AlreadyInitialized()
+          yield* accounts.lockAccountWrites
+          const existing = yield* accounts.currentAccount
+          const account = existing ?? (yield* accounts.insertAccount({ publicId: newPublicId(), now: at }))
+          if (existing && (yield* accounts.findOwner(existing.id))) return yield* new AlreadyInitialized()
           if (!existing) {
-            yield* Repo.insertUser({
+            yield* accounts.insertUser({
               publicId: newPublicId(),
               accountId: account.id,
               kind: "system",
@@ -130,19 +134,19 @@ export class Accounts extends Context.Service<
             })
           }
           return yield* insertHuman(account.id, input, "owner", at)
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+        }).pipe(sql.withTransaction, db)
 
       const createHuman = (raw: NewHuman & { readonly role: "admin" | "member" }) =>
         Effect.gen(function* () {
           const input = yield* validateHuman(raw)
           const at = yield* now
-          yield* Repo.lockAccountWrites
-          const account = yield* Repo.currentAccount
-          if (!account || !(yield* Repo.findOwner(account.id))) return yield* new NotInitialized()
+          yield* accounts.lockAccountWrites
+          const account = yield* accounts.currentAccount
+          if (!account || !(yield* accounts.findOwner(account.id))) return yield* new NotInitialized()
           return yield* insertHuman(account.id, input, raw.role, at)
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+        }).pipe(sql.withTransaction, db)
 
-      const findUser = (id: bigint) => Repo.findUserById(id).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+      const findUser = (id: bigint) => Effect.orDie(accounts.findUserById(id))
 
       return Accounts.of({ isInitialized, createOwner, createHuman, findUser })
     })

@@ -6,12 +6,11 @@
 // saying which. A human's personal access tokens are named access credentials outside any
 // lineage, listed and revoked one by one.
 
-import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
-import type { UserRow } from "@troupe/storage/repositories/Accounts"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
+import { withRepositories } from "@troupe/storage/Repositories"
+import { AccountsRepository, type UserRow } from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Credentials"
-import * as Executors from "@troupe/storage/repositories/Executors"
+import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { InvalidInput, Unauthenticated } from "../kernel/Errors.ts"
@@ -84,7 +83,7 @@ export interface AccessGrant {
   readonly user: UserRow | undefined
   /** An agent user's steward, active (read once here, so no command reads it again). */
   readonly steward: UserRow | undefined
-  readonly executor: Executors.ExecutorRow | undefined
+  readonly executor: ExecutorRow | undefined
 }
 
 const planeOf = (holder: Repo.Holder): Plane =>
@@ -99,7 +98,7 @@ const insertToken = Effect.fnUntraced(function* (
   name: string | null = null
 ) {
   const minted = mintToken(kind === "access" ? accessTokenFormat : refreshTokenFormat)
-  yield* Repo.insertCredential({
+  yield* (yield* Repo.CredentialsRepository).insertCredential({
     publicId: newPublicId(),
     kind,
     plane,
@@ -148,7 +147,7 @@ const mintLineageCredentials = Effect.fnUntraced(function* (lineage: Repo.Lineag
 /** Starts a lineage and mints its first credentials (inside the caller's transaction). */
 export const issueLineage = Effect.fnUntraced(function* (spec: LineageSpec) {
   const at = yield* now
-  const lineage = yield* Repo.insertLineage({
+  const lineage = yield* (yield* Repo.CredentialsRepository).insertLineage({
     publicId: newPublicId(),
     holder: spec.holder,
     clientId: spec.clientId,
@@ -160,7 +159,7 @@ export const issueLineage = Effect.fnUntraced(function* (spec: LineageSpec) {
 })
 
 /** A credential of an epoch the address moved past (one ahead of its row is not: its step is due). */
-const fenced = (executor: Executors.ExecutorRow, credential: Repo.CredentialRow) =>
+const fenced = (executor: ExecutorRow, credential: Repo.CredentialRow) =>
   credential.epoch === null || credential.epoch < executor.credential_epoch
 
 const live = (credential: Repo.CredentialRow, at: Date) =>
@@ -174,7 +173,8 @@ const live = (credential: Repo.CredentialRow, at: Date) =>
  */
 const authorizingSteward = Effect.fnUntraced(function* (agent: UserRow) {
   if (agent.status !== "active") return undefined
-  const steward = agent.steward_id === null ? undefined : yield* Accounts.findUserById(agent.steward_id)
+  const accounts = yield* AccountsRepository
+  const steward = agent.steward_id === null ? undefined : yield* accounts.findUserById(agent.steward_id)
   return steward !== undefined &&
     steward.kind === "human" &&
     steward.status === "active" &&
@@ -212,14 +212,17 @@ export class Credentials extends Context.Service<
     Credentials,
     Effect.gen(function* () {
       const sql = yield* SqlClient
+      const accounts = yield* AccountsRepository
+      const credentials = yield* Repo.CredentialsRepository
+      const executors = yield* ExecutorsRepository
       /** Runs with the database; its failures are defects, the domain's own errors stay typed. */
-      const db = withDatabase(sql)
+      const db = yield* withRepositories(AccountsRepository, Repo.CredentialsRepository)
 
       const findPresented = (token: string, kind: "access" | "refresh") =>
         Effect.gen(function* () {
           const parsed = parseToken(kind === "access" ? accessTokenFormat : refreshTokenFormat, token)
           if (!parsed) return undefined
-          const credential = yield* Repo.findCredentialByLookup(parsed.lookup)
+          const credential = yield* credentials.findCredentialByLookup(parsed.lookup)
           if (!credential || credential.kind !== kind) return undefined
           return secretMatches(parsed.secret, credential.salt, credential.digest) ? credential : undefined
         })
@@ -231,15 +234,15 @@ export class Credentials extends Context.Service<
             const at = yield* now
             if (!credential || !live(credential, at) || credential.plane === null) return yield* new Unauthenticated()
             if (credential.lineage_id !== null) {
-              const lineage = yield* Repo.findLineage(credential.lineage_id)
+              const lineage = yield* credentials.findLineage(credential.lineage_id)
               if (!lineage || lineage.revoked_at !== null) return yield* new Unauthenticated()
             }
             const executor =
-              credential.executor_id === null ? undefined : yield* Executors.findExecutorById(credential.executor_id)
+              credential.executor_id === null ? undefined : yield* executors.findExecutorById(credential.executor_id)
             if (executor && (executor.status !== "active" || fenced(executor, credential))) {
               return yield* new Unauthenticated()
             }
-            const user = credential.user_id === null ? undefined : yield* Accounts.findUserById(credential.user_id)
+            const user = credential.user_id === null ? undefined : yield* accounts.findUserById(credential.user_id)
             const steward = user?.kind === "agent" ? yield* authorizingSteward(user) : undefined
             if (user) {
               const speaks =
@@ -247,7 +250,7 @@ export class Credentials extends Context.Service<
               if (!speaks) return yield* new Unauthenticated()
             }
             if (credential.plane === "executor_transport" && executor?.agent_id != null) {
-              const agent = yield* Accounts.findUserById(executor.agent_id)
+              const agent = yield* accounts.findUserById(executor.agent_id)
               if (executor.kind === "agent_application" && (!agent || !(yield* agentHasAuthority(agent)))) {
                 return yield* new Unauthenticated()
               }
@@ -264,23 +267,23 @@ export class Credentials extends Context.Service<
             const at = yield* now
             const credential = yield* findPresented(refreshToken, "refresh")
             if (!credential || credential.lineage_id === null) return undefined
-            const lineage = yield* Repo.findLineage(credential.lineage_id)
+            const lineage = yield* credentials.findLineage(credential.lineage_id)
             if (!lineage || lineage.revoked_at !== null || lineage.client_id !== clientId) return undefined
             // Claiming the presented token first makes two concurrent rotations one winner and one reuse.
-            if (!(yield* Repo.supersedeCredential(credential.id, at))) {
-              yield* Repo.revokeLineage(lineage.id, at)
+            if (!(yield* credentials.supersedeCredential(credential.id, at))) {
+              yield* credentials.revokeLineage(lineage.id, at)
               return undefined
             }
-            const user = lineage.user_id === null ? undefined : yield* Accounts.findUserById(lineage.user_id)
+            const user = lineage.user_id === null ? undefined : yield* accounts.findUserById(lineage.user_id)
             const executor =
-              lineage.executor_id === null ? undefined : yield* Executors.findExecutorById(lineage.executor_id)
+              lineage.executor_id === null ? undefined : yield* executors.findExecutorById(lineage.executor_id)
             if (executor && (executor.status !== "active" || fenced(executor, credential))) {
               return undefined
             }
             if (user && !(user.kind === "agent" ? yield* agentHasAuthority(user) : user.status === "active")) {
               return undefined
             }
-            yield* Repo.supersedeLineageCredentials(lineage.id, at)
+            yield* credentials.supersedeLineageCredentials(lineage.id, at)
             const issued = yield* mintLineageCredentials(
               lineage,
               {
@@ -302,9 +305,9 @@ export class Credentials extends Context.Service<
           Effect.gen(function* () {
             const at = yield* now
             const refresh = yield* findPresented(token, "refresh")
-            if (refresh?.lineage_id != null) return yield* Repo.revokeLineage(refresh.lineage_id, at)
+            if (refresh?.lineage_id != null) return yield* credentials.revokeLineage(refresh.lineage_id, at)
             const access = yield* findPresented(token, "access")
-            if (access) yield* Repo.revokeCredential(access.id, at)
+            if (access) yield* credentials.revokeCredential(access.id, at)
           })
         )
 
@@ -328,7 +331,7 @@ export class Credentials extends Context.Service<
         db(
           Effect.gen(function* () {
             const at = yield* now
-            const rows = yield* Repo.listPersonalTokens(user.id)
+            const rows = yield* credentials.listPersonalTokens(user.id)
             return rows.map(
               (row): PersonalTokenView => ({
                 public_id: row.public_id,
@@ -345,9 +348,9 @@ export class Credentials extends Context.Service<
       const revokePersonalToken = (user: UserRow, publicId: string) =>
         db(
           Effect.gen(function* () {
-            const token = isUuid(publicId) ? yield* Repo.findPersonalToken(user.id, publicId) : undefined
+            const token = isUuid(publicId) ? yield* credentials.findPersonalToken(user.id, publicId) : undefined
             if (!token) return yield* new NoSuchToken()
-            yield* Repo.revokeCredential(token.id, yield* now)
+            yield* credentials.revokeCredential(token.id, yield* now)
           })
         )
 

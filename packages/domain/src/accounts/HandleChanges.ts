@@ -6,8 +6,8 @@
 // contract judged it). Also: system handle allocation that skips reserved names.
 
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
-import * as Reservations from "@troupe/storage/repositories/HandleReservations"
+import { AccountsRepository, type UserRow } from "@troupe/storage/repositories/Accounts"
+import { HandleReservationsRepository } from "@troupe/storage/repositories/HandleReservations"
 import * as Outbox from "@troupe/storage/repositories/Outbox"
 import type { PrincipalRow } from "@troupe/storage/repositories/Workspaces"
 import { Context, Effect, Layer } from "effect"
@@ -25,8 +25,8 @@ export const accountStream = (accountPublicId: string) => `account:${accountPubl
 
 /** `base` when free (not held, not reserved for another), else base-2, base-3, ... */
 export const allocateHandle = Effect.fnUntraced(function* (accountId: bigint, base: string, at: Date) {
-  const held = yield* Accounts.handlesLike(accountId, base)
-  const reserved = yield* Reservations.reservedLike(accountId, base, at)
+  const held = yield* (yield* AccountsRepository).handlesLike(accountId, base)
+  const reserved = yield* (yield* HandleReservationsRepository).reservedLike(accountId, base, at)
   let n = 1
   while (held.has(handleCandidate(base, n)) || reserved.has(handleCandidate(base, n))) n++
   return handleCandidate(base, n)
@@ -52,9 +52,11 @@ export class HandleChanges extends Context.Service<
     HandleChanges,
     Effect.gen(function* () {
       const sql = yield* SqlClient
+      const accounts = yield* AccountsRepository
+      const reservations = yield* HandleReservationsRepository
 
-      const principal = Effect.fnUntraced(function* (user: Accounts.UserRow) {
-        const steward = user.steward_id === null ? undefined : yield* Accounts.findUserById(user.steward_id)
+      const principal = Effect.fnUntraced(function* (user: UserRow) {
+        const steward = user.steward_id === null ? undefined : yield* accounts.findUserById(user.steward_id)
         return {
           public_id: user.public_id,
           handle: user.handle,
@@ -71,7 +73,7 @@ export class HandleChanges extends Context.Service<
           if (user.kind !== "human") {
             return yield* notAuthorized("Only a human renames handles: its own and its agents'")
           }
-          const target = isUuid(targetPublicId) ? yield* Accounts.findUserByPublicId(targetPublicId) : undefined
+          const target = isUuid(targetPublicId) ? yield* accounts.findUserByPublicId(targetPublicId) : undefined
           if (!target || target.account_id !== user.accountId || target.kind === "system") {
             return yield* new Absent({ code: "not_found", message: "Not found" })
           }
@@ -79,25 +81,25 @@ export class HandleChanges extends Context.Service<
             return yield* notAuthorized("Only the steward renames an agent; a human renames itself")
           }
           return yield* Effect.gen(function* () {
-            yield* Accounts.lockAccountWrites
-            const current = (yield* Accounts.findUserById(target.id))!
+            yield* accounts.lockAccountWrites
+            const current = (yield* accounts.findUserById(target.id))!
             if (current.handle === handle) return yield* principal(current)
             const at = yield* now
-            if ((yield* Accounts.handlesLike(current.account_id, handle)).has(handle)) {
+            if ((yield* accounts.handlesLike(current.account_id, handle)).has(handle)) {
               return yield* unavailable(`The handle ${handle} is taken`)
             }
-            if ((yield* Reservations.reservedLike(current.account_id, handle, at, current.id)).has(handle)) {
+            if ((yield* reservations.reservedLike(current.account_id, handle, at, current.id)).has(handle)) {
               return yield* unavailable(`The handle ${handle} was released recently and is reserved`)
             }
-            yield* Reservations.setHandle(current.id, handle, at)
-            yield* Reservations.reserve({
+            yield* reservations.setHandle(current.id, handle, at)
+            yield* reservations.reserve({
               userId: current.id,
               accountId: current.account_id,
               handle: current.handle,
               releasedAt: at,
               expiresAt: new Date(at.getTime() + reservationMillis)
             })
-            const account = (yield* Accounts.currentAccount)!
+            const account = (yield* accounts.currentAccount)!
             yield* Outbox.append(accountStream(account.public_id), [
               {
                 publicId: newPublicId(),

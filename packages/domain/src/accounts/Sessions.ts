@@ -5,7 +5,7 @@ import { ActorHost } from "@troupe/actors/ActorHost"
 import { apiSessionActor } from "@troupe/actors/bindings/apiSession"
 import { sessionLifeMillis } from "@troupe/machines/apiSession/effects"
 import { newPublicId } from "@troupe/storage/Ids"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
+import { AccountsRepository, type UserRow } from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Sessions"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -20,7 +20,7 @@ export type SessionKind = Repo.SessionRow["kind"]
 
 export interface Authenticated {
   readonly session: Repo.SessionRow
-  readonly user: Accounts.UserRow
+  readonly user: UserRow
 }
 
 export interface SignedIn extends Authenticated {
@@ -50,12 +50,14 @@ export class Sessions extends Context.Service<
     Sessions,
     Effect.gen(function* () {
       const sql = yield* SqlClient
+      const accounts = yield* AccountsRepository
+      const rows = yield* Repo.SessionsRepository
       const sessions = (yield* ActorHost).ref(apiSessionActor)
 
       const signIn = (email: unknown, password: unknown, kind: SessionKind) =>
         Effect.gen(function* () {
           const wellFormed = printable(email, 254) && printable(password, 1024)
-          const user = wellFormed ? yield* Accounts.findHumanByEmail(email.trim()) : undefined
+          const user = wellFormed ? yield* accounts.findHumanByEmail(email.trim()) : undefined
           const passwordMatches = yield* verifyPassword(
             typeof password === "string" ? password : "",
             user?.password_digest ?? null
@@ -64,7 +66,7 @@ export class Sessions extends Context.Service<
           const issuedAt = yield* now
           const minted = mintSessionToken()
           const session = yield* Effect.gen(function* () {
-            const row = yield* Repo.insertSession({
+            const row = yield* rows.insertSession({
               publicId: newPublicId(),
               userId: user.id,
               kind,
@@ -78,13 +80,13 @@ export class Sessions extends Context.Service<
             return row
           }).pipe(sql.withTransaction)
           return { session, user, token: minted.token }
-        }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+        }).pipe(Effect.catchTag("SqlError", Effect.die))
 
       const authenticate = (token: string) =>
         Effect.gen(function* () {
           const parsed = parseSessionToken(token)
           if (!parsed) return yield* new Unauthenticated()
-          const session = yield* Repo.findSessionByLookup(parsed.lookup)
+          const session = yield* rows.findSessionByLookup(parsed.lookup)
           if (!session || !sessionSecretMatches(parsed.secret, session.salt, session.digest)) {
             return yield* new Unauthenticated()
           }
@@ -92,10 +94,10 @@ export class Sessions extends Context.Service<
           if (session.state !== "active" || at.getTime() >= session.expires_at.getTime()) {
             return yield* new Unauthenticated()
           }
-          const user = yield* Accounts.findUserById(session.user_id)
+          const user = yield* accounts.findUserById(session.user_id)
           if (user?.kind !== "human" || user.status !== "active") return yield* new Unauthenticated()
           return { session, user }
-        }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+        }).pipe(Effect.catchTag("SqlError", Effect.die))
 
       const revoke = (sessionPublicId: string) =>
         sessions.send(sessionPublicId, { type: "session.revoke" }).pipe(Effect.asVoid, Effect.orDie)

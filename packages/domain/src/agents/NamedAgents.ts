@@ -7,9 +7,10 @@
 // the configuration's rules are judged here. Not here: named agents' memory (memory verbs) and
 // how a definition is served (executors).
 
-import { withDatabase } from "@troupe/storage/Defects"
 import { newPublicId } from "@troupe/storage/Ids"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
+import { withRepositories } from "@troupe/storage/Repositories"
+import { AccountsRepository, type UserRow } from "@troupe/storage/repositories/Accounts"
+import { HandleReservationsRepository } from "@troupe/storage/repositories/HandleReservations"
 import * as Named from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -106,14 +107,14 @@ export const definitionInput = (members: DefinitionMembers): Effect.Effect<Defin
 
 /** What a write saw when it started: the declarer and the definition's revision (0: absent). */
 export interface PreparedWrite {
-  readonly declarer: Accounts.UserRow
+  readonly declarer: UserRow
   readonly name: string
   readonly identifier: string
   readonly revision: number
 }
 
 const declarerOf = Effect.fnUntraced(function* (callerId: bigint) {
-  const caller = yield* Accounts.findUserById(callerId)
+  const caller = yield* (yield* AccountsRepository).findUserById(callerId)
   if (caller?.kind !== "agent" || caller.agent_identifier === null) return yield* notAgent()
   return caller
 })
@@ -125,28 +126,30 @@ export const preparePut = Effect.fnUntraced(function* (callerId: bigint, name: s
   if (identifier.length > limits.identifier) {
     return yield* invalid("agent_identifier", `${identifier} would be longer than ${limits.identifier} characters`)
   }
-  const existing = yield* Named.findByName(declarer.id, name)
+  const existing = yield* (yield* Named.NamedAgentsRepository).findByName(declarer.id, name)
   return { declarer, name, identifier, revision: existing?.revision ?? 0 } satisfies PreparedWrite
 })
 
 /** The write half of a PUT, in one transaction; answers the definition and whether it was minted. */
 export const commitPut = Effect.fnUntraced(function* (prepared: PreparedWrite, input: DefinitionInput) {
   const sql = yield* SqlClient
+  const accounts = yield* AccountsRepository
+  const named = yield* Named.NamedAgentsRepository
   return yield* Effect.gen(function* () {
     const at = yield* now
-    yield* Named.lockDeclarer(prepared.declarer.id)
-    const declarer = yield* Accounts.findUserById(prepared.declarer.id)
+    yield* named.lockDeclarer(prepared.declarer.id)
+    const declarer = yield* accounts.findUserById(prepared.declarer.id)
     if (declarer?.status !== "active") {
       return yield* new NotPermitted({
         code: "not_authorized",
         message: "The declaring agent was removed during the declaration"
       })
     }
-    const steward = declarer.steward_id === null ? undefined : yield* Accounts.findUserById(declarer.steward_id)
+    const steward = declarer.steward_id === null ? undefined : yield* accounts.findUserById(declarer.steward_id)
     if (steward?.status !== "active" || steward.shutdown_generation !== declarer.steward_generation) {
       return yield* new StateConflict({ code: "shutdown_pending", message: "The steward's shutdown is in progress" })
     }
-    const current = yield* Named.findByName(declarer.id, prepared.name, true)
+    const current = yield* named.findByName(declarer.id, prepared.name, true)
     if (current && input.createOnly) {
       return yield* new StateConflict({
         code: "name_taken",
@@ -163,17 +166,17 @@ export const commitPut = Effect.fnUntraced(function* (prepared: PreparedWrite, i
       now: at
     }
     if (current) {
-      yield* Named.replaceNamed(current.id, steward.shutdown_generation, write)
-      return { row: (yield* Named.findByUserId(current.id))!, created: false }
+      yield* named.replaceNamed(current.id, steward.shutdown_generation, write)
+      return { row: (yield* named.findByUserId(current.id))!, created: false }
     }
-    if (yield* Named.findAgentRowByIdentifier(declarer.account_id, prepared.identifier)) {
+    if (yield* named.findAgentRowByIdentifier(declarer.account_id, prepared.identifier)) {
       return yield* new StateConflict({
         code: "identifier_taken",
         message: "Another agent of the account holds this agent identifier"
       })
     }
-    yield* Accounts.lockAccountWrites
-    const userId = yield* Named.insertNamed({
+    yield* accounts.lockAccountWrites
+    const userId = yield* named.insertNamed({
       ...write,
       publicId: newPublicId(),
       accountId: declarer.account_id,
@@ -184,7 +187,7 @@ export const commitPut = Effect.fnUntraced(function* (prepared: PreparedWrite, i
       derivedFromId: declarer.id,
       name: prepared.name
     })
-    return { row: (yield* Named.findByUserId(userId))!, created: true }
+    return { row: (yield* named.findByUserId(userId))!, created: true }
   }).pipe(
     sql.withTransaction,
     Effect.catchTag("SqlError", (error: SqlError) =>
@@ -210,13 +213,14 @@ export class NamedAgents extends Context.Service<
     NamedAgents,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const db = withDatabase(sql)
+      const named = yield* Named.NamedAgentsRepository
+      const db = yield* withRepositories(AccountsRepository, HandleReservationsRepository, Named.NamedAgentsRepository)
 
       const list = (callerId: bigint) =>
         db(
           Effect.gen(function* () {
             const declarer = yield* declarerOf(callerId)
-            return (yield* Named.listVisible(declarer.id, declarer.steward_id!)).map(view)
+            return (yield* named.listVisible(declarer.id, declarer.steward_id!)).map(view)
           })
         )
 
@@ -224,7 +228,7 @@ export class NamedAgents extends Context.Service<
         db(
           Effect.gen(function* () {
             const declarer = yield* declarerOf(callerId)
-            const row = yield* Named.findByName(declarer.id, name)
+            const row = yield* named.findByName(declarer.id, name)
             if (row?.status !== "active") return yield* definitionNotFound()
             return view(row)
           })
@@ -246,10 +250,10 @@ export class NamedAgents extends Context.Service<
           Effect.gen(function* () {
             const declarer = yield* declarerOf(callerId)
             yield* Effect.gen(function* () {
-              yield* Named.lockDeclarer(declarer.id)
-              const row = yield* Named.findByName(declarer.id, name, true)
+              yield* named.lockDeclarer(declarer.id)
+              const row = yield* named.findByName(declarer.id, name, true)
               if (row?.status !== "active") return yield* definitionNotFound()
-              yield* Named.setNamedStatus(row.id, "removed", yield* now)
+              yield* named.setNamedStatus(row.id, "removed", yield* now)
             }).pipe(sql.withTransaction)
           })
         )

@@ -6,9 +6,14 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { TransactionalActors } from "@troupe/actors/Binding"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
-import * as AgentsRepo from "@troupe/storage/repositories/Agents"
-import * as Codes from "@troupe/storage/repositories/AuthorizationCodes"
+import { withRepositories } from "@troupe/storage/Repositories"
+import { AccountsRepository, type UserRow } from "@troupe/storage/repositories/Accounts"
+import { AgentsRepository } from "@troupe/storage/repositories/Agents"
+import { AuthorizationCodesRepository } from "@troupe/storage/repositories/AuthorizationCodes"
+import { CredentialsRepository } from "@troupe/storage/repositories/Credentials"
+import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { HandleReservationsRepository } from "@troupe/storage/repositories/HandleReservations"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { mintToken, parseToken, secretMatches, type TokenFormat } from "../accounts/OpaqueTokens.ts"
@@ -103,7 +108,7 @@ export class ApplicationLogin extends Context.Service<
   ApplicationLogin,
   {
     /** The human approves: answers the code for the callback. */
-    readonly issueCode: (request: AuthorizeRequest, human: Accounts.UserRow) => Effect.Effect<string, CodeRefused>
+    readonly issueCode: (request: AuthorizeRequest, human: UserRow) => Effect.Effect<string, CodeRefused>
     readonly exchange: (input: {
       readonly code: string
       readonly clientId: string
@@ -116,15 +121,27 @@ export class ApplicationLogin extends Context.Service<
     ApplicationLogin,
     Effect.gen(function* () {
       const sql = yield* SqlClient
+      const accounts = yield* AccountsRepository
+      const agents = yield* AgentsRepository
+      const codes = yield* AuthorizationCodesRepository
+      /** The connection's rules read and write through these (as in a device authorization's step). */
+      const db = yield* withRepositories(
+        AccountsRepository,
+        AgentsRepository,
+        CredentialsRepository,
+        ExecutorsRepository,
+        HandleReservationsRepository,
+        NamedAgentsRepository
+      )
       // The exchange's own transaction is no actor's step: what it starts or tells joins it.
       const actors = (yield* ActorHost).transactional
 
-      const issueCode = (request: AuthorizeRequest, human: Accounts.UserRow) =>
+      const issueCode = (request: AuthorizeRequest, human: UserRow) =>
         Effect.gen(function* () {
-          const account = yield* Accounts.currentAccount
+          const account = yield* accounts.currentAccount
           const registration = request.registration
           if (account && (registration?.branch === "agent" || registration?.branch === "combined")) {
-            const agent = yield* AgentsRepo.findAgentByIdentifier(account.id, registration.agentIdentifier)
+            const agent = yield* agents.findAgentByIdentifier(account.id, registration.agentIdentifier)
             if (agent && agent.steward_id !== human.id) {
               return yield* new CodeRefused({ reason: "Another person stewards this application's agent" })
             }
@@ -134,7 +151,7 @@ export class ApplicationLogin extends Context.Service<
           }
           const at = yield* now
           const minted = mintToken(codeFormat)
-          yield* Codes.insertCode({
+          yield* codes.insertCode({
             lookup: minted.lookup,
             salt: minted.salt,
             digest: minted.digest,
@@ -147,7 +164,7 @@ export class ApplicationLogin extends Context.Service<
             expiresAt: new Date(at.getTime() + codeLifeMillis)
           })
           return minted.token
-        }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+        }).pipe(Effect.catchTag("SqlError", Effect.die))
 
       const exchange = (input: {
         readonly code: string
@@ -161,9 +178,9 @@ export class ApplicationLogin extends Context.Service<
           const at = yield* now
           // The code is spent by this attempt whatever follows: single use.
           const row = yield* Effect.gen(function* () {
-            const found = yield* Codes.findCode(parsed.lookup)
+            const found = yield* codes.findCode(parsed.lookup)
             if (!found || !secretMatches(parsed.secret, found.salt, found.digest)) return undefined
-            return (yield* Codes.useCode(found.id, at)) ? found : undefined
+            return (yield* codes.useCode(found.id, at)) ? found : undefined
           }).pipe(sql.withTransaction)
           if (!row) return yield* new InvalidCode({ reason: "Unknown or already used code" })
           if (at.getTime() >= row.expires_at.getTime()) return yield* new InvalidCode({ reason: "The code expired" })
@@ -186,11 +203,7 @@ export class ApplicationLogin extends Context.Service<
             Effect.catchTag("Veto", (veto) => Effect.fail(new InvalidCode({ reason: veto.reason })))
           )
           return issued
-        }).pipe(
-          Effect.catchTag("SqlError", Effect.die),
-          Effect.provideService(SqlClient, sql),
-          Effect.provideService(TransactionalActors, actors)
-        )
+        }).pipe(Effect.provideService(TransactionalActors, actors), db)
 
       return ApplicationLogin.of({ issueCode, exchange })
     })

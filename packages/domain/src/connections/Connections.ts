@@ -12,12 +12,13 @@ import { TransactionalActors, Veto } from "@troupe/actors/Binding"
 import { defineDeviceAuthorization } from "@troupe/actors/bindings/deviceAuthorization"
 import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
 import { newPublicId } from "@troupe/storage/Ids"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
-import * as Agents from "@troupe/storage/repositories/Agents"
-import * as Credentials from "@troupe/storage/repositories/Credentials"
+import { onStepClient } from "@troupe/storage/Repositories"
+import { type AccountRow, AccountsRepository, type UserRow } from "@troupe/storage/repositories/Accounts"
+import { AgentsRepository } from "@troupe/storage/repositories/Agents"
+import { CredentialsRepository } from "@troupe/storage/repositories/Credentials"
 import type { DeviceAuthorizationRow } from "@troupe/storage/repositories/DeviceAuthorizations"
-import * as Executors from "@troupe/storage/repositories/Executors"
-import * as NamedAgents from "@troupe/storage/repositories/NamedAgents"
+import { type AssignmentScope, type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { Effect } from "effect"
 import { type IssuedLineage, issueLineage } from "../accounts/Credentials.ts"
 import { allocateHandle } from "../accounts/HandleChanges.ts"
@@ -27,7 +28,7 @@ import type { DeviceRequest } from "./DeviceRequest.ts"
 
 export interface ConnectionIssued {
   /** The approving human's platform lineage, for the application client. */
-  readonly human: (IssuedLineage & { readonly user: Accounts.UserRow }) | undefined
+  readonly human: (IssuedLineage & { readonly user: UserRow }) | undefined
   readonly agent: (IssuedLineage & { readonly agentPublicId: string; readonly executorPublicId: string }) | undefined
   readonly runner: (IssuedLineage & { readonly executorPublicId: string }) | undefined
 }
@@ -40,20 +41,21 @@ const allocateAgentHandle = (accountId: bigint, displayName: string, at: Date) =
 
 /** The agent of branch A: reconnected when active, restored when removed, created when absent. */
 const connectAgent = Effect.fnUntraced(function* (
-  account: Accounts.AccountRow,
-  steward: Accounts.UserRow,
+  account: AccountRow,
+  steward: UserRow,
   request: { readonly agentIdentifier: string; readonly agentDisplayName: string },
   at: Date
 ) {
-  const existing = yield* Agents.findAgentByIdentifier(account.id, request.agentIdentifier)
+  const agents = yield* AgentsRepository
+  const existing = yield* agents.findAgentByIdentifier(account.id, request.agentIdentifier)
   if (existing && existing.steward_id !== steward.id) return yield* veto("the agent is stewarded by another human")
-  if (existing && (yield* NamedAgents.findByUserId(existing.id))) {
+  if (existing && (yield* (yield* NamedAgentsRepository).findByUserId(existing.id))) {
     return yield* veto("the identifier belongs to a named agent definition")
   }
   if (existing) {
-    return yield* Agents.reconnectAgent(existing.id, request.agentDisplayName, steward.shutdown_generation, at)
+    return yield* agents.reconnectAgent(existing.id, request.agentDisplayName, steward.shutdown_generation, at)
   }
-  return yield* Agents.insertAgent({
+  return yield* agents.insertAgent({
     publicId: newPublicId(),
     accountId: account.id,
     agentIdentifier: request.agentIdentifier,
@@ -71,7 +73,7 @@ export interface ConnectionGrant {
   /** The registration; absent for the application's login mode (the human lineage alone). */
   readonly request: DeviceRequest | undefined
   readonly approvedBy: bigint | null
-  readonly assignmentScope: Executors.AssignmentScope | null
+  readonly assignmentScope: AssignmentScope | null
 }
 
 export const deviceGrant = (device: DeviceAuthorizationRow): ConnectionGrant => ({
@@ -84,15 +86,19 @@ export const deviceGrant = (device: DeviceAuthorizationRow): ConnectionGrant => 
 export const consumeConnection = (grant: ConnectionGrant) =>
   Effect.gen(function* () {
     const actors = yield* TransactionalActors
+    const accounts = yield* AccountsRepository
+    const agents = yield* AgentsRepository
+    const credentials = yield* CredentialsRepository
+    const executors = yield* ExecutorsRepository
     const at = yield* now
     const request = grant.request
-    const account = yield* Accounts.currentAccount
-    const steward = grant.approvedBy === null ? undefined : yield* Accounts.findUserById(grant.approvedBy)
+    const account = yield* accounts.currentAccount
+    const steward = grant.approvedBy === null ? undefined : yield* accounts.findUserById(grant.approvedBy)
     if (!account || !steward || steward.kind !== "human" || steward.status !== "active") {
       return yield* veto("the approving human is no longer active")
     }
     /** A new address's actor, at the epoch its row starts with. */
-    const newAddress = (executor: Executors.ExecutorRow) =>
+    const newAddress = (executor: ExecutorRow) =>
       Effect.as(
         actors.create(executorAddressActor, executor.public_id, {
           kind: executor.kind,
@@ -101,22 +107,22 @@ export const consumeConnection = (grant: ConnectionGrant) =>
         { id: executor.id, publicId: executor.public_id, epoch: executor.credential_epoch }
       )
     /** A live address re-paired: told its next epoch and name; the new credentials carry that epoch. */
-    const repaired = (executor: Executors.ExecutorRow, displayName: string) =>
+    const repaired = (executor: ExecutorRow, displayName: string) =>
       Effect.gen(function* () {
-        const epoch = yield* Executors.nextEpoch(executor.id)
+        const epoch = yield* executors.nextEpoch(executor.id)
         yield* actors.tell(executorAddressActor, executor.public_id, { type: "executor.repaired", epoch, displayName })
         return { id: executor.id, publicId: executor.public_id, epoch }
       })
 
     let agentIssued: ConnectionIssued["agent"]
-    let agent: Accounts.UserRow | undefined
+    let agent: UserRow | undefined
     if (request?.branch === "agent" || request?.branch === "combined") {
       agent = yield* connectAgent(account, steward, request, at)
-      const live = yield* Executors.findLiveAgentApplication(agent.id)
+      const live = yield* executors.findLiveAgentApplication(agent.id)
       const application = live
         ? yield* repaired(live, request.executorDisplayName)
         : yield* newAddress(
-            yield* Executors.insertExecutor({
+            yield* executors.insertExecutor({
               publicId: newPublicId(),
               accountId: account.id,
               kind: "agent_application",
@@ -128,7 +134,7 @@ export const consumeConnection = (grant: ConnectionGrant) =>
               now: at
             })
           )
-      yield* Credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
+      yield* credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
       const issued = yield* issueLineage({
         holder: "agent",
         clientId: grant.clientId,
@@ -143,7 +149,7 @@ export const consumeConnection = (grant: ConnectionGrant) =>
       const kind = request.executorKind
       let boundAgent = agent
       if (request.branch === "machine" && request.assignmentAgentPublicId !== undefined) {
-        const candidate = yield* Agents.findAgentByPublicId(request.assignmentAgentPublicId)
+        const candidate = yield* agents.findAgentByPublicId(request.assignmentAgentPublicId)
         if (
           !candidate ||
           candidate.account_id !== account.id ||
@@ -156,16 +162,16 @@ export const consumeConnection = (grant: ConnectionGrant) =>
       }
       const scope = boundAgent ? "agent_private" : grant.assignmentScope
       if (scope === null) return yield* veto("no assignment scope was chosen")
-      const live = yield* Executors.findLiveRegistration(account.id, steward.id, request.registrationIdentifier)
+      const live = yield* executors.findLiveRegistration(account.id, steward.id, request.registrationIdentifier)
       let runner: { readonly id: bigint; readonly publicId: string; readonly epoch: number }
       if (live) {
         const drifted =
           live.kind !== kind || live.assignment_scope !== scope || (live.agent_id ?? null) !== (boundAgent?.id ?? null)
         if (drifted) return yield* veto("registration drift: the live address differs in kind, scope or agent")
         runner = yield* repaired(live, request.runnerDisplayName)
-        yield* Credentials.revokeHolderLineages("runner", { executorId: live.id }, at)
+        yield* credentials.revokeHolderLineages("runner", { executorId: live.id }, at)
       } else {
-        const inserted = yield* Executors.insertExecutor({
+        const inserted = yield* executors.insertExecutor({
           publicId: newPublicId(),
           accountId: account.id,
           kind,
@@ -202,4 +208,6 @@ export const consumeConnection = (grant: ConnectionGrant) =>
   })
 
 /** The device authorization kind, whose winning poll's step makes the connection by these rules. */
-export const deviceAuthorizationActor = defineDeviceAuthorization((device) => consumeConnection(deviceGrant(device)))
+export const deviceAuthorizationActor = defineDeviceAuthorization((device) =>
+  onStepClient(consumeConnection(deviceGrant(device)))
+)

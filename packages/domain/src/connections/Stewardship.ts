@@ -8,15 +8,15 @@
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
 import type { UserRow } from "@troupe/storage/repositories/Accounts"
-import * as Agents from "@troupe/storage/repositories/Agents"
-import * as Credentials from "@troupe/storage/repositories/Credentials"
-import * as Executors from "@troupe/storage/repositories/Executors"
-import * as NamedAgents from "@troupe/storage/repositories/NamedAgents"
+import { type AgentRow, AgentsRepository } from "@troupe/storage/repositories/Agents"
+import { CredentialsRepository } from "@troupe/storage/repositories/Credentials"
+import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { now } from "../kernel/Now.ts"
 
-export type StewardedAgent = Agents.AgentRow & {
+export type StewardedAgent = AgentRow & {
   readonly application_public_id: string | null
   readonly application_epoch: number | null
 }
@@ -27,7 +27,7 @@ export class Stewardship extends Context.Service<
   Stewardship,
   {
     readonly agents: (human: UserRow) => Effect.Effect<ReadonlyArray<StewardedAgent>>
-    readonly machines: (human: UserRow) => Effect.Effect<ReadonlyArray<Executors.ExecutorRow>>
+    readonly machines: (human: UserRow) => Effect.Effect<ReadonlyArray<ExecutorRow>>
     readonly removeAgent: (human: UserRow, agentPublicId: string) => Effect.Effect<void, NotStewarded>
     readonly revokeMachine: (human: UserRow, executorPublicId: string) => Effect.Effect<void, NotStewarded>
   }
@@ -36,42 +36,41 @@ export class Stewardship extends Context.Service<
     Stewardship,
     Effect.gen(function* () {
       const sql = yield* SqlClient
+      const agents = yield* AgentsRepository
+      const credentials = yield* CredentialsRepository
+      const executors = yield* ExecutorsRepository
+      const named = yield* NamedAgentsRepository
       const addresses = (yield* ActorHost).ref(executorAddressActor)
-      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) => effect.pipe(Effect.provideService(SqlClient, sql))
 
       const removeAgent = (human: UserRow, agentPublicId: string) =>
-        db(
-          Effect.gen(function* () {
-            const agent = yield* Agents.findAgentByPublicId(agentPublicId)
-            if (!agent || agent.steward_id !== human.id) return yield* new NotStewarded()
-            if (agent.status !== "active") return
-            const at = yield* now
-            yield* Effect.gen(function* () {
-              yield* Agents.setAgentStatus(agent.id, "removed", at)
-              yield* NamedAgents.removeInstanceDefinitions(agent.id, at)
-              yield* Credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
-              const live = yield* Executors.findLiveAgentApplication(agent.id)
-              if (!live) return
-              const epoch = yield* Executors.nextEpoch(live.id)
-              yield* addresses.tell(live.public_id, { type: "executor.agentRemoved", epoch }).pipe(Effect.orDie)
-            }).pipe(sql.withTransaction)
-          }).pipe(Effect.catchTag("SqlError", Effect.die))
-        )
+        Effect.gen(function* () {
+          const agent = yield* agents.findAgentByPublicId(agentPublicId)
+          if (!agent || agent.steward_id !== human.id) return yield* new NotStewarded()
+          if (agent.status !== "active") return
+          const at = yield* now
+          yield* Effect.gen(function* () {
+            yield* agents.setAgentStatus(agent.id, "removed", at)
+            yield* named.removeInstanceDefinitions(agent.id, at)
+            yield* credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
+            const live = yield* executors.findLiveAgentApplication(agent.id)
+            if (!live) return
+            const epoch = yield* executors.nextEpoch(live.id)
+            yield* addresses.tell(live.public_id, { type: "executor.agentRemoved", epoch }).pipe(Effect.orDie)
+          }).pipe(sql.withTransaction)
+        }).pipe(Effect.catchTag("SqlError", Effect.die))
 
       const revokeMachine = (human: UserRow, executorPublicId: string) =>
-        db(
-          Effect.gen(function* () {
-            const executor = yield* Executors.findExecutorByPublicId(executorPublicId)
-            if (!executor || executor.manager_id !== human.id || executor.kind === "agent_application") {
-              return yield* new NotStewarded()
-            }
-            yield* addresses.send(executor.public_id, { type: "executor.revoke" }).pipe(Effect.orDie)
-          }).pipe(Effect.catchTag("SqlError", Effect.die))
-        )
+        Effect.gen(function* () {
+          const executor = yield* executors.findExecutorByPublicId(executorPublicId)
+          if (!executor || executor.manager_id !== human.id || executor.kind === "agent_application") {
+            return yield* new NotStewarded()
+          }
+          yield* addresses.send(executor.public_id, { type: "executor.revoke" }).pipe(Effect.orDie)
+        }).pipe(Effect.catchTag("SqlError", Effect.die))
 
       return Stewardship.of({
-        agents: (human) => db(Agents.listStewardedAgents(human.id)).pipe(Effect.orDie),
-        machines: (human) => db(Executors.listManagedMachines(human.id)).pipe(Effect.orDie),
+        agents: (human) => Effect.orDie(agents.listStewardedAgents(human.id)),
+        machines: (human) => Effect.orDie(executors.listManagedMachines(human.id)),
         removeAgent,
         revokeMachine
       })

@@ -99,12 +99,13 @@ export class Executors extends Context.Service<
     Executors,
     Effect.gen(function* () {
       const db = withDatabase(yield* SqlClient)
+      const executors = yield* Repo.ExecutorsRepository
       const addresses = (yield* ActorHost).ref(executorAddressActor)
       return Executors.of({
         describe: (caller) =>
           db(
             Effect.gen(function* () {
-              const row = yield* Repo.findExecutorByPublicId(caller.publicId)
+              const row = yield* executors.findExecutorByPublicId(caller.publicId)
               return describe(caller, row!, yield* now)
             })
           ),
@@ -118,14 +119,15 @@ export class Executors extends Context.Service<
             if (!row) return yield* new Unauthenticated()
             return describe(caller, row, yield* now)
           }),
-        markPresence: (executorId, mark) => db(Effect.flatMap(now, (at) => Repo.markPresence(executorId, mark, at))),
+        markPresence: (executorId, mark) =>
+          db(Effect.flatMap(now, (at) => executors.markPresence(executorId, mark, at))),
         discover: (caller, filter) =>
           db(
             Effect.gen(function* () {
               if (filter.publicId !== undefined && !isUuid(filter.publicId)) return []
               const agentIds =
-                caller.user.kind === "agent" ? [caller.user.id] : yield* Repo.stewardedAgentIds(caller.human.id)
-              const rows = yield* Repo.listDiscoverable({
+                caller.user.kind === "agent" ? [caller.user.id] : yield* executors.stewardedAgentIds(caller.human.id)
+              const rows = yield* executors.listDiscoverable({
                 accountId: caller.user.accountId,
                 managerId: caller.human.id,
                 agentIds,

@@ -6,7 +6,6 @@
 import { NodeLifetime } from "@troupe/storage/NodeLifetime"
 import * as Repo from "@troupe/storage/repositories/IdempotencyReceipts"
 import { Context, Effect, Exit, Layer, RcMap, Schema, Semaphore } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { now } from "./Now.ts"
 
 export const replayWindowMillis = 24 * 60 * 60 * 1000
@@ -50,26 +49,23 @@ export class Idempotency extends Context.Service<
   static readonly layer = Layer.effect(
     Idempotency,
     Effect.gen(function* () {
-      const sql = yield* SqlClient
+      const receipts = yield* Repo.IdempotencyReceiptsRepository
       const lifetimes = yield* NodeLifetime
       const locks = yield* RcMap.make({
         lookup: (_key: string) => Semaphore.make(1),
         idleTimeToLive: "1 minute"
       })
-      const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
-        effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
-
       const runClaimed = <E, R>(claim: Repo.Claim, compute: Effect.Effect<StoredResponse, E, R>) =>
         Effect.gen(function* () {
           const exit = yield* Effect.exit(compute)
           if (Exit.isSuccess(exit) && exit.value.status >= 200 && exit.value.status < 300) {
-            yield* db(Repo.complete(claim, exit.value))
+            yield* Effect.orDie(receipts.complete(claim, exit.value))
             return { response: exit.value, replayed: false }
           }
-          yield* db(Repo.release(claim))
+          yield* Effect.orDie(receipts.release(claim))
           const response = yield* exit
           return { response, replayed: false }
-        }).pipe(Effect.onInterrupt(() => db(Repo.release(claim))))
+        }).pipe(Effect.onInterrupt(() => Effect.orDie(receipts.release(claim))))
 
       /** Whether the request that claimed a pending receipt is gone, so a repeat may run it. */
       const abandoned = (receipt: Repo.ReceiptRow, lifetime: bigint, at: Date) =>
@@ -93,7 +89,9 @@ export class Idempotency extends Context.Service<
         Effect.gen(function* () {
           const at = yield* now
           const lifetime = yield* lifetimes.current
-          const claim = yield* db(Repo.claim(key, digest, lifetime, at, new Date(at.getTime() + replayWindowMillis)))
+          const claim = yield* Effect.orDie(
+            receipts.claim(key, digest, lifetime, at, new Date(at.getTime() + replayWindowMillis))
+          )
           switch (claim._tag) {
             case "Claimed":
               return yield* runClaimed(claim.claim, compute)
@@ -113,7 +111,7 @@ export class Idempotency extends Context.Service<
                 }
               }
               const taken = (yield* abandoned(receipt, lifetime, at))
-                ? yield* db(Repo.takeOver(receipt, digest, lifetime, at))
+                ? yield* Effect.orDie(receipts.takeOver(receipt, digest, lifetime, at))
                 : undefined
               if (taken) return yield* runClaimed(taken, compute)
               return yield* new IdempotencyInProgress()

@@ -1,8 +1,7 @@
 // Fixed-window rate limits kept in the database, so they hold across restarts and nodes.
 // A window starts at a multiple of its length since the epoch.
-import * as Repo from "@troupe/storage/repositories/RateLimitWindows"
+import { RateLimitWindowsRepository } from "@troupe/storage/repositories/RateLimitWindows"
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { RateLimitExceeded } from "./Errors.ts"
 import { now } from "./Now.ts"
 
@@ -26,18 +25,18 @@ export class RateLimiter extends Context.Service<
   static readonly layer = Layer.effect(
     RateLimiter,
     Effect.gen(function* () {
-      const sql = yield* SqlClient
+      const windows = yield* RateLimitWindowsRepository
       const consume = (limit: RateLimit, subject: string) =>
         Effect.gen(function* () {
           const at = (yield* now).getTime()
           const windowMillis = limit.windowSeconds * 1000
           const windowStart = Math.floor(at / windowMillis) * windowMillis
-          const hits = yield* Repo.hit(limit.scope, subject, new Date(windowStart))
+          const hits = yield* windows.hit(limit.scope, subject, new Date(windowStart))
           if (hits > limit.limit) {
             const retryAfterSeconds = Math.max(1, Math.ceil((windowStart + windowMillis - at) / 1000))
             return yield* new RateLimitExceeded({ retryAfterSeconds })
           }
-        }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))
+        }).pipe(Effect.catchTag("SqlError", Effect.die))
       return RateLimiter.of({ consume })
     })
   )

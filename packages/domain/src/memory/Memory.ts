@@ -9,7 +9,7 @@
 import { withDatabase } from "@troupe/storage/Defects"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/Memory"
-import * as Named from "@troupe/storage/repositories/NamedAgents"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
@@ -200,6 +200,8 @@ export class Memory extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       const db = withDatabase(sql)
+      const memory = yield* Repo.MemoryRepository
+      const named = yield* NamedAgentsRepository
 
       /** A human's own ceiling is open; an agent's is its declared memory_context_limit. */
       const ceilingOfCaller = (caller: Caller) =>
@@ -229,7 +231,7 @@ export class Memory extends Context.Service<
                 message: "Named agents are an agent's; this credential is a human's"
               })
             }
-            const definition = yield* Named.findByName(caller.user.id, name)
+            const definition = yield* named.findByName(caller.user.id, name)
             if (definition?.status !== "active") {
               return yield* new Absent({ code: "not_found", message: "No named agent definition by that name" })
             }
@@ -244,7 +246,7 @@ export class Memory extends Context.Service<
       const list = (reach: Reach) =>
         Effect.gen(function* () {
           yield* checkOverride(reach, undefined)
-          return yield* db(Repo.listDocuments(reachableAnchors(reach)))
+          return yield* db(memory.listDocuments(reachableAnchors(reach)))
         })
 
       const show = (reach: Reach, members: ShowMembers) =>
@@ -252,7 +254,7 @@ export class Memory extends Context.Service<
           const path = parseDocumentPath(members.path)
           yield* checkOverride(reach, path)
           const anchor = yield* anchorOf(reach, path.scope)
-          const row = yield* db(Repo.findDocument(anchor, path.path))
+          const row = yield* db(memory.findDocument(anchor, path.path))
           if (!row) return yield* memoryNotFound()
           return row
         })
@@ -276,21 +278,21 @@ export class Memory extends Context.Service<
           return yield* db(
             Effect.gen(function* () {
               // Under the anchor's lock nothing else writes this anchor, so the checks hold.
-              yield* Repo.lockAnchor(anchor)
-              const current = yield* Repo.findDocument(anchor, path.path, true)
+              yield* memory.lockAnchor(anchor)
+              const current = yield* memory.findDocument(anchor, path.path, true)
               if (observed === undefined) {
                 if (current) return yield* stale()
-                if ((yield* Repo.countDocuments(anchor)) >= memoryLimits.documentsPerAnchor) {
+                if ((yield* memory.countDocuments(anchor)) >= memoryLimits.documentsPerAnchor) {
                   return yield* new Invalid({
                     code: "memory_full",
                     message: `This ${path.scope}/ memory holds ${memoryLimits.documentsPerAnchor} documents already`
                   })
                 }
-                return yield* Repo.insertDocument(anchor, { ...write, publicId: newPublicId(), path: path.path })
+                return yield* memory.insertDocument(anchor, { ...write, publicId: newPublicId(), path: path.path })
               }
               if (!current) return yield* memoryNotFound()
               if (!matchesObserved(current, observed)) return yield* stale()
-              return yield* Repo.replaceDocument(current.id, write)
+              return yield* memory.replaceDocument(current.id, write)
             }).pipe(sql.withTransaction)
           )
         })
@@ -304,14 +306,14 @@ export class Memory extends Context.Service<
           const at = yield* now
           return yield* db(
             Effect.gen(function* () {
-              const current = yield* Repo.findDocument(anchor, path.path, true)
+              const current = yield* memory.findDocument(anchor, path.path, true)
               if (!current) return yield* memoryNotFound()
               if (!matchesObserved(current, observed)) return yield* stale()
               const edited = applyEdit(current.content, members.old_text, members.new_text)
               if (isFault(edited)) return yield* refuseFault(edited)
               const content = checkContent(edited)
               if (isFault(content)) return yield* refuseFault(content)
-              return yield* Repo.replaceDocument(current.id, {
+              return yield* memory.replaceDocument(current.id, {
                 content: edited,
                 description: current.description,
                 bytesize: content.bytes,
@@ -329,10 +331,10 @@ export class Memory extends Context.Service<
           const anchor = yield* writableAnchor(reach, path)
           yield* db(
             Effect.gen(function* () {
-              const current = yield* Repo.findDocument(anchor, path.path, true)
+              const current = yield* memory.findDocument(anchor, path.path, true)
               if (!current) return yield* memoryNotFound()
               if (!matchesObserved(current, observed)) return yield* stale()
-              yield* Repo.deleteDocument(current.id)
+              yield* memory.deleteDocument(current.id)
             }).pipe(sql.withTransaction)
           )
         })
@@ -351,7 +353,7 @@ export class Memory extends Context.Service<
             under = filter.under === filter.scope ? undefined : filter.under
           }
           yield* checkOverride(reach, undefined)
-          const documents = yield* db(Repo.documentTexts(anchors, under))
+          const documents = yield* db(memory.documentTexts(anchors, under))
           const matches: Array<GrepMatch> = []
           // A budget of scanning time (not a timestamp, so not the Clock's): past it, the answer
           // is what was found so far, marked truncated.

@@ -75,6 +75,7 @@ export class PromptDocuments extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       const workspaces = yield* Workspaces
+      const documents = yield* Repo.PromptDocumentsRepository
       const db = withDatabase(sql)
 
       const checkSlot = (slots: ReadonlyArray<string>, slot: string, where: string) =>
@@ -132,13 +133,13 @@ export class PromptDocuments extends Context.Service<
         })
 
       const list = (caller: Caller, door: Door) =>
-        db(Effect.flatMap(host(caller, door, undefined, "read"), (where) => Repo.listDocuments(where)))
+        db(Effect.flatMap(host(caller, door, undefined, "read"), (where) => documents.listDocuments(where)))
 
       const read = (caller: Caller, door: Door, slot: string) =>
         db(
           Effect.gen(function* () {
             const where = yield* host(caller, door, slot, "read")
-            const row = yield* Repo.findDocument(where, slot)
+            const row = yield* documents.findDocument(where, slot)
             if (!row) return yield* notFound(slot)
             return row
           })
@@ -149,7 +150,7 @@ export class PromptDocuments extends Context.Service<
           Effect.gen(function* () {
             const where = yield* host(caller, door, slot, "write")
             const document = yield* checkDocument(slot, input)
-            return yield* Repo.writeDocument(where, document, yield* now)
+            return yield* documents.writeDocument(where, document, yield* now)
           })
         )
 
@@ -157,7 +158,7 @@ export class PromptDocuments extends Context.Service<
         db(
           Effect.gen(function* () {
             const where = yield* host(caller, door, slot, "write")
-            if (!(yield* Repo.deleteDocument(where, slot))) return yield* notFound(slot)
+            if (!(yield* documents.deleteDocument(where, slot))) return yield* notFound(slot)
           })
         )
 

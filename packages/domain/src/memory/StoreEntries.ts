@@ -106,11 +106,12 @@ export class StoreEntries extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       const db = withDatabase(sql)
+      const entries = yield* Repo.StoreEntriesRepository
 
       // Public ids are UUIDs; anything else names no entry (and must not reach a uuid cast).
       const get = (host: StoreEntryHost, publicId: string) =>
         Effect.gen(function* () {
-          const row = isUuid(publicId) ? yield* db(Repo.findEntry(host, publicId)) : undefined
+          const row = isUuid(publicId) ? yield* db(entries.findEntry(host, publicId)) : undefined
           if (!row) return yield* notFound()
           return row
         })
@@ -120,7 +121,7 @@ export class StoreEntries extends Context.Service<
         Effect.flatMap(get(host, publicId), () => Effect.fail(stale()))
 
       return StoreEntries.of({
-        list: (host, page) => db(Repo.listEntries(host, page)),
+        list: (host, page) => db(entries.listEntries(host, page)),
 
         create: (host, entry) =>
           Effect.gen(function* () {
@@ -130,15 +131,15 @@ export class StoreEntries extends Context.Service<
             // Under the host's lock nothing else creates on this host, so the checks hold.
             return yield* db(
               Effect.gen(function* () {
-                yield* Repo.lockHost(host)
-                if (yield* Repo.findByKey(host, namespace, key)) return yield* keyTaken()
-                if ((yield* Repo.countEntries(host)) >= maxEntriesPerHost) {
+                yield* entries.lockHost(host)
+                if (yield* entries.findByKey(host, namespace, key)) return yield* keyTaken()
+                if ((yield* entries.countEntries(host)) >= maxEntriesPerHost) {
                   return yield* new StateConflict({
                     code: "entry_limit_reached",
                     message: `This host already holds ${maxEntriesPerHost} store entries`
                   })
                 }
-                const row = yield* Repo.insertEntry({
+                const row = yield* entries.insertEntry({
                   publicId: newPublicId(),
                   host,
                   namespace,
@@ -158,14 +159,14 @@ export class StoreEntries extends Context.Service<
           Effect.gen(function* () {
             const text = yield* valueJson(value)
             const row = isUuid(publicId)
-              ? yield* db(Repo.replaceValue(host, publicId, lockVersion, text, yield* now))
+              ? yield* db(entries.replaceValue(host, publicId, lockVersion, text, yield* now))
               : undefined
             return row ?? (yield* missOrStale(host, publicId))
           }),
 
         remove: (host, publicId, lockVersion) =>
           Effect.gen(function* () {
-            const deleted = isUuid(publicId) ? yield* db(Repo.deleteEntry(host, publicId, lockVersion)) : false
+            const deleted = isUuid(publicId) ? yield* db(entries.deleteEntry(host, publicId, lockVersion)) : false
             if (!deleted) yield* missOrStale(host, publicId)
           })
       })

@@ -4,7 +4,7 @@
 import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid } from "@troupe/storage/Ids"
 import * as Actors from "@troupe/storage/repositories/Actors"
-import * as Audit from "@troupe/storage/repositories/Audit"
+import { AuditRepository } from "@troupe/storage/repositories/Audit"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { now } from "../kernel/Now.ts"
@@ -44,8 +44,9 @@ export class RuntimeOperations extends Context.Service<
     RuntimeOperations,
     Effect.gen(function* () {
       const db = withDatabase(yield* SqlClient)
+      const audit = yield* AuditRepository
       return RuntimeOperations.of({
-        audit: (entry) => db(Effect.flatMap(now, (at) => Audit.append({ ...entry, at }))),
+        audit: (entry) => db(Effect.flatMap(now, (at) => audit.append({ ...entry, at }))),
         actorCounts: db(
           Effect.map(Actors.countByKind, (rows) =>
             rows.map((row) => ({

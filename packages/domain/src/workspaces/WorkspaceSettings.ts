@@ -4,8 +4,8 @@
 // one of the account's, that a provider is eligible and complete) is judged here. The contact
 // rule the policy states is applied where agents contact each other.
 import { isUuid } from "@troupe/storage/Ids"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
-import * as Executors from "@troupe/storage/repositories/Executors"
+import { AccountsRepository } from "@troupe/storage/repositories/Accounts"
+import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import type * as Repo from "@troupe/storage/repositories/Workspaces"
 import { Effect } from "effect"
 import { Invalid } from "../kernel/Refusals.ts"
@@ -22,21 +22,23 @@ export interface MessagingMembers {
 
 /** The stored policy for `agents`: each entry an agent of the account, mode public and no senders by default. */
 export const messagingEntries = (row: Repo.WorkspaceRow, agents: ReadonlyArray<MessagingMembers>) =>
-  Effect.forEach(agents, (entry, index) =>
-    Effect.gen(function* () {
-      const agent = yield* Accounts.findUserByPublicId(entry.agent_public_id)
-      if (agent?.kind !== "agent" || agent.account_id !== row.account_id) {
-        return yield* new Invalid({
-          code: "principal_unknown",
-          message: `messaging.agents[${index}].agent_public_id names no agent`
-        })
-      }
-      return {
-        agent_public_id: entry.agent_public_id,
-        mode: entry.mode ?? "public",
-        allowed_sender_public_ids: [...new Set(entry.allowed_sender_public_ids)]
-      } satisfies Repo.MessagingEntry
-    })
+  Effect.flatMap(AccountsRepository, (accounts) =>
+    Effect.forEach(agents, (entry, index) =>
+      Effect.gen(function* () {
+        const agent = yield* accounts.findUserByPublicId(entry.agent_public_id)
+        if (agent?.kind !== "agent" || agent.account_id !== row.account_id) {
+          return yield* new Invalid({
+            code: "principal_unknown",
+            message: `messaging.agents[${index}].agent_public_id names no agent`
+          })
+        }
+        return {
+          agent_public_id: entry.agent_public_id,
+          mode: entry.mode ?? "public",
+          allowed_sender_public_ids: [...new Set(entry.allowed_sender_public_ids)]
+        } satisfies Repo.MessagingEntry
+      })
+    )
   )
 
 /**
@@ -46,11 +48,12 @@ export const messagingEntries = (row: Repo.WorkspaceRow, agents: ReadonlyArray<M
  */
 export const providerOverrides = (row: Repo.WorkspaceRow, overrides: Readonly<Record<string, unknown>>) =>
   Effect.gen(function* () {
+    const executors = yield* ExecutorsRepository
     const resolved: Record<string, string> = {}
     for (const [namespace, providerId] of Object.entries(overrides)) {
       const provider =
         typeof providerId === "string" && isUuid(providerId)
-          ? yield* Executors.findExecutorByPublicId(providerId)
+          ? yield* executors.findExecutorByPublicId(providerId)
           : undefined
       const eligible =
         provider !== undefined &&
@@ -65,7 +68,7 @@ export const providerOverrides = (row: Repo.WorkspaceRow, overrides: Readonly<Re
           message: `overrides.${namespace} names no eligible tool provider`
         })
       }
-      const served = new Set(provider.announcement.tools.map((tool) => (tool as { name: string }).name))
+      const served = new Set(provider.announcement.tools.map((tool) => tool.name))
       const missing = memoryVerbs.filter((verb) => !served.has(verb))
       if (missing.length > 0) {
         return yield* new Invalid({

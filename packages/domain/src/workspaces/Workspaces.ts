@@ -12,9 +12,10 @@ import { workspaceActor } from "@troupe/actors/bindings/workspace"
 import { workspaceEffects } from "@troupe/machines/workspace/effects"
 import type { WorkspaceChanges } from "@troupe/machines/workspace/events"
 import { workspaceTransitions } from "@troupe/machines/workspace/workspace.machine"
-import { withDatabase } from "@troupe/storage/Defects"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
-import * as Accounts from "@troupe/storage/repositories/Accounts"
+import { withRepositories } from "@troupe/storage/Repositories"
+import { AccountsRepository } from "@troupe/storage/repositories/Accounts"
+import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import * as Repo from "@troupe/storage/repositories/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -134,12 +135,14 @@ export class Workspaces extends Context.Service<
     Workspaces,
     Effect.gen(function* () {
       const sql = yield* SqlClient
+      const workspaces = yield* Repo.WorkspacesRepository
+      const accounts = yield* AccountsRepository
       const lifecycles = (yield* ActorHost).ref(workspaceActor)
-      const db = withDatabase(sql)
+      const db = yield* withRepositories(AccountsRepository, ExecutorsRepository)
 
       /** The rows with their owners and creators, read in one query. */
       const withPeople = (rows: ReadonlyArray<Repo.WorkspaceRow>) =>
-        Effect.map(Repo.people(rows.flatMap((row) => [row.owner_id, row.created_by])), (found) => {
+        Effect.map(workspaces.people(rows.flatMap((row) => [row.owner_id, row.created_by])), (found) => {
           const byId = new Map(found.map((person) => [person.id, person]))
           return rows.map((row): Workspace => {
             const owner = byId.get(row.owner_id)!
@@ -162,7 +165,7 @@ export class Workspaces extends Context.Service<
       const visible = (who: Caller, publicId: string) =>
         Effect.gen(function* () {
           if (!isUuid(publicId)) return yield* notFound()
-          const row = yield* Repo.findWorkspace(publicId)
+          const row = yield* workspaces.findWorkspace(publicId)
           if (!row || !canSee(row, who)) return yield* notFound()
           return row
         })
@@ -214,7 +217,7 @@ export class Workspaces extends Context.Service<
                   : { _tag: "Undedicated" }
                 : { _tag: "Any" }
             if (who.user.kind === "human" && filter.dedicatedToCurrentAgent) return []
-            const rows = yield* Repo.listVisible({
+            const rows = yield* workspaces.listVisible({
               accountId: who.human.accountId,
               viewerId: who.human.id,
               states: filter.states,
@@ -234,7 +237,7 @@ export class Workspaces extends Context.Service<
             const accessMode = (who.user.kind === "human" && members.access_mode) || "private"
             const at = yield* now
             const row = yield* Effect.gen(function* () {
-              const created = yield* Repo.insertWorkspace({
+              const created = yield* workspaces.insertWorkspace({
                 publicId: newPublicId(),
                 accountId: who.human.accountId,
                 ownerId: who.human.id,
@@ -275,7 +278,7 @@ export class Workspaces extends Context.Service<
         db(
           Effect.gen(function* () {
             const row = yield* ownerOnly(who, publicId, true)
-            const target = isUuid(targetPublicId) ? yield* Accounts.findUserByPublicId(targetPublicId) : undefined
+            const target = isUuid(targetPublicId) ? yield* accounts.findUserByPublicId(targetPublicId) : undefined
             if (
               !target ||
               target.account_id !== row.account_id ||
@@ -312,7 +315,7 @@ export class Workspaces extends Context.Service<
               .pipe(Effect.orDie)
             if (outcome._tag === "Vetoed") return yield* stale()
             if (outcome._tag === "Rejected") return yield* notActive(outcome.state)
-            return yield* withOwner((yield* Repo.findWorkspace(row.public_id))!)
+            return yield* withOwner((yield* workspaces.findWorkspace(row.public_id))!)
           })
         )
 
@@ -345,7 +348,7 @@ export class Workspaces extends Context.Service<
         )
 
       const principals = (who: Caller, publicId: string) =>
-        db(Effect.flatMap(visible(who, publicId), (row) => Repo.principals(row)))
+        db(Effect.flatMap(visible(who, publicId), (row) => workspaces.principals(row)))
 
       return Workspaces.of({
         list,

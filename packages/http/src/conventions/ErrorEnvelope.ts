@@ -62,7 +62,7 @@ const statusCodes: Record<number, string> = {
 }
 
 /** Built-in responses that bypass the error channel: the 415 text and empty error bodies. */
-const normalize = (door: Door) => (response: HttpServerResponse.HttpServerResponse) => {
+export const normalize = (door: Door, response: HttpServerResponse.HttpServerResponse) => {
   if (response.status === 415) {
     return respond(door, {
       status: 415,
@@ -77,19 +77,18 @@ const normalize = (door: Door) => (response: HttpServerResponse.HttpServerRespon
   return response
 }
 
-/** Turns every failure of `httpEffect` into `door`'s shape (defects are logged, not shown). */
-export const envelopeFailures = <R>(
-  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>,
-  door: Door
-): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
-  httpEffect.pipe(
-    Effect.map(normalize(door)),
-    Effect.catchCause((cause) => {
-      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-      const found = fromCause(cause)
-      const response = HttpServerResponse.isHttpServerResponse(found) ? normalize(door)(found) : respond(door, found)
-      return response.status >= 500
-        ? Effect.as(Effect.logError("request failed", cause), response)
-        : Effect.succeed(response)
-    })
-  )
+/**
+ * `door`'s answer to a failure: its shape for every failure (defects are logged, not shown);
+ * a cause of interruptions only stays a failure.
+ */
+export const answerFailure = (
+  door: Door,
+  cause: Cause.Cause<unknown>
+): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const found = fromCause(cause)
+  const response = HttpServerResponse.isHttpServerResponse(found) ? normalize(door, found) : respond(door, found)
+  return response.status >= 500
+    ? Effect.as(Effect.logError("request failed", cause), response)
+    : Effect.succeed(response)
+}

@@ -7,7 +7,7 @@ import { CurrentMemberCaller } from "@troupe/contracts/member/Caller"
 import { AgentCaller, NamedAgentName } from "@troupe/contracts/member/NamedAgents"
 import { NamedAgents, nameGrammar } from "@troupe/domain/agents/NamedAgents"
 import { Effect, Layer } from "effect"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
@@ -61,8 +61,7 @@ const handlers = HttpApiBuilder.group(
       .handle("put", ({ params, payload }) =>
         Effect.gen(function* () {
           const id = yield* agentId
-          const { agent, created } = yield* answerRefusals(named.put(id, params.name, payload))
-          return HttpServerResponse.jsonUnsafe({ agent }, { status: created ? 201 : 200 })
+          return yield* answerRefusals(named.put(id, params.name, payload))
         })
       )
       .handle("remove", ({ params }) =>

@@ -14,7 +14,6 @@ import { Context, Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
-import { parseLockVersion } from "../conventions/LockVersion.ts"
 import { type PageQuery, pageOf, parsePage, stringPairKey } from "../conventions/Pagination.ts"
 import { consume } from "../conventions/RateLimit.ts"
 
@@ -96,11 +95,10 @@ export const storeEntryRequests = {
     }),
 
   /** DELETE with `?lock_version=`. */
-  remove: (host: StoreEntryHost, storeEntryId: string, query: { readonly lock_version?: string | undefined }) =>
+  remove: (host: StoreEntryHost, storeEntryId: string, query: { readonly lock_version: number }) =>
     Effect.gen(function* () {
-      const lockVersion = yield* parseLockVersion(query.lock_version, "query")
       const entries = yield* StoreEntries
-      yield* answerRefusals(entries.remove(host, storeEntryId, lockVersion))
+      yield* answerRefusals(entries.remove(host, storeEntryId, query.lock_version))
     })
 }
 

@@ -7,7 +7,6 @@ import { type Workspace, type WorkspaceState, Workspaces } from "@troupe/domain/
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
-import { parseLockVersion } from "../conventions/LockVersion.ts"
 import { pageOf, parsePage, publicIdKey } from "../conventions/Pagination.ts"
 
 const stateGroups: Record<string, ReadonlyArray<WorkspaceState>> = {
@@ -86,12 +85,10 @@ export const WorkspacesHandlers = HttpApiBuilder.group(
         )
       )
       .handle("delete", ({ params, query }) =>
-        Effect.gen(function* () {
-          const lockVersion = yield* parseLockVersion(query.lock_version, "query")
-          return one(
-            yield* workspaces.lifecycle(yield* CurrentMemberCaller, params.workspace_id, "tombstone", lockVersion)
-          )
-        }).pipe(answerRefusals)
+        command((caller) => workspaces.lifecycle(caller, params.workspace_id, "tombstone", query.lock_version)).pipe(
+          Effect.map(one),
+          answerRefusals
+        )
       )
       .handle("messaging", ({ params }) =>
         command((caller) => workspaces.read(caller, params.workspace_id)).pipe(Effect.map(messagingOf), answerRefusals)

@@ -50,18 +50,20 @@ const presented = (request: HttpServerRequest.HttpServerRequest) => {
 
 const invalid = () => errors.unauthorized("The credential is not valid")
 
+type Refusal = ReturnType<typeof invalid>
+
 export const PlatformAuthenticationLive = Layer.effect(
   PlatformAuthentication,
   Effect.gen(function* () {
     const sessions = yield* Sessions
     const credentials = yield* Credentials
-    const callerOf = (credential: NonNullable<ReturnType<typeof presented>>) =>
-      Effect.gen(function* () {
-        if (credential.via === "bearer" && credential.token.startsWith(accessTokenFormat.prefix)) {
-          const grant = yield* credentials.authenticate(credential.token).pipe(Effect.mapError(invalid))
+    const accessTokenCaller = (token: string): Effect.Effect<PlatformCaller, Refusal> =>
+      credentials.authenticate(token).pipe(
+        Effect.mapError(invalid),
+        Effect.flatMap((grant) => {
           const user = grant.user
-          if (grant.plane !== "platform" || !user || user.kind !== "human") return yield* invalid()
-          return {
+          if (grant.plane !== "platform" || !user || user.kind !== "human") return Effect.fail(invalid())
+          return Effect.succeed({
             user: platformUserOf(user),
             credential: {
               kind: "access_token",
@@ -69,32 +71,49 @@ export const PlatformAuthenticationLive = Layer.effect(
               publicId: grant.credential.public_id,
               expiresAt: grant.credential.expires_at
             }
-          } satisfies PlatformCaller
-        }
-        const authenticated = yield* sessions.authenticate(credential.token).pipe(Effect.mapError(invalid))
-        const expected = credential.via === "bearer" ? "api" : "browser"
-        if (authenticated.session.kind !== expected) return yield* invalid()
-        return platformCallerOf(authenticated)
+          } satisfies PlatformCaller)
+        })
+      )
+    const sessionCaller = (token: string, expected: "api" | "browser"): Effect.Effect<PlatformCaller, Refusal> =>
+      Effect.matchEffect(sessions.authenticate(token), {
+        onFailure: () => Effect.fail(invalid()),
+        onSuccess: (authenticated) =>
+          authenticated.session.kind === expected
+            ? Effect.succeed(platformCallerOf(authenticated))
+            : Effect.fail(invalid())
       })
-    const authenticate = <A, E, R>(httpEffect: Effect.Effect<A, E, R>) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const credential = presented(request)
-        if (!credential) return yield* errors.unauthorized()
-        const caller = yield* callerOf(credential)
-        return yield* httpEffect.pipe(
-          Effect.provideService(CurrentPlatformCaller, caller),
-          Effect.provideService(CallerIdentity, { key: `user:${caller.user.id}` })
-        )
-      })
+    const callerOf = (credential: NonNullable<ReturnType<typeof presented>>) =>
+      credential.via === "bearer" && credential.token.startsWith(accessTokenFormat.prefix)
+        ? accessTokenCaller(credential.token)
+        : sessionCaller(credential.token, credential.via === "bearer" ? "api" : "browser")
     // One rule judges both schemes (a present Authorization header is authoritative, with no
-    // fallback to the cookie). Effect tries the schemes in order and answers with the last one's
-    // failure, so the cookie scheme steps aside and the bearer scheme, tried last, judges both.
-    // Its failure is never answered, so one made here serves every request.
-    const stepAside = Effect.fail(errors.unauthorized())
+    // fallback to the cookie). Effect tries the schemes in the contract's order, the bearer first,
+    // and answers a refusal with the last one's failure: so the bearer scheme judges the request
+    // and the cookie scheme, tried only after a refusal, answers that same refusal again.
+    const refusals = new WeakMap<HttpServerRequest.HttpServerRequest, Refusal>()
+    const authenticate = <A, E, R>(httpEffect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) => {
+        const credential = presented(request)
+        return Effect.matchEffect(credential ? callerOf(credential) : Effect.fail(errors.unauthorized()), {
+          onFailure: (refusal) => {
+            refusals.set(request, refusal)
+            return Effect.fail(refusal)
+          },
+          onSuccess: (caller) =>
+            httpEffect.pipe(
+              Effect.provideService(CurrentPlatformCaller, caller),
+              Effect.provideService(CallerIdentity, { key: `user:${caller.user.id}` })
+            )
+        })
+      })
+    const refused = Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) => {
+      const refusal = refusals.get(request)
+      refusals.delete(request)
+      return Effect.fail(refusal ?? errors.unauthorized())
+    })
     return PlatformAuthentication.of({
-      browser_session: () => stepAside,
-      platform_bearer: authenticate
+      platform_bearer: authenticate,
+      browser_session: () => refused
     })
   })
 )

@@ -1,5 +1,6 @@
-// Rows of `accounts` and `users`: the installation's one account and its people.
-import { Effect, Schema } from "effect"
+// Rows of `accounts` and `users`: the installation's one account and its people, as the
+// AccountsRepository service.
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isUuid } from "../Ids.ts"
 import * as Rows from "./Rows.ts"
@@ -40,13 +41,13 @@ export const UserRow = Schema.Struct({
 })
 export type UserRow = typeof UserRow.Type
 
-export const currentAccount = Rows.maybe("Accounts.currentAccount", {
+const currentAccount = Rows.maybe("Accounts.currentAccount", {
   Request: Schema.Void,
   Result: AccountRow,
   execute: (_, sql) => sql`SELECT id, public_id, created_at FROM accounts LIMIT 1`
 })(undefined)
 
-export const insertAccount = Rows.one("Accounts.insertAccount", {
+const insertAccount = Rows.one("Accounts.insertAccount", {
   Request: Schema.Struct({ publicId: Schema.String, now: Schema.Date }),
   Result: AccountRow,
   execute: (row, sql) => sql`
@@ -55,7 +56,7 @@ export const insertAccount = Rows.one("Accounts.insertAccount", {
 })
 
 /** Serializes account-level writes (first boot, handle allocation) inside the current transaction. */
-export const lockAccountWrites = Effect.flatMap(
+const lockAccountWrites = Effect.flatMap(
   SqlClient,
   (sql) => sql`SELECT pg_advisory_xact_lock(hashtext('troupe.account'))`
 )
@@ -68,7 +69,7 @@ const ownerOf = Rows.maybe("Accounts.findOwner", {
   execute: ({ id }, sql) => sql`SELECT * FROM users WHERE account_id = ${id} AND role = 'owner'`
 })
 
-export const findOwner = (accountId: bigint) => ownerOf({ id: accountId })
+const findOwner = (accountId: bigint) => ownerOf({ id: accountId })
 
 const userById = Rows.maybe("Accounts.findUserById", {
   Request: ById,
@@ -76,7 +77,7 @@ const userById = Rows.maybe("Accounts.findUserById", {
   execute: ({ id }, sql) => sql`SELECT * FROM users WHERE id = ${id}`
 })
 
-export const findUserById = (id: bigint) => userById({ id })
+const findUserById = (id: bigint) => userById({ id })
 
 const humanByEmail = Rows.maybe("Accounts.findHumanByEmail", {
   Request: Schema.Struct({ email: Schema.String }),
@@ -84,7 +85,7 @@ const humanByEmail = Rows.maybe("Accounts.findHumanByEmail", {
   execute: ({ email }, sql) => sql`SELECT * FROM users WHERE kind = 'human' AND lower(email) = lower(${email})`
 })
 
-export const findHumanByEmail = (email: string) => humanByEmail({ email })
+const findHumanByEmail = (email: string) => humanByEmail({ email })
 
 const handles = Rows.all("Accounts.handlesLike", {
   Request: Schema.Struct({ accountId: Schema.BigInt, base: Schema.String }),
@@ -95,7 +96,7 @@ const handles = Rows.all("Accounts.handlesLike", {
 })
 
 /** Handles in the account equal to `base` or shaped `base-N`. */
-export const handlesLike = (accountId: bigint, base: string) =>
+const handlesLike = (accountId: bigint, base: string) =>
   Effect.map(handles({ accountId, base }), (rows) => new Set(rows.map((row) => row.handle)))
 
 export const NewUser = Schema.Struct({
@@ -111,7 +112,7 @@ export const NewUser = Schema.Struct({
 })
 export type NewUser = typeof NewUser.Type
 
-export const insertUser = Rows.one("Accounts.insertUser", {
+const insertUser = Rows.one("Accounts.insertUser", {
   Request: NewUser,
   Result: UserRow,
   execute: (user, sql) => sql`
@@ -129,9 +130,9 @@ const humans = Rows.all("Accounts.listHumans", {
     SELECT * FROM users WHERE account_id = ${id} AND kind = 'human' ORDER BY id`
 })
 
-export const listHumans = (accountId: bigint) => humans({ id: accountId })
+const listHumans = (accountId: bigint) => humans({ id: accountId })
 
-export const setUserStatus = Effect.fnUntraced(function* (id: bigint, status: UserStatus, now: Date) {
+const setUserStatus = Effect.fnUntraced(function* (id: bigint, status: UserStatus, now: Date) {
   const sql = yield* SqlClient
   yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${id}`
 })
@@ -142,7 +143,27 @@ const userByPublicId = Rows.maybe("Accounts.findUserByPublicId", {
   execute: ({ publicId }, sql) => sql`SELECT * FROM users WHERE public_id = ${publicId}`
 })
 
-export const findUserByPublicId = Effect.fnUntraced(function* (publicId: string) {
+const findUserByPublicId = Effect.fnUntraced(function* (publicId: string) {
   if (!isUuid(publicId)) return undefined
   return yield* userByPublicId({ publicId })
 })
+
+export class AccountsRepository extends Context.Service<AccountsRepository>()("@troupe/storage/AccountsRepository", {
+  make: Effect.map(SqlClient, (sql) =>
+    Rows.bind(sql, {
+      currentAccount,
+      insertAccount,
+      lockAccountWrites,
+      findOwner,
+      findUserById,
+      findHumanByEmail,
+      handlesLike,
+      insertUser,
+      listHumans,
+      setUserStatus,
+      findUserByPublicId
+    })
+  )
+}) {
+  static readonly layer = Layer.effect(AccountsRepository, AccountsRepository.make)
+}

@@ -51,18 +51,6 @@ export const insertSnapshot = Effect.fnUntraced(function* (write: SnapshotWrite)
   return rows.length > 0
 })
 
-/** Writes the next snapshot only where `seq` is still `expectedSeq`; answers false on a conflict. */
-export const advanceSnapshot = Effect.fnUntraced(function* (write: SnapshotWrite, expectedSeq: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql`
-    UPDATE actor_snapshots
-    SET seq = seq + 1, version = ${write.version}, status = ${write.status}, state_value = ${write.stateValue},
-        snapshot = ${json(write.snapshot)}::jsonb, updated_at = ${write.now}
-    WHERE kind = ${write.kind} AND actor_id = ${write.actorId} AND seq = ${expectedSeq}
-    RETURNING seq`
-  return rows.length > 0
-})
-
 const snapshotOf = Rows.maybe("Actors.findSnapshot", {
   Request: ActorKey,
   Result: SnapshotRow,
@@ -153,28 +141,13 @@ export interface JournalWrite {
   readonly at: Date
 }
 
-/** A bus notice NOTIFYed by the journal's statement (PostgreSQL holds it until commit). */
-export interface Notice {
-  readonly channel: string
-  readonly payload: string
-}
-
-/**
- * Appends the journal row; on PostgreSQL the step's notices ride in the same statement
- * (`pg_notify`, held until commit), so they cost no round trip of their own.
- */
-export const appendJournal = Effect.fnUntraced(function* (entry: JournalWrite, notices: ReadonlyArray<Notice> = []) {
+/** Appends a journal row (a step's own is written by its statement, ActorSteps.ts). */
+export const appendJournal = Effect.fnUntraced(function* (entry: JournalWrite) {
   const sql = yield* SqlClient
-  const insert = sql`
+  yield* sql`
     INSERT INTO actor_journal (kind, actor_id, seq, event_type, event, from_state, to_state, actions, at)
     VALUES (${entry.kind}, ${entry.actorId}, ${entry.seq}, ${entry.event.type}, ${json(entry.event)}::jsonb,
             ${entry.fromState}, ${entry.toState}, ${json(entry.actions)}::jsonb, ${entry.at})`
-  yield* notices.length === 0
-    ? insert
-    : sql`
-    WITH journal AS (${insert})
-    SELECT pg_notify(m.channel, m.payload)
-    FROM unnest(${notices.map((n) => n.channel)}::text[], ${notices.map((n) => n.payload)}::text[]) AS m(channel, payload)`
 })
 
 export const JournalRow = Schema.Struct({
@@ -227,21 +200,11 @@ export const upsertTimer = Effect.fnUntraced(function* (timer: {
     DO UPDATE SET event = EXCLUDED.event, due_at = EXCLUDED.due_at, set_at_seq = EXCLUDED.set_at_seq`
 })
 
-export const deleteTimer = Effect.fnUntraced(function* (kind: string, actorId: string, timerId: string) {
-  const sql = yield* SqlClient
-  yield* sql`DELETE FROM actor_timers WHERE kind = ${kind} AND actor_id = ${actorId} AND timer_id = ${timerId}`
-})
-
 /** Deletes the timer row if it is still the one delivered (same row, same setting step). */
 export const consumeTimer = Effect.fnUntraced(function* (id: bigint, setAtSeq: bigint) {
   const sql = yield* SqlClient
   const rows = yield* sql`DELETE FROM actor_timers WHERE id = ${id} AND set_at_seq = ${setAtSeq} RETURNING id`
   return rows.length > 0
-})
-
-export const deleteActorTimers = Effect.fnUntraced(function* (kind: string, actorId: string) {
-  const sql = yield* SqlClient
-  yield* sql`DELETE FROM actor_timers WHERE kind = ${kind} AND actor_id = ${actorId}`
 })
 
 const timersOf = Rows.all("Actors.actorTimers", {
@@ -288,23 +251,6 @@ export const JobRow = Schema.Struct({
   finished_at: Schema.NullOr(Schema.Date)
 })
 export type JobRow = typeof JobRow.Type
-
-export const insertJob = Effect.fnUntraced(function* (job: {
-  readonly kind: string
-  readonly actorId: string
-  readonly seq: bigint
-  readonly actionIndex: number
-  readonly name: string
-  readonly params: unknown
-  readonly now: Date
-}) {
-  const sql = yield* SqlClient
-  yield* sql`
-    INSERT INTO actor_jobs (kind, actor_id, seq, action_index, name, params, state, next_attempt_at, created_at)
-    VALUES (${job.kind}, ${job.actorId}, ${job.seq}, ${job.actionIndex}, ${job.name}, ${json(job.params ?? null)}::jsonb,
-            'pending', ${job.now}, ${job.now})
-    ON CONFLICT (kind, actor_id, seq, action_index) DO NOTHING`
-})
 
 /** A lease: what is due at `now`, held until `leaseUntil`, at most `limit` rows. */
 const Lease = Schema.Struct({ now: Schema.Date, leaseUntil: Schema.Date, limit: Schema.Number })

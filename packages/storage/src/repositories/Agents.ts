@@ -1,6 +1,6 @@
 // Agent users: rows of `users` with kind agent, keyed by (account, agent_identifier), each
 // stewarded by one human.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isUuid } from "../Ids.ts"
 import { UserRow } from "./Accounts.ts"
@@ -23,7 +23,7 @@ const byIdentifier = Rows.maybe("Agents.findAgentByIdentifier", {
     FOR UPDATE`
 })
 
-export const findAgentByIdentifier = (accountId: bigint, agentIdentifier: string) =>
+const findAgentByIdentifier = (accountId: bigint, agentIdentifier: string) =>
   byIdentifier({ accountId, agentIdentifier })
 
 const byPublicId = Rows.maybe("Agents.findAgentByPublicId", {
@@ -32,12 +32,12 @@ const byPublicId = Rows.maybe("Agents.findAgentByPublicId", {
   execute: ({ publicId }, sql) => sql`SELECT * FROM users WHERE public_id = ${publicId} AND kind = 'agent'`
 })
 
-export const findAgentByPublicId = Effect.fnUntraced(function* (publicId: string) {
+const findAgentByPublicId = Effect.fnUntraced(function* (publicId: string) {
   if (!isUuid(publicId)) return undefined
   return yield* byPublicId({ publicId })
 })
 
-export const insertAgent = Rows.one("Agents.insertAgent", {
+const insertAgent = Rows.one("Agents.insertAgent", {
   Request: Schema.Struct({
     publicId: Schema.String,
     accountId: Schema.BigInt,
@@ -72,7 +72,7 @@ const reconnect = Rows.one("Agents.reconnectAgent", {
 })
 
 /** A winning connection: the agent is active again, under the steward's current generation. */
-export const reconnectAgent = (id: bigint, displayName: string, stewardGeneration: number, now: Date) =>
+const reconnectAgent = (id: bigint, displayName: string, stewardGeneration: number, now: Date) =>
   reconnect({ id, displayName, stewardGeneration, now })
 
 /** An agent with its live agent application, when it has one. */
@@ -94,9 +94,24 @@ const stewarded = Rows.all("Agents.listStewardedAgents", {
     ORDER BY u.display_name, u.id`
 })
 
-export const listStewardedAgents = (stewardId: bigint) => stewarded({ stewardId })
+const listStewardedAgents = (stewardId: bigint) => stewarded({ stewardId })
 
-export const setAgentStatus = Effect.fnUntraced(function* (id: bigint, status: "active" | "removed", now: Date) {
+const setAgentStatus = Effect.fnUntraced(function* (id: bigint, status: "active" | "removed", now: Date) {
   const sql = yield* SqlClient
   yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${id} AND kind = 'agent'`
 })
+
+export class AgentsRepository extends Context.Service<AgentsRepository>()("@troupe/storage/AgentsRepository", {
+  make: Effect.map(SqlClient, (sql) =>
+    Rows.bind(sql, {
+      findAgentByIdentifier,
+      findAgentByPublicId,
+      insertAgent,
+      reconnectAgent,
+      listStewardedAgents,
+      setAgentStatus
+    })
+  )
+}) {
+  static readonly layer = Layer.effect(AgentsRepository, AgentsRepository.make)
+}

@@ -1,5 +1,5 @@
 // Rows of `authorization_codes`: issued by the consent page, used once by the token exchange.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
@@ -19,7 +19,7 @@ export const AuthorizationCodeRow = Schema.Struct({
 })
 export type AuthorizationCodeRow = typeof AuthorizationCodeRow.Type
 
-export const insertCode = Effect.fnUntraced(function* (code: {
+const insertCode = Effect.fnUntraced(function* (code: {
   readonly lookup: string
   readonly salt: Uint8Array
   readonly digest: Uint8Array
@@ -45,12 +45,27 @@ const byLookup = Rows.maybe("AuthorizationCodes.findCode", {
   execute: ({ lookup }, sql) => sql`SELECT * FROM authorization_codes WHERE lookup = ${lookup} FOR UPDATE`
 })
 
-export const findCode = (lookup: string) => byLookup({ lookup })
+const findCode = (lookup: string) => byLookup({ lookup })
 
 /** Marks the code used; answers false when it already was (single use). */
-export const useCode = Effect.fnUntraced(function* (id: bigint, now: Date) {
+const useCode = Effect.fnUntraced(function* (id: bigint, now: Date) {
   const sql = yield* SqlClient
   const rows =
     yield* sql`UPDATE authorization_codes SET used_at = ${now} WHERE id = ${id} AND used_at IS NULL RETURNING id`
   return rows.length > 0
 })
+
+export class AuthorizationCodesRepository extends Context.Service<AuthorizationCodesRepository>()(
+  "@troupe/storage/AuthorizationCodesRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        insertCode,
+        findCode,
+        useCode
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(AuthorizationCodesRepository, AuthorizationCodesRepository.make)
+}

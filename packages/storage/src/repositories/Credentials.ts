@@ -1,6 +1,6 @@
 // Rows of `credential_lineages` and `credentials`: access and refresh tokens (lookup and salted
 // digest only), grouped in lineages that rotate independently.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
@@ -42,7 +42,7 @@ export const CredentialRow = Schema.Struct({
 })
 export type CredentialRow = typeof CredentialRow.Type
 
-export const insertLineage = Rows.one("Credentials.insertLineage", {
+const insertLineage = Rows.one("Credentials.insertLineage", {
   Request: Schema.Struct({
     publicId: Schema.String,
     holder: Holder,
@@ -76,7 +76,7 @@ export const NewCredential = Schema.Struct({
 })
 export type NewCredential = typeof NewCredential.Type
 
-export const insertCredential = Rows.one("Credentials.insertCredential", {
+const insertCredential = Rows.one("Credentials.insertCredential", {
   Request: NewCredential,
   Result: CredentialRow,
   execute: (credential, sql) => sql`
@@ -95,7 +95,7 @@ const byLookup = Rows.maybe("Credentials.findCredentialByLookup", {
   execute: ({ lookup }, sql) => sql`SELECT * FROM credentials WHERE lookup = ${lookup}`
 })
 
-export const findCredentialByLookup = (lookup: string) => byLookup({ lookup })
+const findCredentialByLookup = (lookup: string) => byLookup({ lookup })
 
 const lineageById = Rows.maybe("Credentials.findLineage", {
   Request: Schema.Struct({ id: Schema.BigInt }),
@@ -103,10 +103,10 @@ const lineageById = Rows.maybe("Credentials.findLineage", {
   execute: ({ id }, sql) => sql`SELECT * FROM credential_lineages WHERE id = ${id}`
 })
 
-export const findLineage = (id: bigint) => lineageById({ id })
+const findLineage = (id: bigint) => lineageById({ id })
 
 /** Marks every live credential of the lineage superseded (a rotation is about to mint new ones). */
-export const supersedeLineageCredentials = Effect.fnUntraced(function* (lineageId: bigint, now: Date) {
+const supersedeLineageCredentials = Effect.fnUntraced(function* (lineageId: bigint, now: Date) {
   const sql = yield* SqlClient
   yield* sql`
     UPDATE credentials SET superseded_at = ${now}
@@ -114,7 +114,7 @@ export const supersedeLineageCredentials = Effect.fnUntraced(function* (lineageI
 })
 
 /** Ends a lineage: it and every credential in it stop working. */
-export const revokeLineage = Effect.fnUntraced(function* (lineageId: bigint, now: Date) {
+const revokeLineage = Effect.fnUntraced(function* (lineageId: bigint, now: Date) {
   const sql = yield* SqlClient
   yield* sql`UPDATE credential_lineages SET revoked_at = ${now} WHERE id = ${lineageId} AND revoked_at IS NULL`
   yield* sql`UPDATE credentials SET revoked_at = ${now} WHERE lineage_id = ${lineageId} AND revoked_at IS NULL`
@@ -135,7 +135,7 @@ const liveLineages = Rows.all("Credentials.revokeHolderLineages", {
 })
 
 /** Ends every live lineage of a holder (a reconnect supersedes the previous device's). */
-export const revokeHolderLineages = Effect.fnUntraced(function* (
+const revokeHolderLineages = Effect.fnUntraced(function* (
   holder: Holder,
   owner: { readonly userId?: bigint; readonly executorId?: bigint },
   now: Date
@@ -154,7 +154,7 @@ const personalTokens = Rows.all("Credentials.listPersonalTokens", {
 })
 
 /** A human's personal access tokens (access credentials outside any lineage), newest first. */
-export const listPersonalTokens = (userId: bigint) => personalTokens({ userId })
+const listPersonalTokens = (userId: bigint) => personalTokens({ userId })
 
 const personalToken = Rows.maybe("Credentials.findPersonalToken", {
   Request: Schema.Struct({ userId: Schema.BigInt, publicId: Schema.String }),
@@ -165,18 +165,41 @@ const personalToken = Rows.maybe("Credentials.findPersonalToken", {
 })
 
 /** One of a human's personal access tokens, by its public id (a UUID). */
-export const findPersonalToken = (userId: bigint, publicId: string) => personalToken({ userId, publicId })
+const findPersonalToken = (userId: bigint, publicId: string) => personalToken({ userId, publicId })
 
-export const revokeCredential = Effect.fnUntraced(function* (id: bigint, now: Date) {
+const revokeCredential = Effect.fnUntraced(function* (id: bigint, now: Date) {
   const sql = yield* SqlClient
   yield* sql`UPDATE credentials SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`
 })
 
 /** Supersedes one credential if it is still current; answers false when another rotation won. */
-export const supersedeCredential = Effect.fnUntraced(function* (id: bigint, now: Date) {
+const supersedeCredential = Effect.fnUntraced(function* (id: bigint, now: Date) {
   const sql = yield* SqlClient
   const rows = yield* sql`
     UPDATE credentials SET superseded_at = ${now}
     WHERE id = ${id} AND superseded_at IS NULL AND revoked_at IS NULL RETURNING id`
   return rows.length > 0
 })
+
+export class CredentialsRepository extends Context.Service<CredentialsRepository>()(
+  "@troupe/storage/CredentialsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        insertLineage,
+        insertCredential,
+        findCredentialByLookup,
+        findLineage,
+        supersedeLineageCredentials,
+        revokeLineage,
+        revokeHolderLineages,
+        listPersonalTokens,
+        findPersonalToken,
+        revokeCredential,
+        supersedeCredential
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(CredentialsRepository, CredentialsRepository.make)
+}

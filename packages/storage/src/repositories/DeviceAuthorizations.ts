@@ -1,6 +1,6 @@
 // Rows of `device_authorizations`: one device connection transaction (device code digest, user
 // code, the validated request, polling state and the approval).
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isUuid } from "../Ids.ts"
 import * as Rows from "./Rows.ts"
@@ -39,7 +39,7 @@ export const DeviceAuthorizationRow = Schema.Struct({
 export type DeviceAuthorizationRow = typeof DeviceAuthorizationRow.Type
 
 /** Answers undefined when a unique value (such as a live user code) is already taken. */
-export const insertDeviceAuthorization = Rows.maybe("DeviceAuthorizations.insertDeviceAuthorization", {
+const insertDeviceAuthorization = Rows.maybe("DeviceAuthorizations.insertDeviceAuthorization", {
   Request: Schema.Struct({
     publicId: Schema.String,
     clientId: Schema.String,
@@ -68,7 +68,7 @@ const byDeviceLookup = Rows.maybe("DeviceAuthorizations.findByDeviceLookup", {
   execute: ({ lookup }, sql) => sql`SELECT * FROM device_authorizations WHERE device_lookup = ${lookup}`
 })
 
-export const findByDeviceLookup = (lookup: string) => byDeviceLookup({ lookup })
+const findByDeviceLookup = (lookup: string) => byDeviceLookup({ lookup })
 
 const liveByUserCode = Rows.maybe("DeviceAuthorizations.findLiveByUserCode", {
   Request: Schema.Struct({ userCode: Schema.String }),
@@ -77,7 +77,7 @@ const liveByUserCode = Rows.maybe("DeviceAuthorizations.findLiveByUserCode", {
     SELECT * FROM device_authorizations WHERE user_code = ${userCode} AND state IN ('pending', 'approved')`
 })
 
-export const findLiveByUserCode = (userCode: string) => liveByUserCode({ userCode })
+const findLiveByUserCode = (userCode: string) => liveByUserCode({ userCode })
 
 const byPublicId = Rows.maybe("DeviceAuthorizations.findByPublicId", {
   Request: Schema.Struct({ publicId: Schema.String }),
@@ -85,12 +85,12 @@ const byPublicId = Rows.maybe("DeviceAuthorizations.findByPublicId", {
   execute: ({ publicId }, sql) => sql`SELECT * FROM device_authorizations WHERE public_id = ${publicId}`
 })
 
-export const findByPublicId = Effect.fnUntraced(function* (publicId: string) {
+const findByPublicId = Effect.fnUntraced(function* (publicId: string) {
   if (!isUuid(publicId)) return undefined
   return yield* byPublicId({ publicId })
 })
 
-export const setDeviceState = Effect.fnUntraced(function* (
+const setDeviceState = Effect.fnUntraced(function* (
   publicId: string,
   state: DeviceState,
   approval?: { readonly approvedBy: bigint; readonly assignmentScope: DeviceAuthorizationRow["assignment_scope"] }
@@ -105,11 +105,7 @@ export const setDeviceState = Effect.fnUntraced(function* (
 })
 
 /** Mirrors a pending poll's pacing (the machine judged it): the accepted instant, the interval. */
-export const recordPoll = Effect.fnUntraced(function* (
-  publicId: string,
-  polledAt: Date | undefined,
-  intervalSeconds: number
-) {
+const recordPoll = Effect.fnUntraced(function* (publicId: string, polledAt: Date | undefined, intervalSeconds: number) {
   const sql = yield* SqlClient
   yield* sql`
     UPDATE device_authorizations
@@ -117,3 +113,21 @@ export const recordPoll = Effect.fnUntraced(function* (
         last_polled_at = ${polledAt === undefined ? sql`last_polled_at` : sql`${polledAt}`}
     WHERE public_id = ${publicId}`
 })
+
+export class DeviceAuthorizationsRepository extends Context.Service<DeviceAuthorizationsRepository>()(
+  "@troupe/storage/DeviceAuthorizationsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        insertDeviceAuthorization,
+        findByDeviceLookup,
+        findLiveByUserCode,
+        findByPublicId,
+        setDeviceState,
+        recordPoll
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(DeviceAuthorizationsRepository, DeviceAuthorizationsRepository.make)
+}

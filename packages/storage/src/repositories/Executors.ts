@@ -5,7 +5,7 @@
 // context; `display_name` and `announcement` take what its re-pair and announcement events carry.
 // `last_seen_at` and `connected_at` are presence marks the cable writes, outside any step
 // (docs/decisions.md "Executor addresses").
-import { Effect, Predicate, Schema } from "effect"
+import { Context, Effect, Layer, Predicate, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isUuid } from "../Ids.ts"
 import * as Rows from "./Rows.ts"
@@ -68,7 +68,7 @@ export const ExecutorRow = Schema.Struct({
 })
 export type ExecutorRow = typeof ExecutorRow.Type
 
-export const insertExecutor = Rows.one("Executors.insertExecutor", {
+const insertExecutor = Rows.one("Executors.insertExecutor", {
   Request: Schema.Struct({
     publicId: Schema.String,
     accountId: Schema.BigInt,
@@ -98,7 +98,7 @@ const byId = Rows.maybe("Executors.findExecutorById", {
   execute: ({ id }, sql) => sql`SELECT * FROM executors WHERE id = ${id}`
 })
 
-export const findExecutorById = (id: bigint) => byId({ id })
+const findExecutorById = (id: bigint) => byId({ id })
 
 const byPublicId = Rows.maybe("Executors.findExecutorByPublicId", {
   Request: Schema.Struct({ publicId: Schema.String }),
@@ -106,7 +106,7 @@ const byPublicId = Rows.maybe("Executors.findExecutorByPublicId", {
   execute: ({ publicId }, sql) => sql`SELECT * FROM executors WHERE public_id = ${publicId}`
 })
 
-export const findExecutorByPublicId = Effect.fnUntraced(function* (publicId: string) {
+const findExecutorByPublicId = Effect.fnUntraced(function* (publicId: string) {
   if (!isUuid(publicId)) return undefined
   return yield* byPublicId({ publicId })
 })
@@ -126,7 +126,7 @@ const liveRegistration = Rows.maybe("Executors.findLiveRegistration", {
 })
 
 /** The live machine address registered by `managerId` under `registrationIdentifier`. */
-export const findLiveRegistration = (accountId: bigint, managerId: bigint, registrationIdentifier: string) =>
+const findLiveRegistration = (accountId: bigint, managerId: bigint, registrationIdentifier: string) =>
   liveRegistration({ accountId, managerId, registrationIdentifier })
 
 const liveAgentApplication = Rows.maybe("Executors.findLiveAgentApplication", {
@@ -137,7 +137,7 @@ const liveAgentApplication = Rows.maybe("Executors.findLiveAgentApplication", {
     FOR UPDATE`
 })
 
-export const findLiveAgentApplication = (agentId: bigint) => liveAgentApplication({ id: agentId })
+const findLiveAgentApplication = (agentId: bigint) => liveAgentApplication({ id: agentId })
 
 const epochAfter = Rows.one("Executors.nextEpoch", {
   Request: ById,
@@ -153,10 +153,10 @@ const epochAfter = Rows.one("Executors.nextEpoch", {
  * every credential minted for it (a connection mints at the epoch it tells, before the address's
  * step mirrors it here). Read under the row lock the caller's FOR UPDATE holds.
  */
-export const nextEpoch = (id: bigint) => Effect.map(epochAfter({ id }), (row) => row.epoch)
+const nextEpoch = (id: bigint) => Effect.map(epochAfter({ id }), (row) => row.epoch)
 
 /** The binding's mirror of the address's epoch (never moved back), and a re-pair's new name. */
-export const recordEpoch = Effect.fnUntraced(function* (
+const recordEpoch = Effect.fnUntraced(function* (
   publicId: string,
   epoch: number,
   displayName: string | undefined,
@@ -169,7 +169,7 @@ export const recordEpoch = Effect.fnUntraced(function* (
     WHERE public_id = ${publicId}`
 })
 
-export const revokeExecutor = Effect.fnUntraced(function* (publicId: string, now: Date) {
+const revokeExecutor = Effect.fnUntraced(function* (publicId: string, now: Date) {
   const sql = yield* SqlClient
   yield* sql`
     UPDATE executors SET status = 'revoked', revoked_at = ${now}, updated_at = ${now}
@@ -185,7 +185,7 @@ const announce = Rows.maybe("Executors.replaceAnnouncement", {
 })
 
 /** The binding's write of an announcement: the active address's row as it now reads. */
-export const replaceAnnouncement = (publicId: string, announcement: Announcement, now: Date) =>
+const replaceAnnouncement = (publicId: string, announcement: Announcement, now: Date) =>
   announce({ publicId, announcement, now })
 
 const MachineKind = Schema.Literals(["runner", "tool_provider"])
@@ -202,7 +202,7 @@ export type DiscoverableRow = typeof DiscoverableRow.Type
  * Active machines (runners, tool providers) a member may discover: account-wide ones, the
  * user-private ones of `managerId`, and the agent-private ones of the given agents.
  */
-export const listDiscoverable = Rows.all("Executors.listDiscoverable", {
+const listDiscoverable = Rows.all("Executors.listDiscoverable", {
   Request: Schema.Struct({
     accountId: Schema.BigInt,
     managerId: Schema.BigInt,
@@ -230,18 +230,14 @@ const stewarded = Rows.all("Executors.stewardedAgentIds", {
 })
 
 /** The agents a human stewards. */
-export const stewardedAgentIds = (stewardId: bigint) =>
+const stewardedAgentIds = (stewardId: bigint) =>
   Effect.map(stewarded({ id: stewardId }), (rows) => rows.map((row) => row.id))
 
 /**
  * Presence marks: an inbox subscription opened or closed, or the executor was heard from. Not a
  * step of the address (a cable heartbeat every 10 s per socket): display-only columns.
  */
-export const markPresence = Effect.fnUntraced(function* (
-  id: bigint,
-  mark: "connected" | "seen" | "disconnected",
-  now: Date
-) {
+const markPresence = Effect.fnUntraced(function* (id: bigint, mark: "connected" | "seen" | "disconnected", now: Date) {
   const sql = yield* SqlClient
   yield* sql`
     UPDATE executors SET
@@ -260,4 +256,26 @@ const managedMachines = Rows.all("Executors.listManagedMachines", {
 })
 
 /** The machines a human connected (runners and tool providers), live ones first. */
-export const listManagedMachines = (managerId: bigint) => managedMachines({ id: managerId })
+const listManagedMachines = (managerId: bigint) => managedMachines({ id: managerId })
+
+export class ExecutorsRepository extends Context.Service<ExecutorsRepository>()("@troupe/storage/ExecutorsRepository", {
+  make: Effect.map(SqlClient, (sql) =>
+    Rows.bind(sql, {
+      insertExecutor,
+      findExecutorById,
+      findExecutorByPublicId,
+      findLiveRegistration,
+      findLiveAgentApplication,
+      nextEpoch,
+      recordEpoch,
+      revokeExecutor,
+      replaceAnnouncement,
+      listDiscoverable,
+      stewardedAgentIds,
+      markPresence,
+      listManagedMachines
+    })
+  )
+}) {
+  static readonly layer = Layer.effect(ExecutorsRepository, ExecutorsRepository.make)
+}

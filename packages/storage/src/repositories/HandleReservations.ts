@@ -1,6 +1,6 @@
 // Handles released by a rename: only a user's latest released name is reserved (one row per
 // user), for 14 days against every other member of the account.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
@@ -20,11 +20,11 @@ const reserved = Rows.all("HandleReservations.reservedLike", {
 })
 
 /** Handles equal to `base` or shaped `base…` that are reserved at `at` for someone else. */
-export const reservedLike = (accountId: bigint, base: string, at: Date, exceptUserId: bigint | null = null) =>
+const reservedLike = (accountId: bigint, base: string, at: Date, exceptUserId: bigint | null = null) =>
   Effect.map(reserved({ accountId, base, at, exceptUserId }), (rows) => new Set(rows.map((row) => row.handle)))
 
 /** Records the name a user just released, replacing the user's earlier reservation. */
-export const reserve = Effect.fnUntraced(function* (row: {
+const reserve = Effect.fnUntraced(function* (row: {
   readonly userId: bigint
   readonly accountId: bigint
   readonly handle: string
@@ -39,7 +39,22 @@ export const reserve = Effect.fnUntraced(function* (row: {
                                         expires_at = EXCLUDED.expires_at`
 })
 
-export const setHandle = Effect.fnUntraced(function* (userId: bigint, handle: string, now: Date) {
+const setHandle = Effect.fnUntraced(function* (userId: bigint, handle: string, now: Date) {
   const sql = yield* SqlClient
   yield* sql`UPDATE users SET handle = ${handle}, updated_at = ${now} WHERE id = ${userId}`
 })
+
+export class HandleReservationsRepository extends Context.Service<HandleReservationsRepository>()(
+  "@troupe/storage/HandleReservationsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        reservedLike,
+        reserve,
+        setHandle
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(HandleReservationsRepository, HandleReservationsRepository.make)
+}

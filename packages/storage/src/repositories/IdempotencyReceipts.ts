@@ -1,7 +1,7 @@
 // Rows of `idempotency_receipts`: (caller, route, key) → digest of the request and, once
 // completed, the response to replay verbatim within the replay window. A pending receipt names
 // the node lifetime that claimed it and when; a later write on that claim must match both.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
@@ -58,7 +58,7 @@ const receiptOf = Rows.maybe("IdempotencyReceipts.claim (existing receipt)", {
  * Claims the key for a new request: drops an expired receipt, then inserts a pending one.
  * Answers the new receipt's id, or the existing live receipt when the key is taken.
  */
-export const claim = Effect.fnUntraced(function* (
+const claim = Effect.fnUntraced(function* (
   k: ReceiptKey,
   digest: Uint8Array,
   lifetime: bigint,
@@ -76,7 +76,7 @@ export const claim = Effect.fnUntraced(function* (
 })
 
 /** Keeps the response, unless the claim was taken over meanwhile. */
-export const complete = Effect.fnUntraced(function* (
+const complete = Effect.fnUntraced(function* (
   c: Claim,
   response: { readonly status: number; readonly headers: Record<string, string>; readonly body: string }
 ) {
@@ -89,7 +89,7 @@ export const complete = Effect.fnUntraced(function* (
 })
 
 /** Frees the key, unless the claim was taken over meanwhile. */
-export const release = Effect.fnUntraced(function* (c: Claim) {
+const release = Effect.fnUntraced(function* (c: Claim) {
   const sql = yield* SqlClient
   yield* sql`
     DELETE FROM idempotency_receipts
@@ -100,12 +100,7 @@ export const release = Effect.fnUntraced(function* (c: Claim) {
  * Takes over a pending receipt whose request died, if it is still as it was seen (no one else
  * took it over first). Answers the new claim.
  */
-export const takeOver = Effect.fnUntraced(function* (
-  seen: ReceiptRow,
-  digest: Uint8Array,
-  lifetime: bigint,
-  now: Date
-) {
+const takeOver = Effect.fnUntraced(function* (seen: ReceiptRow, digest: Uint8Array, lifetime: bigint, now: Date) {
   const sql = yield* SqlClient
   const rows = yield* sql`
     UPDATE idempotency_receipts SET request_digest = ${digest}, lifetime_id = ${lifetime}, created_at = ${now}
@@ -115,7 +110,24 @@ export const takeOver = Effect.fnUntraced(function* (
   return rows.length > 0 ? { id: seen.id, lifetime, at: now } : undefined
 })
 
-export const reapExpired = Effect.fnUntraced(function* (now: Date) {
+const reapExpired = Effect.fnUntraced(function* (now: Date) {
   const sql = yield* SqlClient
   yield* sql`DELETE FROM idempotency_receipts WHERE expires_at <= ${now}`
 })
+
+export class IdempotencyReceiptsRepository extends Context.Service<IdempotencyReceiptsRepository>()(
+  "@troupe/storage/IdempotencyReceiptsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        claim,
+        complete,
+        release,
+        takeOver,
+        reapExpired
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(IdempotencyReceiptsRepository, IdempotencyReceiptsRepository.make)
+}

@@ -1,5 +1,5 @@
 // Rows of `installation_secrets`: random keys made once per installation (e.g. the CSRF key).
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
@@ -10,10 +10,23 @@ const secret = Rows.one("InstallationSecrets.getOrCreate", {
 })
 
 /** The secret named `name`, storing `candidate` first when there is none yet. */
-export const getOrCreate = Effect.fnUntraced(function* (name: string, candidate: Uint8Array, now: Date) {
+const getOrCreate = Effect.fnUntraced(function* (name: string, candidate: Uint8Array, now: Date) {
   const sql = yield* SqlClient
   yield* sql`
     INSERT INTO installation_secrets (name, value, created_at) VALUES (${name}, ${candidate}, ${now})
     ON CONFLICT (name) DO NOTHING`
   return (yield* secret({ name })).value
 })
+
+export class InstallationSecretsRepository extends Context.Service<InstallationSecretsRepository>()(
+  "@troupe/storage/InstallationSecretsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        getOrCreate
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(InstallationSecretsRepository, InstallationSecretsRepository.make)
+}

@@ -1,6 +1,6 @@
 // Rows of `memory_documents` (text under a path on an anchor) and `memory_anchors` (the
 // per-anchor row writes lock). Rules (scopes, grammar, limits, fencing) live in the domain.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
@@ -54,7 +54,7 @@ const pathClause = (sql: SqlClient, under: string | undefined) => {
 }
 
 /** Takes the anchor's row lock for the rest of the transaction (creating the row the first time). */
-export const lockAnchor = Effect.fnUntraced(function* (anchor: Anchor) {
+const lockAnchor = Effect.fnUntraced(function* (anchor: Anchor) {
   const sql = yield* SqlClient
   yield* sql`
     INSERT INTO memory_anchors (anchor_kind, anchor_id, speaker_id) VALUES (${anchor.kind}, ${anchor.id}, ${speakerOf(anchor)})
@@ -73,7 +73,7 @@ const count = Rows.one("Memory.countDocuments", {
     WHERE anchor_kind = ${anchor.kind} AND anchor_id = ${anchor.id} AND speaker_id = ${speakerOf(anchor)}`
 })
 
-export const countDocuments = (anchor: Anchor) => Effect.map(count(anchor), (row) => row.count)
+const countDocuments = (anchor: Anchor) => Effect.map(count(anchor), (row) => row.count)
 
 const documentAt = Rows.maybe("Memory.findDocument", {
   Request: Schema.Struct({ anchor: Anchor, path: Schema.String, lock: Schema.Boolean }),
@@ -86,7 +86,7 @@ const documentAt = Rows.maybe("Memory.findDocument", {
 })
 
 /** The document at `path` on the anchor; `lock` takes its row for update. */
-export const findDocument = (anchor: Anchor, path: string, lock = false) => documentAt({ anchor, path, lock })
+const findDocument = (anchor: Anchor, path: string, lock = false) => documentAt({ anchor, path, lock })
 
 const summaries = Rows.all("Memory.listDocuments", {
   Request: Schema.Struct({ anchors: Schema.Array(Anchor) }),
@@ -98,7 +98,7 @@ const summaries = Rows.all("Memory.listDocuments", {
 })
 
 /** Every document of the anchors (without content), in byte order of path. */
-export const listDocuments = (anchors: ReadonlyArray<Anchor>) => summaries({ anchors })
+const listDocuments = (anchors: ReadonlyArray<Anchor>) => summaries({ anchors })
 
 const texts = Rows.all("Memory.documentTexts", {
   Request: Schema.Struct({ anchors: Schema.Array(Anchor), under: Schema.UndefinedOr(Schema.String) }),
@@ -110,7 +110,7 @@ const texts = Rows.all("Memory.documentTexts", {
 })
 
 /** Path and content of the anchors' documents (optionally only `under` a path), in path order. */
-export const documentTexts = (anchors: ReadonlyArray<Anchor>, under: string | undefined) => texts({ anchors, under })
+const documentTexts = (anchors: ReadonlyArray<Anchor>, under: string | undefined) => texts({ anchors, under })
 
 export const DocumentWrite = Schema.Struct({
   content: Schema.String,
@@ -134,7 +134,7 @@ const insert = Rows.one("Memory.insertDocument", {
     RETURNING id, public_id, path, content, description, bytesize, lock_version, written_at`
 })
 
-export const insertDocument = (
+const insertDocument = (
   anchor: Anchor,
   document: DocumentWrite & { readonly publicId: string; readonly path: string }
 ) => insert({ anchor, document })
@@ -155,9 +155,26 @@ const replace = Rows.one("Memory.replaceDocument", {
  * Replaces content and description of the document with this internal id; lock_version advances
  * (after 2147483647 it starts again at 0) and written_at is now.
  */
-export const replaceDocument = (id: bigint, document: DocumentWrite) => replace({ id, document })
+const replaceDocument = (id: bigint, document: DocumentWrite) => replace({ id, document })
 
-export const deleteDocument = Effect.fnUntraced(function* (id: bigint) {
+const deleteDocument = Effect.fnUntraced(function* (id: bigint) {
   const sql = yield* SqlClient
   yield* sql`DELETE FROM memory_documents WHERE id = ${id}`
 })
+
+export class MemoryRepository extends Context.Service<MemoryRepository>()("@troupe/storage/MemoryRepository", {
+  make: Effect.map(SqlClient, (sql) =>
+    Rows.bind(sql, {
+      lockAnchor,
+      countDocuments,
+      findDocument,
+      listDocuments,
+      documentTexts,
+      insertDocument,
+      replaceDocument,
+      deleteDocument
+    })
+  )
+}) {
+  static readonly layer = Layer.effect(MemoryRepository, MemoryRepository.make)
+}

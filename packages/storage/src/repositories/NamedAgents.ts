@@ -1,7 +1,7 @@
 // Named agent definitions: agent users (kind agent) declared by a paired agent, with their side
 // row in `named_agents` (name, scope, description, system prompt, revision). The configuration
 // lives on the user row (`users.configuration`), like any agent's.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { AgentRow } from "./Agents.ts"
 import * as Rows from "./Rows.ts"
@@ -39,7 +39,7 @@ const agentRowByIdentifier = Rows.maybe("NamedAgents.findAgentRowByIdentifier", 
 })
 
 /** The agent row holding `agent_identifier` in the account, named or paired, removed included. */
-export const findAgentRowByIdentifier = (accountId: bigint, agentIdentifier: string) =>
+const findAgentRowByIdentifier = (accountId: bigint, agentIdentifier: string) =>
   agentRowByIdentifier({ accountId, agentIdentifier })
 
 const byName = Rows.maybe("NamedAgents.findByName", {
@@ -51,7 +51,7 @@ const byName = Rows.maybe("NamedAgents.findByName", {
 })
 
 /** A declarer's definition by name (active or removed); `lock` takes the row for update. */
-export const findByName = (derivedFromId: bigint, name: string, lock = false) => byName({ derivedFromId, name, lock })
+const findByName = (derivedFromId: bigint, name: string, lock = false) => byName({ derivedFromId, name, lock })
 
 const byUserId = Rows.maybe("NamedAgents.findByUserId", {
   Request: Schema.Struct({ userId: Schema.BigInt }),
@@ -59,7 +59,7 @@ const byUserId = Rows.maybe("NamedAgents.findByUserId", {
   execute: ({ userId }, sql) => sql`${selectNamed(sql)} WHERE n.user_id = ${userId}`
 })
 
-export const findByUserId = (userId: bigint) => byUserId({ userId })
+const findByUserId = (userId: bigint) => byUserId({ userId })
 
 const visible = Rows.all("NamedAgents.listVisible", {
   Request: Schema.Struct({ declarerId: Schema.BigInt, stewardId: Schema.BigInt }),
@@ -72,7 +72,7 @@ const visible = Rows.all("NamedAgents.listVisible", {
 })
 
 /** The declarer's own active rows of both scopes plus the steward's other published rows. */
-export const listVisible = (declarerId: bigint, stewardId: bigint) => visible({ declarerId, stewardId })
+const listVisible = (declarerId: bigint, stewardId: bigint) => visible({ declarerId, stewardId })
 
 export interface NamedAgentWrite {
   readonly displayName: string
@@ -105,7 +105,7 @@ const insertNamedUser = Rows.one("NamedAgents.insertNamed", {
     RETURNING id`
 })
 
-export const insertNamed = Effect.fnUntraced(function* (
+const insertNamed = Effect.fnUntraced(function* (
   row: NamedAgentWrite & {
     readonly publicId: string
     readonly accountId: bigint
@@ -126,11 +126,7 @@ export const insertNamed = Effect.fnUntraced(function* (
 })
 
 /** Whole replacement (and restore): active again under the steward's current generation. */
-export const replaceNamed = Effect.fnUntraced(function* (
-  userId: bigint,
-  stewardGeneration: number,
-  write: NamedAgentWrite
-) {
+const replaceNamed = Effect.fnUntraced(function* (userId: bigint, stewardGeneration: number, write: NamedAgentWrite) {
   const sql = yield* SqlClient
   yield* sql`
     UPDATE users SET status = 'active', display_name = ${write.displayName}, steward_generation = ${stewardGeneration},
@@ -142,14 +138,14 @@ export const replaceNamed = Effect.fnUntraced(function* (
     WHERE user_id = ${userId}`
 })
 
-export const setNamedStatus = Effect.fnUntraced(function* (userId: bigint, status: "active" | "removed", now: Date) {
+const setNamedStatus = Effect.fnUntraced(function* (userId: bigint, status: "active" | "removed", now: Date) {
   const sql = yield* SqlClient
   yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${userId}`
   yield* sql`UPDATE named_agents SET revision = revision + 1 WHERE user_id = ${userId}`
 })
 
 /** Instance-scope definitions go with their declarer (steward-scope ones survive it). */
-export const removeInstanceDefinitions = Effect.fnUntraced(function* (declarerId: bigint, now: Date) {
+const removeInstanceDefinitions = Effect.fnUntraced(function* (declarerId: bigint, now: Date) {
   const sql = yield* SqlClient
   yield* sql`
     UPDATE users SET status = 'removed', updated_at = ${now}
@@ -158,7 +154,28 @@ export const removeInstanceDefinitions = Effect.fnUntraced(function* (declarerId
 })
 
 /** Serializes definition writes of one declarer inside the current transaction. */
-export const lockDeclarer = Effect.fnUntraced(function* (declarerId: bigint) {
+const lockDeclarer = Effect.fnUntraced(function* (declarerId: bigint) {
   const sql = yield* SqlClient
   yield* sql`SELECT pg_advisory_xact_lock(hashtext('troupe.named_agents'), hashtext(${String(declarerId)}))`
 })
+
+export class NamedAgentsRepository extends Context.Service<NamedAgentsRepository>()(
+  "@troupe/storage/NamedAgentsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        findAgentRowByIdentifier,
+        findByName,
+        findByUserId,
+        listVisible,
+        insertNamed,
+        replaceNamed,
+        setNamedStatus,
+        removeInstanceDefinitions,
+        lockDeclarer
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(NamedAgentsRepository, NamedAgentsRepository.make)
+}

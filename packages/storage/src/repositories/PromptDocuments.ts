@@ -1,7 +1,7 @@
 // Rows of `prompt_documents`: a host's (a user's or a workspace's) document per slot. A deleted
 // document keeps its row with no content, so its version goes on counting writes. Slots, roles,
 // macros and limits are the domain's rules.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
@@ -39,7 +39,7 @@ const summaries = Rows.all("PromptDocuments.listDocuments", {
     ORDER BY slot COLLATE "C"`
 })
 
-export const listDocuments = (host: Host) => summaries(host)
+const listDocuments = (host: Host) => summaries(host)
 
 const inSlot = Rows.maybe("PromptDocuments.findDocument", {
   Request: Schema.Struct({ host: Host, slot: Schema.String }),
@@ -49,7 +49,7 @@ const inSlot = Rows.maybe("PromptDocuments.findDocument", {
     WHERE ${hostColumn(sql, host)} = ${host.id} AND slot = ${slot} AND content IS NOT NULL`
 })
 
-export const findDocument = (host: Host, slot: string) => inSlot({ host, slot })
+const findDocument = (host: Host, slot: string) => inSlot({ host, slot })
 
 const write = Rows.one("PromptDocuments.writeDocument", {
   Request: Schema.Struct({
@@ -71,14 +71,14 @@ const write = Rows.one("PromptDocuments.writeDocument", {
 })
 
 /** Writes the slot's document whole (one more write on its version); answers the new row. */
-export const writeDocument = (
+const writeDocument = (
   host: Host,
   document: { readonly slot: string; readonly role: Role; readonly content: string; readonly bytesize: number },
   now: Date
 ) => write({ host, document, now })
 
 /** Empties the slot; answers whether it held a document. */
-export const deleteDocument = Effect.fnUntraced(function* (host: Host, slot: string) {
+const deleteDocument = Effect.fnUntraced(function* (host: Host, slot: string) {
   const sql = yield* SqlClient
   const rows = yield* sql`
     UPDATE prompt_documents SET content = NULL
@@ -86,3 +86,19 @@ export const deleteDocument = Effect.fnUntraced(function* (host: Host, slot: str
     RETURNING id`
   return rows.length > 0
 })
+
+export class PromptDocumentsRepository extends Context.Service<PromptDocumentsRepository>()(
+  "@troupe/storage/PromptDocumentsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        listDocuments,
+        findDocument,
+        writeDocument,
+        deleteDocument
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(PromptDocumentsRepository, PromptDocumentsRepository.make)
+}

@@ -1,5 +1,6 @@
 // Rows of `rate_limit_windows`: fixed-window hit counters keyed by (scope, subject, window start).
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
 const count = Rows.one("RateLimitWindows.hit", {
@@ -17,5 +18,18 @@ const count = Rows.one("RateLimitWindows.hit", {
 })
 
 /** Counts one hit in the window and answers the window's total; older windows of the subject go. */
-export const hit = (scope: string, subject: string, windowStart: Date) =>
+const hit = (scope: string, subject: string, windowStart: Date) =>
   Effect.map(count({ scope, subject, windowStart }), (row) => row.hits)
+
+export class RateLimitWindowsRepository extends Context.Service<RateLimitWindowsRepository>()(
+  "@troupe/storage/RateLimitWindowsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        hit
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(RateLimitWindowsRepository, RateLimitWindowsRepository.make)
+}

@@ -1,6 +1,7 @@
 // How repositories read rows: each query is an `SqlSchema` query on the ambient SqlClient, its
 // parameters and rows described by Schemas declared beside it. A row the schema refuses is a
-// defect naming the query (the code and the table disagree; no caller can answer that).
+// defect naming the query (the code and the table disagree; no caller can answer that). A
+// repository's service holds its operations bound to the SqlClient its layer captured (`bind`).
 import { Effect, Option, type Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -66,4 +67,33 @@ export const one = <Req extends Schema.Constraint, Res extends Schema.Constraint
       Effect.catchTag("SchemaError", schemaDefect(name)),
       Effect.catchTag("NoSuchElementError", defect(name, "the statement answered no row"))
     )
+}
+
+/** An operation on the ambient SqlClient, as a repository service holds it: needing no client. */
+type Bound<Operation> =
+  Operation extends Effect.Effect<infer A, infer E, infer R>
+    ? Effect.Effect<A, E, Exclude<R, SqlClient>>
+    : Operation extends (...args: infer P) => Effect.Effect<infer A, infer E, infer R>
+      ? (...args: P) => Effect.Effect<A, E, Exclude<R, SqlClient>>
+      : never
+
+type Operation = Effect.Effect<any, any, any> | ((...args: any) => Effect.Effect<any, any, any>)
+
+/**
+ * The operations run on `sql`. A bound operation called inside the caller's `sql.withTransaction`
+ * joins that transaction: the transaction rides on the fiber, not on the client.
+ */
+export const bind = <Operations extends Readonly<Record<string, Operation>>>(
+  sql: SqlClient,
+  operations: Operations
+): { readonly [Name in keyof Operations]: Bound<Operations[Name]> } => {
+  const onSql = Effect.provideService(SqlClient, sql)
+  const bound: Record<string, unknown> = {}
+  for (const [name, operation] of Object.entries(operations)) {
+    bound[name] =
+      typeof operation === "function"
+        ? (...args: ReadonlyArray<unknown>) => onSql(operation(...args))
+        : onSql(operation)
+  }
+  return bound as { readonly [Name in keyof Operations]: Bound<Operations[Name]> }
 }

@@ -1,6 +1,6 @@
 // Rows of `sessions`: API (bearer) and browser (cookie) sessions, stored as lookup id plus a
 // salted digest of the secret.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
@@ -33,7 +33,7 @@ export const NewSession = Schema.Struct({
 })
 export type NewSession = typeof NewSession.Type
 
-export const insertSession = Rows.one("Sessions.insertSession", {
+const insertSession = Rows.one("Sessions.insertSession", {
   Request: NewSession,
   Result: SessionRow,
   execute: (session, sql) => sql`
@@ -49,12 +49,24 @@ const byLookup = Rows.maybe("Sessions.findSessionByLookup", {
   execute: ({ lookup }, sql) => sql`SELECT * FROM sessions WHERE lookup = ${lookup}`
 })
 
-export const findSessionByLookup = (lookup: string) => byLookup({ lookup })
+const findSessionByLookup = (lookup: string) => byLookup({ lookup })
 
 /** Records the session's lifecycle state (written by the API session actor's steps). */
-export const setSessionState = Effect.fnUntraced(function* (publicId: string, state: "revoked" | "expired", at: Date) {
+const setSessionState = Effect.fnUntraced(function* (publicId: string, state: "revoked" | "expired", at: Date) {
   const sql = yield* SqlClient
   yield* sql`
     UPDATE sessions SET state = ${state}, revoked_at = ${state === "revoked" ? at : null}
     WHERE public_id = ${publicId} AND state = 'active'`
 })
+
+export class SessionsRepository extends Context.Service<SessionsRepository>()("@troupe/storage/SessionsRepository", {
+  make: Effect.map(SqlClient, (sql) =>
+    Rows.bind(sql, {
+      insertSession,
+      findSessionByLookup,
+      setSessionState
+    })
+  )
+}) {
+  static readonly layer = Layer.effect(SessionsRepository, SessionsRepository.make)
+}

@@ -1,6 +1,6 @@
 // Rows of `store_entries` (JSON values under (namespace, key) on a host) and `store_entry_hosts`
 // (the per-host row creates lock). Rules (limits, grammar, fencing) live in the domain.
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
@@ -32,7 +32,7 @@ export type StoreEntryRow = typeof StoreEntryRow.Type
 const summaryColumns = "id, public_id, host_kind, host_id, namespace, key, lock_version, created_at, updated_at"
 
 /** Takes the host's row lock for the rest of the transaction (creating the row the first time). */
-export const lockHost = Effect.fnUntraced(function* (host: Host) {
+const lockHost = Effect.fnUntraced(function* (host: Host) {
   const sql = yield* SqlClient
   yield* sql`
     INSERT INTO store_entry_hosts (host_kind, host_id) VALUES (${host.kind}, ${host.id})
@@ -47,7 +47,7 @@ const count = Rows.one("StoreEntries.countEntries", {
     SELECT count(*)::int AS count FROM store_entries WHERE host_kind = ${host.kind} AND host_id = ${host.id}`
 })
 
-export const countEntries = (host: Host) => Effect.map(count(host), (row) => row.count)
+const countEntries = (host: Host) => Effect.map(count(host), (row) => row.count)
 
 const byKey = Rows.maybe("StoreEntries.findByKey", {
   Request: Schema.Struct({ host: Host, namespace: Schema.String, key: Schema.String }),
@@ -57,10 +57,10 @@ const byKey = Rows.maybe("StoreEntries.findByKey", {
     WHERE host_kind = ${host.kind} AND host_id = ${host.id} AND namespace = ${namespace} AND key = ${key}`
 })
 
-export const findByKey = (host: Host, namespace: string, key: string) => byKey({ host, namespace, key })
+const findByKey = (host: Host, namespace: string, key: string) => byKey({ host, namespace, key })
 
 /** Inserts an entry; answers undefined when the host already has one under (namespace, key). */
-export const insertEntry = Rows.maybe("StoreEntries.insertEntry", {
+const insertEntry = Rows.maybe("StoreEntries.insertEntry", {
   Request: Schema.Struct({
     publicId: Schema.String,
     host: Host,
@@ -86,7 +86,7 @@ const byPublicId = Rows.maybe("StoreEntries.findEntry", {
     SELECT * FROM store_entries WHERE host_kind = ${host.kind} AND host_id = ${host.id} AND public_id = ${publicId}`
 })
 
-export const findEntry = (host: Host, publicId: string) => byPublicId({ host, publicId })
+const findEntry = (host: Host, publicId: string) => byPublicId({ host, publicId })
 
 const PageOptions = Schema.Struct({
   after: Schema.UndefinedOr(Schema.Tuple([Schema.String, Schema.String])),
@@ -114,7 +114,7 @@ const page = Rows.all("StoreEntries.listEntries", {
 })
 
 /** One keyset page over (namespace, key) in byte order, after the given key when there is one. */
-export const listEntries = (
+const listEntries = (
   host: Host,
   options: {
     readonly after: readonly [namespace: string, key: string] | undefined
@@ -145,11 +145,11 @@ const replace = Rows.maybe("StoreEntries.replaceValue", {
  * Replaces the value where the entry still has the presented lock_version, which then advances
  * (after 2147483647 it starts again at 0). Answers undefined when nothing matched.
  */
-export const replaceValue = (host: Host, publicId: string, lockVersion: number, valueJson: string, now: Date) =>
+const replaceValue = (host: Host, publicId: string, lockVersion: number, valueJson: string, now: Date) =>
   replace({ host, publicId, lockVersion, valueJson, now })
 
 /** Deletes the entry where it still has the presented lock_version; answers whether it did. */
-export const deleteEntry = Effect.fnUntraced(function* (host: Host, publicId: string, lockVersion: number) {
+const deleteEntry = Effect.fnUntraced(function* (host: Host, publicId: string, lockVersion: number) {
   const sql = yield* SqlClient
   const rows = yield* sql`
     DELETE FROM store_entries
@@ -158,3 +158,23 @@ export const deleteEntry = Effect.fnUntraced(function* (host: Host, publicId: st
     RETURNING id`
   return rows.length > 0
 })
+
+export class StoreEntriesRepository extends Context.Service<StoreEntriesRepository>()(
+  "@troupe/storage/StoreEntriesRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        lockHost,
+        countEntries,
+        findByKey,
+        insertEntry,
+        findEntry,
+        listEntries,
+        replaceValue,
+        deleteEntry
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(StoreEntriesRepository, StoreEntriesRepository.make)
+}

@@ -1,5 +1,6 @@
-// Rows of `workspaces`.
-import { Schema } from "effect"
+// Rows of `workspaces`, as the WorkspacesRepository service.
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
 
 export const WorkspaceState = Schema.Literals(["active", "archiving", "archived", "restoring", "tombstoned"])
@@ -37,7 +38,7 @@ export const WorkspaceRow = Schema.Struct({
 })
 export type WorkspaceRow = typeof WorkspaceRow.Type
 
-export const insertWorkspace = Rows.one("Workspaces.insertWorkspace", {
+const insertWorkspace = Rows.one("Workspaces.insertWorkspace", {
   Request: Schema.Struct({
     publicId: Schema.String,
     accountId: Schema.BigInt,
@@ -65,7 +66,7 @@ const byPublicId = Rows.maybe("Workspaces.findWorkspace", {
   execute: ({ publicId }, sql) => sql`SELECT * FROM workspaces WHERE public_id = ${publicId}`
 })
 
-export const findWorkspace = (publicId: string) => byPublicId({ publicId })
+const findWorkspace = (publicId: string) => byPublicId({ publicId })
 
 export const Changes = Schema.Struct({
   name: Schema.optional(Schema.String),
@@ -109,7 +110,7 @@ const update = Rows.maybe("Workspaces.updateWorkspace", {
  * Applies the changes where the lock_version is still `expected` (any when undefined) and bumps
  * it; answers the new row, or undefined when the version moved on.
  */
-export const updateWorkspace = (id: bigint, expected: number | undefined, changes: Changes, now: Date) =>
+const updateWorkspace = (id: bigint, expected: number | undefined, changes: Changes, now: Date) =>
   update({ id, expected, changes, now })
 
 export const ListFilter = Schema.Struct({
@@ -128,7 +129,7 @@ export const ListFilter = Schema.Struct({
 })
 export type ListFilter = typeof ListFilter.Type
 
-export const listVisible = Rows.all("Workspaces.listVisible", {
+const listVisible = Rows.all("Workspaces.listVisible", {
   Request: ListFilter,
   Result: WorkspaceRow,
   execute: (filter, sql) => {
@@ -171,7 +172,7 @@ const peopleOf = Rows.all("Workspaces.people", {
 })
 
 /** The users named by `ids`, in one query. */
-export const people = (ids: ReadonlyArray<bigint>) => peopleOf({ ids })
+const people = (ids: ReadonlyArray<bigint>) => peopleOf({ ids })
 
 export const PrincipalRow = Schema.Struct({
   public_id: Schema.String,
@@ -202,4 +203,15 @@ const principalsOf = Rows.all("Workspaces.principals", {
 })
 
 /** Who can reach the workspace: humans with access and the active agents they steward. */
-export const principals = (workspace: WorkspaceRow) => principalsOf(workspace)
+const principals = (workspace: WorkspaceRow) => principalsOf(workspace)
+
+export class WorkspacesRepository extends Context.Service<WorkspacesRepository>()(
+  "@troupe/storage/WorkspacesRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, { insertWorkspace, findWorkspace, updateWorkspace, listVisible, people, principals })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(WorkspacesRepository, WorkspacesRepository.make)
+}
