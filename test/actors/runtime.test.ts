@@ -389,4 +389,20 @@ describe.runIf(await postgresReachable())("two nodes on one PostgreSQL", () => {
       await other.dispose()
     }
   })
+
+  it("a quarantine lifted by an operator on another node lets the actor go on where it was quarantined", async () => {
+    if (database.config._tag !== "postgres") return
+    const other = await startRuntime(database, clock, [binding])
+    try {
+      const id = await newWorker()
+      await runtime.run(Effect.exit((await host()).send("worker", id, { type: "explode" })))
+      // This node now holds the quarantined snapshot in memory.
+      const refused = await runtime.run(Effect.exit((await host()).send("worker", id, { type: "count" })))
+      expect(Exit.isFailure(refused) && JSON.stringify(refused.cause)).toContain("ActorQuarantined")
+      expect(await other.run((await other.host()).restartActor("worker", id))).toBe(true)
+      expect(await send(id, { type: "count" })).toMatchObject({ _tag: "Accepted", seq: 2n })
+    } finally {
+      await other.dispose()
+    }
+  })
 })
