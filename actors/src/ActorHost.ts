@@ -32,7 +32,7 @@ import {
 import { ActorExists, ActorNotFound, ActorQuarantined, InvalidMessage, UnknownKind } from "./Errors.ts"
 import { type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.ts"
 import { noticeSender } from "./Notices.ts"
-import { type DeliveryRef, Placement } from "./Placement.ts"
+import { type DeliveryRef, deliveryTarget, Placement } from "./Placement.ts"
 import { netTimers, planActions, type StepPlan, stateText, UnboundAction } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
 import { initialTransitionOf, restore, transitionOf } from "./Snapshots.ts"
@@ -612,12 +612,7 @@ export class ActorHost extends Context.Service<
 
         const deliver = (delivery: Delivery, delivered: unknown, placed = true) =>
           Effect.gen(function* () {
-            const [kind, actorId] =
-              delivery._tag === "Timer"
-                ? [delivery.timer.kind, delivery.timer.actor_id]
-                : delivery._tag === "Job"
-                  ? [delivery.job.kind, delivery.job.actor_id]
-                  : [delivery.message.to_kind, delivery.message.to_actor_id]
+            const [kind, actorId] = deliveryTarget(delivery)
             if (placed && !placement.here(kind, actorId)) return yield* placement.deliver(delivery, delivered)
             const binding = bindings.get(kind)
             const event =

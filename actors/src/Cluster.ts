@@ -12,7 +12,7 @@ import { Rpc } from "effect/rpc"
 import { ActorHost } from "./ActorHost.ts"
 import { type ActorEvent, Bindings } from "./Binding.ts"
 import { ActorNotFound, ActorQuarantined, InvalidMessage } from "./Errors.ts"
-import { type DeliveryRef, type PlacedDelivery, type PlacedOutcome, Placement } from "./Placement.ts"
+import { type DeliveryRef, deliveryTarget, type PlacedDelivery, type PlacedOutcome, Placement } from "./Placement.ts"
 
 const Bytes = Schema.Uint8Array
 
@@ -36,11 +36,15 @@ const unpack = <A>(bytes: Uint8Array): A => deserialize(bytes) as A
 /** How long a hand-off keeps trying while shards move (a node died, or joined). */
 const handOffPatience = Duration.seconds(30)
 
+/** What the actor's host answers, as opposed to what the cluster answers about reaching it. */
+const isActorRefusal = (error: unknown): error is ActorNotFound | ActorQuarantined | InvalidMessage =>
+  error instanceof ActorNotFound || error instanceof ActorQuarantined || error instanceof InvalidMessage
+
 /** Retries what the cluster answers while an actor's shard has no reachable holder. */
-const untilPlaced = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
+const untilPlaced = <A, E>(effect: Effect.Effect<A, E>) =>
   effect.pipe(
     Effect.retry({
-      while: (error) => !["ActorNotFound", "ActorQuarantined", "InvalidMessage"].includes(error._tag),
+      while: (error) => !isActorRefusal(error),
       schedule: Schedule.max([Schedule.spaced("200 millis"), Schedule.during(handOffPatience)])
     })
   )
@@ -69,25 +73,18 @@ export const clusterPlacement = Layer.effect(
       const id = EntityId.make(actorId)
       return sharding.hasShardId(sharding.getShardId(id, entity.getShardGroup(id)))
     }
-    const targetOf = (delivery: DeliveryRef): readonly [string, string] =>
-      delivery._tag === "Timer"
-        ? [delivery.timer.kind, delivery.timer.actor_id]
-        : delivery._tag === "Job"
-          ? [delivery.job.kind, delivery.job.actor_id]
-          : [delivery.message.to_kind, delivery.message.to_actor_id]
     return Placement.of({
       here,
       send: (kind, actorId, event) =>
         untilPlaced(clientOf(kind)(actorId).Step({ event: pack(event) })).pipe(
           Effect.map((bytes) => unpack<PlacedOutcome>(bytes)),
           Effect.catchIf(
-            (error): error is Exclude<typeof error, ActorNotFound | ActorQuarantined | InvalidMessage> =>
-              !(error instanceof ActorNotFound || error instanceof ActorQuarantined || error instanceof InvalidMessage),
+            (error) => !isActorRefusal(error),
             (error) => Effect.die(error)
           )
         ),
       deliver: (delivery, event) => {
-        const [kind, actorId] = targetOf(delivery)
+        const [kind, actorId] = deliveryTarget(delivery)
         return untilPlaced(clientOf(kind)(actorId).Deliver({ delivery: pack(delivery), event: pack(event) })).pipe(
           Effect.map((result): PlacedDelivery => result),
           Effect.orDie

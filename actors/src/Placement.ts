@@ -45,6 +45,14 @@ export type DeliveryRef =
       }
     }
 
+/** The actor a delivery is for: its kind and id. */
+export const deliveryTarget = (delivery: DeliveryRef): readonly [kind: string, actorId: string] =>
+  delivery._tag === "Timer"
+    ? [delivery.timer.kind, delivery.timer.actor_id]
+    : delivery._tag === "Job"
+      ? [delivery.job.kind, delivery.job.actor_id]
+      : [delivery.message.to_kind, delivery.message.to_actor_id]
+
 export class Placement extends Context.Service<
   Placement,
   {
