@@ -133,7 +133,7 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
       })
     )
 
-    it.effect("sessions: found by lookup; their state is recorded once", () =>
+    it.effect("sessions: found by lookup with their user; their state is recorded once", () =>
       Effect.gen(function* () {
         const accounts = yield* AccountsRepository
         const sessions = yield* SessionsRepository
@@ -148,17 +148,18 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
           issuedAt: at("2026-01-01T00:00:00Z"),
           expiresAt: at("2026-01-31T00:00:00Z")
         })
-        const found = (yield* sessions.findSessionByLookup("lookup-contract-1"))!
+        const { session: found, user } = (yield* sessions.findSessionWithUser("lookup-contract-1"))!
+        assert.deepStrictEqual(user, owner)
         assert.strictEqual(found.id, session.id)
         assert.deepStrictEqual([...found.salt], [1, 2, 3])
         assert.deepStrictEqual([...found.digest], [4, 5, 6])
         assert.strictEqual(found.state, "active")
         yield* sessions.setSessionState(session.public_id, "revoked", at("2026-01-02T00:00:00Z"))
         yield* sessions.setSessionState(session.public_id, "expired", at("2026-01-03T00:00:00Z"))
-        const revoked = (yield* sessions.findSessionByLookup("lookup-contract-1"))!
+        const revoked = (yield* sessions.findSessionWithUser("lookup-contract-1"))!.session
         assert.strictEqual(revoked.state, "revoked")
         assert.strictEqual(revoked.revoked_at?.toISOString(), "2026-01-02T00:00:00.000Z")
-        assert.isUndefined(yield* sessions.findSessionByLookup("absent"))
+        assert.isUndefined(yield* sessions.findSessionWithUser("absent"))
       })
     )
 

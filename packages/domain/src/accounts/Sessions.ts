@@ -7,7 +7,7 @@ import { sessionLifeMillis } from "@troupe/machines/apiSession/effects"
 import { newPublicId } from "@troupe/storage/Ids"
 import { AccountsRepository, type UserRow } from "@troupe/storage/repositories/Accounts"
 import * as Repo from "@troupe/storage/repositories/Sessions"
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { InvalidCredentials, Unauthenticated } from "../kernel/Errors.ts"
 import { now } from "../kernel/Now.ts"
@@ -82,22 +82,28 @@ export class Sessions extends Context.Service<
           return { session, user, token: minted.token }
         }).pipe(Effect.catchTag("SqlError", Effect.die))
 
-      const authenticate = (token: string) =>
-        Effect.gen(function* () {
-          const parsed = parseSessionToken(token)
-          if (!parsed) return yield* new Unauthenticated()
-          const session = yield* rows.findSessionByLookup(parsed.lookup)
-          if (!session || !sessionSecretMatches(parsed.secret, session.salt, session.digest)) {
-            return yield* new Unauthenticated()
-          }
-          const at = yield* now
-          if (session.state !== "active" || at.getTime() >= session.expires_at.getTime()) {
-            return yield* new Unauthenticated()
-          }
-          const user = yield* accounts.findUserById(session.user_id)
-          if (user?.kind !== "human" || user.status !== "active") return yield* new Unauthenticated()
-          return { session, user }
-        }).pipe(Effect.catchTag("SqlError", Effect.die))
+      // Every authenticated request runs this: one statement reads the session with its user (no
+      // cache, so a revocation bites on the next request on every node), then plain checks.
+      const live = (found: Authenticated | undefined, secret: string, at: number): found is Authenticated =>
+        found !== undefined &&
+        sessionSecretMatches(secret, found.session.salt, found.session.digest) &&
+        found.session.state === "active" &&
+        at < found.session.expires_at.getTime() &&
+        found.user.kind === "human" &&
+        found.user.status === "active"
+
+      const authenticate = (token: string): Effect.Effect<Authenticated, Unauthenticated> => {
+        const parsed = parseSessionToken(token)
+        if (!parsed) return Effect.fail(new Unauthenticated())
+        return rows.findSessionWithUser(parsed.lookup).pipe(
+          Effect.orDie,
+          Effect.flatMap((found) =>
+            Effect.flatMap(Clock.currentTimeMillis, (at) =>
+              live(found, parsed.secret, at) ? Effect.succeed(found) : Effect.fail(new Unauthenticated())
+            )
+          )
+        )
+      }
 
       const revoke = (sessionPublicId: string) =>
         sessions.send(sessionPublicId, { type: "session.revoke" }).pipe(Effect.asVoid, Effect.orDie)

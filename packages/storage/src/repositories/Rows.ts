@@ -2,7 +2,7 @@
 // parameters and rows described by Schemas declared beside it. A row the schema refuses is a
 // defect naming the query (the code and the table disagree; no caller can answer that). A
 // repository's service holds its operations bound to the SqlClient its layer captured (`bind`).
-import { Effect, Option, type Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as SqlSchema from "effect/sql/SqlSchema"
@@ -46,14 +46,24 @@ export const all = <Req extends Schema.Constraint, Res extends Schema.Constraint
     Effect.catchTag(find(request), "SchemaError", schemaDefect(name))
 }
 
-/** The first row the statement answers, decoded; undefined when it answers none. */
+/**
+ * The first row the statement answers, decoded; undefined when it answers none. Written out
+ * rather than through `SqlSchema.findOneOption` (no Option to wrap and unwrap, and the request's
+ * encoding, an Exit, applied eagerly): sessions are read this way on every authenticated request.
+ */
 export const maybe = <Req extends Schema.Constraint, Res extends Schema.Constraint>(
   name: string,
   query: Query<Req, Res>
 ) => {
-  const find = SqlSchema.findOneOption(onSql(query))
+  const encode = Schema.encodeEffect(query.Request)
+  const decode = Schema.decodeUnknownEffect(query.Result)
+  const { execute } = onSql(query)
+  const first = (rows: ReadonlyArray<unknown>) => (rows.length === 0 ? Effect.undefined : decode(rows[0]))
   return (request: Req["Type"]): Effect.Effect<Res["Type"] | undefined, SqlError, Services<Req, Res>> =>
-    find(request).pipe(Effect.map(Option.getOrUndefined), Effect.catchTag("SchemaError", schemaDefect(name)))
+    Effect.flatMapEager(encode(request), execute).pipe(
+      Effect.flatMap(first),
+      Effect.catchTag("SchemaError", schemaDefect(name))
+    )
 }
 
 /** The first row of a statement that always answers one (an INSERT or UPDATE ... RETURNING), decoded. */

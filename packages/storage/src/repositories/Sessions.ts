@@ -1,7 +1,8 @@
 // Rows of `sessions`: API (bearer) and browser (cookie) sessions, stored as lookup id plus a
-// salted digest of the secret.
+// salted digest of the secret; a session is read with its user's row in one statement.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { UserRow } from "./Accounts.ts"
 import * as Rows from "./Rows.ts"
 
 const SessionKind = Schema.Literals(["api", "browser"])
@@ -43,13 +44,31 @@ const insertSession = Rows.one("Sessions.insertSession", {
     RETURNING *`
 })
 
-const byLookup = Rows.maybe("Sessions.findSessionByLookup", {
+/** The session's columns, named `session_<column>` beside the user's own in the joined row. */
+const sessionColumns = Object.keys(SessionRow.fields)
+const sessionSelect = sessionColumns.map((column) => `s.${column} AS session_${column}`).join(", ")
+
+/** A joined row as the session row and the user row (the extra columns are ignored by UserRow). */
+const nested = (row: Record<string, unknown>) => {
+  const session: Record<string, unknown> = {}
+  for (const column of sessionColumns) session[column] = row[`session_${column}`]
+  return { session, user: row }
+}
+
+const withUserByLookup = Rows.maybe("Sessions.findSessionWithUser", {
   Request: Schema.Struct({ lookup: Schema.String }),
-  Result: SessionRow,
-  execute: ({ lookup }, sql) => sql`SELECT * FROM sessions WHERE lookup = ${lookup}`
+  Result: Schema.Struct({ session: SessionRow, user: UserRow }),
+  execute: ({ lookup }, sql) =>
+    Effect.map(
+      sql<Record<string, unknown>>`
+        SELECT ${sql.literal(sessionSelect)}, u.* FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.lookup = ${lookup}`,
+      (rows) => rows.map(nested)
+    )
 })
 
-const findSessionByLookup = (lookup: string) => byLookup({ lookup })
+/** The session for a lookup id with its user, read together (every request's authentication). */
+const findSessionWithUser = (lookup: string) => withUserByLookup({ lookup })
 
 /** Records the session's lifecycle state (written by the API session actor's steps). */
 const setSessionState = Effect.fnUntraced(function* (publicId: string, state: "revoked" | "expired", at: Date) {
@@ -63,7 +82,7 @@ export class SessionsRepository extends Context.Service<SessionsRepository>()("@
   make: Effect.map(SqlClient, (sql) =>
     Rows.bind(sql, {
       insertSession,
-      findSessionByLookup,
+      findSessionWithUser,
       setSessionState
     })
   )
