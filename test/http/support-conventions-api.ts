@@ -11,10 +11,10 @@ import {
   Unprocessable
 } from "@troupe/contracts/Errors"
 import { type CallerIdentity, Idempotent } from "@troupe/contracts/Idempotency"
+import { LockVersion } from "@troupe/contracts/LockVersion"
 import { PageQuery, Pagination } from "@troupe/contracts/Pagination"
 import { CurrentPlatformCaller, PlatformAuthentication } from "@troupe/contracts/platform/Caller"
 import { visibleOrNotFound } from "@troupe/http/conventions/Concealment"
-import { parseLockVersion, requireCurrent } from "@troupe/http/conventions/LockVersion"
 import { type Key, pageOf, parsePage } from "@troupe/http/conventions/Pagination"
 import { ApiMiddleware } from "@troupe/http/Routes"
 import { Effect, Layer, Schema } from "effect"
@@ -60,7 +60,7 @@ export class ConventionsTestApi extends HttpApi.make("conventions-test").add(
     }),
     HttpApiEndpoint.post("lock", "/test/lock", {
       query: { current: Schema.Int },
-      payload: Schema.Struct({ lock_version: Schema.optional(Schema.Unknown) }),
+      payload: Schema.Struct({ lock_version: LockVersion }),
       success: Schema.Struct({ lock_version: Schema.Number }),
       error: [BadRequest, Conflict]
     }),
@@ -109,9 +109,13 @@ const ConventionsTestHandlers = HttpApiBuilder.group(ConventionsTestApi, "t", (h
     )
     .handle("lock", ({ query, payload }) =>
       Effect.gen(function* () {
-        const presented = yield* parseLockVersion(payload.lock_version)
-        yield* requireCurrent(presented, query.current)
-        return { lock_version: presented }
+        if (payload.lock_version !== query.current) {
+          return yield* errors.conflict(
+            "stale_object",
+            "The resource changed since you read it; read it again and retry"
+          )
+        }
+        return { lock_version: payload.lock_version }
       })
     )
     .handle("createWidget", ({ payload }) =>
