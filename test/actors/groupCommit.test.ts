@@ -1,7 +1,6 @@
 // Grouped commit (HostOptions.groupCommit): steps of different actors ready together commit in
 // one transaction, each under its own seq fence, and a step that fails sinks no other.
 import { defaultHostOptions } from "@troupe/actors/ActorHost"
-import { newPublicId } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/Actors"
 import { Clock, Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -28,12 +27,7 @@ afterAll(async () => {
   await database?.drop()
 })
 
-const newWorkers = async (count: number) => {
-  const host = await runtime.host()
-  const ids = Array.from({ length: count }, () => newPublicId())
-  for (const id of ids) await runtime.run(host.create("worker", id, { start: 0 }))
-  return ids
-}
+const newWorkers = (count: number) => runtime.newWorkers("worker", count)
 
 describe("grouped commit", () => {
   it("commits steps of several actors waiting together in one transaction, each fenced by its seq", async () => {

@@ -3,7 +3,6 @@
 // leaves the others written, and a statement that fails as a whole (two steps appending to one
 // stream) is written step by step.
 import { defaultHostOptions } from "@troupe/actors/ActorHost"
-import { newPublicId } from "@troupe/storage/Ids"
 import * as Repo from "@troupe/storage/repositories/Actors"
 import { Clock, Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -32,12 +31,7 @@ afterAll(async () => {
   await database?.drop()
 })
 
-const newWorkers = async (kind: string, count: number) => {
-  const host = await runtime.host()
-  const ids = Array.from({ length: count }, () => newPublicId())
-  for (const id of ids) await runtime.run(host.create(kind, id, { start: 0 }))
-  return ids
-}
+const newWorkers = (kind: string, count: number) => runtime.newWorkers(kind, count)
 
 const pingAll = async (kind: string, ids: ReadonlyArray<string>) => {
   const host = await runtime.host()

@@ -7,6 +7,7 @@ import { MessageRunner } from "@troupe/actors/MessageRunner"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { TimerRunner } from "@troupe/actors/TimerRunner"
 import { migratedDatabase } from "@troupe/server/Server"
+import { newPublicId } from "@troupe/storage/Ids"
 import { Clock, Effect, Layer, ManagedRuntime, References } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { MovableClock } from "../support/clock.ts"
@@ -35,6 +36,12 @@ export const startRuntime = async (
     runDueTimers: () => run(Effect.flatMap(TimerRunner, (runner) => runner.runDue)),
     runReadyJobs: () => run(Effect.flatMap(JobRunner, (runner) => runner.runReady)),
     runReadyMessages: () => run(Effect.flatMap(MessageRunner, (runner) => runner.runReady)),
+    /** Starts `count` workers of `kind` (the worker machine's input), answering their ids. */
+    newWorkers: async (kind: string, count: number) => {
+      const ids = Array.from({ length: count }, () => newPublicId())
+      for (const id of ids) await run(Effect.flatMap(ActorHost, (host) => host.create(kind, id, { start: 0 })))
+      return ids
+    },
     dispose: () => runtime.dispose()
   }
 }
