@@ -1,4 +1,4 @@
-// `npm run bench`: two scenarios, each beside its own baseline measured in the same run on the
+// `npm run bench`: six scenarios, each beside its own baseline measured in the same run on the
 // same fresh database (`troupe_bench_<random>` on BENCH_DATABASE_URL or 127.0.0.1:5432, dropped
 // at the end; the embedded database, with one connection, when PostgreSQL does not answer):
 // actor steps per second through the runtime against the same writes as bare SQL (below), then memory grep at the limits against fetching and scanning the same bytes once
@@ -32,7 +32,13 @@
 // Third, the HTTP scenario (scripts/bench/http.ts): `troupe serve` against a bare node:http twin
 // answering the same bytes, for the static OAuth metadata and an authenticated profile read,
 // under wrk (or a Node load client) on a database of its own.
-// `npm run bench -- http` (or `steps`, `grep`, several) runs only the scenarios named.
+// Fourth, replay (scripts/bench/replay.ts): a 10,000-item stream read through Streams.read in pages
+// of 200 against a bare keyset SELECT of the same rows, on the migrated database. Fifth, inference
+// (scripts/bench/inference.ts): local/echo inference requests created and followed to completed
+// against the bare actor step in the same runtime, on a database of its own.
+// Sixth, uploads (scripts/bench/uploads.ts): a 50 MiB upload through `troupe serve` against writing
+// the same bytes with fs, and the server's resident set during 20 concurrent 50 MiB uploads.
+// `npm run bench -- http` (or `steps`, `grep`, `replay`, `inference`, `uploads`, several) runs only the scenarios named.
 import { mkdir, writeFile } from "node:fs/promises"
 import { NodeRuntime } from "@effect/platform-node"
 import { ActorHost, defaultHostOptions, type HostOptions } from "@troupe/actors/ActorHost"
@@ -44,8 +50,11 @@ import { baselineStepper, checkWrites, seedBaseline } from "./bench/baseline.ts"
 import { benchDatabase, poolSize } from "./bench/database.ts"
 import { type GrepFigures, grepHeader, grepTable, memoryGrep } from "./bench/grep.ts"
 import { type HttpReport, httpScenario, httpTable } from "./bench/http.ts"
+import { type InferenceReport, inferenceHeader, inferenceScenario, inferenceTable } from "./bench/inference.ts"
 import { benchBinding, benchKind, countEvent } from "./bench/machine.ts"
 import { alternateSides, formatTable, type Sample, type Timing } from "./bench/measure.ts"
+import { type ReplayLevel, replayHeader, replayScenario, replayTable } from "./bench/replay.ts"
+import { type UploadReport, uploadScenario, uploadTable } from "./bench/uploads.ts"
 
 const levels = [1, 4, 16]
 /** The grouped-commit variant's host option (actors/src/GroupCommit.ts). */
@@ -56,7 +65,8 @@ const measureMillis = Math.round(Number(process.env.BENCH_SECONDS ?? 3) * 1000)
 const timing: Timing = { warmupMillis, roundMillis, measureMillis }
 const resultsDir = new URL("../bench/results/", import.meta.url)
 const named = new Set(process.argv.slice(2))
-const runs = (scenario: "steps" | "grep" | "http") => named.size === 0 || named.has(scenario)
+const runs = (scenario: "steps" | "grep" | "replay" | "inference" | "http" | "uploads") =>
+  named.size === 0 || named.has(scenario)
 
 interface Level {
   readonly concurrency: number
@@ -163,8 +173,25 @@ const program = Effect.gen(function* () {
     : []
   if (runs("grep")) yield* Console.log(grepTable(grep))
 
+  if (runs("replay")) yield* Console.log(replayHeader)
+  const replay: ReadonlyArray<ReplayLevel> = runs("replay")
+    ? yield* replayScenario(timing).pipe(
+        Effect.provide(
+          migratedDatabase(database.config).pipe(Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn")))
+        )
+      )
+    : []
+  if (runs("replay")) yield* Console.log(replayTable(replay))
+
+  if (runs("inference")) yield* Console.log(inferenceHeader)
+  const inference: InferenceReport | undefined = runs("inference") ? yield* inferenceScenario(timing) : undefined
+  if (inference) yield* Console.log(inferenceTable(inference))
+
   const http: HttpReport | undefined = runs("http") ? yield* httpScenario(measureMillis) : undefined
   if (http) yield* Console.log(httpTable(http))
+
+  const uploads: UploadReport | undefined = runs("uploads") ? yield* uploadScenario : undefined
+  if (uploads) yield* Console.log(uploadTable(uploads))
 
   const report = {
     startedAt: startedAt.toISOString(),
@@ -187,7 +214,25 @@ const program = Effect.gen(function* () {
       ratio: "grep p50 / baseline p50, lower is better",
       patterns: grep
     },
-    http
+    replay: {
+      stream: "10,000 text_delta items of one inference request, read from the start in pages of 200",
+      baseline: "the same columns of the same rows as bare keyset SELECTs in pages of 200",
+      ratio: "Streams items/s ÷ bare items/s",
+      levels: replay
+    },
+    inference: inference && {
+      request: 'local/echo, input "hello there", created through InferenceRequests.create, awaited to completed',
+      baseline: "ActorHost.send of one event to a counter actor, one actor per fiber at the same concurrency",
+      ratio: "requests/s ÷ bare steps/s; stepRatio = ratio × stepsPerRequest",
+      ...inference
+    },
+    http,
+    uploads: uploads && {
+      upload: "POST /agent_api/v1/uploads to troupe serve, one upload[file] part streamed by node:http, until the 201",
+      baseline: "writeFile of the same bytes to a file in the same data directory, then fsync",
+      twin: "a bare node:http server streaming the same request's body to a file with fs, fsynced",
+      ...uploads
+    }
   }
   yield* Effect.promise(async () => {
     await mkdir(resultsDir, { recursive: true })

@@ -29,7 +29,16 @@ export interface JobInfo {
   readonly actorId: string
   readonly seq: bigint
   readonly actionIndex: number
+  /** 1 on the first run; more when an earlier run failed or its runner died holding the lease. */
   readonly attempt: number
+  /**
+   * Steps the job's own actor with a progress event while the job runs (a long job's partial
+   * results): "applied" when the actor took it, "refused" when it no longer accepts it (the job
+   * should stop). Not deduplicated: the machine judges a repeat by what the event carries.
+   */
+  readonly report: (event: ActorEvent) => Effect.Effect<"applied" | "refused">
+  /** The actor's current state value as last committed (to notice a cancellation while waiting). */
+  readonly actorState: Effect.Effect<string | undefined>
 }
 
 /**
@@ -74,8 +83,14 @@ export type RowHandler<Params, Reply> = (
   step: StepInfo
 ) => Effect.Effect<Reply, Veto | SqlError, SqlClient | TransactionalActors>
 
-/** After-commit work; answers the event to report back to the actor, if any. Failures retry. */
-export type JobHandler<Params, Event> = (params: Params, job: JobInfo) => Effect.Effect<Event | undefined, unknown>
+/**
+ * After-commit work; answers the event to report back to the actor, if any. Failures retry. It
+ * may read rows through the runner's SqlClient (what it writes belongs to no actor's subject).
+ */
+export type JobHandler<Params, Event> = (
+  params: Params,
+  job: JobInfo
+) => Effect.Effect<Event | undefined, unknown, SqlClient>
 
 type RowHandlers<E extends MachineEntry> = {
   readonly [N in EffectName<E>]?: RowHandler<ParamsOf<E["machine"], N>, unknown>
@@ -147,7 +162,7 @@ type ErasedRowHandler = {
 }["handle"]
 
 type ErasedJobHandler = {
-  handle(params: unknown, job: JobInfo): Effect.Effect<ActorEvent | undefined, unknown>
+  handle(params: unknown, job: JobInfo): Effect.Effect<ActorEvent | undefined, unknown, SqlClient>
 }["handle"]
 
 /** What `create` is given for a kind. */

@@ -1,22 +1,30 @@
 // The job runner: leases pending jobs (FOR UPDATE SKIP LOCKED, so nodes never share one), runs
 // them after the step that queued them committed, and reports each result back to its actor as
 // an event; a report is keyed by (kind, id, seq, action index), so a repeat is harmless. A
-// failed job is retried with exponential backoff; a job whose runner died is leased again when
-// its lease lapses, so pending jobs resume after a crash.
+// failed job is retried with exponential backoff. A runner renews the lease of the jobs it runs,
+// so a job may run long (a streamed provider call) while one whose runner died is leased again
+// within `lease` of the death: pending jobs resume after a crash. A running job may report
+// progress events to its own actor and read the actor's state (JobInfo).
 
 import { EventBus } from "@troupe/storage/EventBus"
 import * as Repo from "@troupe/storage/repositories/Actors"
-import { Cause, Clock, Context, Duration, Effect, Layer } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Layer, Queue } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { ActorHost } from "./ActorHost.ts"
-import { Bindings } from "./Binding.ts"
+import { type ActorEvent, Bindings } from "./Binding.ts"
 import { runnerLoop } from "./RunnerLoop.ts"
 import { RunnerSignals } from "./Signals.ts"
 import { traceJob } from "./Tracing.ts"
 
 const batch = 16
-/** How long a runner holds a job; a job still running then is cut off and retried. */
-const lease = Duration.minutes(2)
+/** Jobs one node runs at once. */
+const slots = 8
+/** How long a lease lasts unless renewed: the longest a dead runner's job waits to run again. */
+const lease = Duration.seconds(15)
+/** A running job's lease is renewed this often. */
+const renewEvery = Duration.seconds(5)
+/** A job still running after this is cut off and retried. */
+const longestRun = Duration.minutes(10)
 
 /** Bus channel: a job finished or was scheduled for another attempt. */
 export const jobChannel = "troupe_actor_jobs"
@@ -36,7 +44,7 @@ export const jobBackoff = (attempts: number) =>
 export class JobRunner extends Context.Service<
   JobRunner,
   {
-    /** Runs every job ready now; answers how many ran. */
+    /** Starts the jobs ready now, as many as there are free slots; answers how many it started. */
     readonly runReady: Effect.Effect<number>
   }
 >()("@troupe/actors/JobRunner") {
@@ -61,19 +69,42 @@ export class JobRunner extends Context.Service<
         )
       const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
+      const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient>) => Effect.provideService(effect, SqlClient, sql)
+      const renewLease = (job: Repo.JobRow) =>
+        Effect.gen(function* () {
+          const at = yield* now
+          yield* withSql(Repo.renewJobLease(job.id, new Date(at.getTime() + Duration.toMillis(lease))))
+        }).pipe(Effect.ignore, Effect.delay(renewEvery), Effect.forever)
+      const report = (job: Repo.JobRow) => (event: ActorEvent) =>
+        host.send(job.kind, job.actor_id, event).pipe(
+          Effect.map((outcome) => (outcome._tag === "Accepted" ? ("applied" as const) : ("refused" as const))),
+          Effect.catch(() => Effect.succeed("refused" as const))
+        )
+      const actorState = (job: Repo.JobRow) =>
+        withSql(Repo.findSnapshot(job.kind, job.actor_id)).pipe(
+          Effect.map((row) => row?.state_value),
+          Effect.orDie
+        )
+
       const runOne = (job: Repo.JobRow) =>
         Effect.gen(function* () {
           const handler = bindings.get(job.kind)?.jobs[job.name]
           if (!handler) return yield* Effect.die(new Error(`no job handler ${job.kind}.${job.name}`))
-          return yield* handler(job.params, {
-            kind: job.kind,
-            actorId: job.actor_id,
-            seq: job.seq,
-            actionIndex: job.action_index,
-            attempt: job.attempts
-          })
+          yield* Effect.forkScoped(renewLease(job))
+          return yield* withSql(
+            handler(job.params, {
+              kind: job.kind,
+              actorId: job.actor_id,
+              seq: job.seq,
+              actionIndex: job.action_index,
+              attempt: job.attempts,
+              report: report(job),
+              actorState: actorState(job)
+            })
+          )
         }).pipe(
-          Effect.timeout(lease),
+          Effect.scoped,
+          Effect.timeout(longestRun),
           Effect.matchCauseEffect({
             onSuccess: (event) => Effect.andThen(host.deliver({ _tag: "Job", job }, event), notify(job, "done")),
             onFailure: (cause) =>
@@ -94,17 +125,36 @@ export class JobRunner extends Context.Service<
           traceJob(job)
         )
 
+      // A pool of `slots` jobs: a pass leases only as many jobs as there are free slots and starts
+      // them without waiting, so a long job (a streamed provider call) never holds back others,
+      // and no leased job waits unrenewed for a slot. A finished job frees its slot and wakes the loop.
+      const scope = yield* Effect.scope
+      let running = 0
+      const runInSlot = (job: Repo.JobRow) =>
+        runOne(job).pipe(
+          Effect.ensuring(
+            Effect.suspend(() => {
+              running--
+              return Queue.offer(signals.jobs, undefined)
+            })
+          )
+        )
       const runReady = Effect.gen(function* () {
-        let ran = 0
+        let started = 0
         for (;;) {
+          const free = Math.min(slots - running, batch)
+          if (free <= 0) return started
           const at = yield* now
-          const jobs = yield* Repo.leaseJobs(at, new Date(at.getTime() + Duration.toMillis(lease)), batch).pipe(
+          const jobs = yield* Repo.leaseJobs(at, new Date(at.getTime() + Duration.toMillis(lease)), free).pipe(
             Effect.orDie,
             Effect.provideService(SqlClient, sql)
           )
-          yield* Effect.forEach(jobs, runOne, { concurrency: 8, discard: true })
-          ran += jobs.length
-          if (jobs.length < batch) return ran
+          for (const job of jobs) {
+            running++
+            yield* Effect.forkIn(runInSlot(job), scope)
+          }
+          started += jobs.length
+          if (jobs.length < free) return started
         }
       })
 

@@ -19,6 +19,10 @@ import { ExecutorAddressInput } from "./executorAddress/context.ts"
 import { executorAddressEffects } from "./executorAddress/effects.ts"
 import { ExecutorAddressEvent } from "./executorAddress/events.ts"
 import { executorAddressMachine, executorAddressVersion } from "./executorAddress/executorAddress.machine.ts"
+import { InferenceRequestInput } from "./inferenceRequest/context.ts"
+import { inferenceRequestEffects } from "./inferenceRequest/effects.ts"
+import { InferenceRequestEvent } from "./inferenceRequest/events.ts"
+import { inferenceRequestMachine, inferenceRequestVersion } from "./inferenceRequest/inferenceRequest.machine.ts"
 import { WorkspaceInput } from "./workspace/context.ts"
 import { workspaceEffects } from "./workspace/effects.ts"
 import { WorkspaceEvent } from "./workspace/events.ts"
@@ -126,6 +130,14 @@ export const machines = {
     input: ExecutorAddressInput,
     events: ExecutorAddressEvent,
     effects: executorAddressEffects,
+    migrations: {}
+  },
+  inferenceRequest: {
+    machine: inferenceRequestMachine,
+    version: inferenceRequestVersion,
+    input: InferenceRequestInput,
+    events: InferenceRequestEvent,
+    effects: inferenceRequestEffects,
     migrations: {}
   }
 } satisfies Record<string, MachineEntry>

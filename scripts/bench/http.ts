@@ -31,7 +31,7 @@ const roundMillis = 1000
 const poolSize = process.env.DATABASE_POOL_SIZE ?? "10"
 const email = "http-bench@example.com"
 const password = "http-bench-password"
-const cliScript = new URL("../../packages/cli/bin/troupe.js", import.meta.url).pathname
+export const cliScript = new URL("../../packages/cli/bin/troupe.js", import.meta.url).pathname
 const twinScript = new URL("./httpTwin.ts", import.meta.url).pathname
 
 interface Route {
@@ -64,7 +64,7 @@ export interface HttpFigures {
   readonly goal: number
 }
 
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((done, fail) => {
     const probe = createServer()
     probe.once("error", fail)
@@ -96,7 +96,7 @@ const fetchRaw = (url: string, headers: Record<string, string> = {}) =>
   )
 
 /** A child process on Node 24 whose output goes to `log`; killed (and awaited) when the scope closes. */
-const startProcess = (script: ReadonlyArray<string>, env: Record<string, string>, log: string) =>
+export const startProcess = (script: ReadonlyArray<string>, env: Record<string, string>, log: string) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const file = await open(log, "a")
@@ -123,7 +123,7 @@ const startProcess = (script: ReadonlyArray<string>, env: Record<string, string>
   )
 
 /** Polls `url` until it answers 200; dies with the process log after 60 s. */
-const awaitAnswer = (url: string, log: string) =>
+export const awaitAnswer = (url: string, log: string) =>
   Effect.promise(async () => {
     const deadline = Date.now() + 60_000
     while (Date.now() < deadline) {

@@ -1,5 +1,6 @@
 // Hostile bodies: malformed and wrongly typed JSON, deep nesting, invalid UTF-8, NUL and lone
-// surrogates in values and keys, huge strings, wrong media types, and hostile form fields.
+// surrogates in values and keys, huge strings, wrong media types, hostile form fields, and hostile
+// multipart bodies at the upload doors.
 import { randomUUID } from "node:crypto"
 import {
   bodyBound,
@@ -7,10 +8,12 @@ import {
   formFields,
   formText,
   make,
+  uploadBoundary,
   type Variant,
   type VariantContext
 } from "./hostile-requests.ts"
 import { FreeJson, type JsonSchema, type Route } from "./hostile-routes.ts"
+import { multipartBody, type Part } from "./uploads.ts"
 
 interface Member {
   readonly path: ReadonlyArray<string | number>
@@ -237,4 +240,44 @@ export const sampleFromSchema = (
   if (type === "string") return at.format === "uuid" ? randomUUID() : "hostile"
   const union = at.anyOf ?? at.oneOf
   return union ? sampleFromSchema(union.find((s: JsonSchema) => s.type !== "null") ?? union[0], resolve) : {}
+}
+
+/** Hostile multipart bodies at an upload door: each is refused (400, 413 or 415) and stores nothing. */
+export const multipartVariants = (route: Route, context: VariantContext): Array<Variant> => {
+  const type = `multipart/form-data; boundary=${uploadBoundary}`
+  const body = (
+    name: string,
+    parts: ReadonlyArray<Part>,
+    options: { readonly closed?: boolean; readonly type?: string | null } = {}
+  ) => ({
+    name: `multipart: ${name}`,
+    request: make(route, context, {
+      body: multipartBody(parts, uploadBoundary, options.closed ?? true),
+      type: options.type === undefined ? type : options.type
+    })
+  })
+  const file = (name = "upload[file]"): Part => ({ name, filename: "hostile.txt", data: "hostile" })
+  const field = (name: string): Part => ({ name, data: "hostile" })
+  return [
+    body("no parts", []),
+    body("only another file part", [file("other")]),
+    body("only a field", [field("comment")]),
+    body("upload[file] as a field", [field("upload[file]")]),
+    body("two upload[file] parts", [file(), file()]),
+    body("a file, then a field of its name", [file(), field("upload[file]")]),
+    body("too many parts", [file(), ...Array.from({ length: 70 }, (_, index) => field(`f${index}`))]),
+    body("no closing delimiter", [file()], { closed: false }),
+    body("no boundary", [file()], { type: "multipart/form-data" }),
+    body("another boundary", [file()], { type: "multipart/form-data; boundary=elsewhere" }),
+    body("sent as JSON", [file()], { type: "application/json" }),
+    body("no Content-Type", [file()], { type: null }),
+    {
+      name: "multipart: gzip Content-Encoding",
+      request: make(route, context, { headers: { "content-encoding": "gzip" } })
+    },
+    {
+      name: "multipart: Content-Length over 110 MiB",
+      request: make(route, context, { headers: { "content-length": String(110 * 1024 * 1024 + 1) } })
+    }
+  ]
 }

@@ -1,6 +1,6 @@
 // The account the hostile-input walk stands on: an owner signed in, two agents and a runner
-// connected through the real device flow, every kind of credential, and a workspace, store entries
-// and a named agent to name in paths, gathered as the context hostile variants are built in.
+// connected through the real device flow, every kind of credential, and a workspace, store entries,
+// a named agent and an upload to name in paths, gathered as the context hostile variants are built in.
 import { randomUUID } from "node:crypto"
 import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../http/oauth/support-device.ts"
 import { sampleFromSchema } from "./hostile-bodies.ts"
@@ -9,6 +9,7 @@ import { type JsonSchema, type Route, resolve, sampleBodies } from "./hostile-ro
 import { type Browser, bearer, csrfTokenIn, request } from "./http.ts"
 import { apiToken, createOwner, ownerCredentials, personalToken } from "./people.ts"
 import type { TestServer } from "./server.ts"
+import { fileForm } from "./uploads.ts"
 
 const connect = async (
   server: TestServer,
@@ -29,6 +30,18 @@ const made = async (server: TestServer, method: string, path: string, token: str
   const response = await request(server.baseUrl, method, path, { headers, body })
   if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`)
   return response.body
+}
+
+/** An upload of `token`'s, for the upload reads to name. */
+const uploadAs = async (server: TestServer, token: string) => {
+  const form = fileForm("hostile fixture", "fixture.txt")
+  const response = await fetch(`${server.baseUrl}/agent_api/v1/uploads`, {
+    method: "POST",
+    headers: { ...bearer(token), "content-type": form.contentType },
+    body: form.body
+  })
+  if (response.status !== 201) throw new Error(`uploading the fixture failed: ${response.status}`)
+  return ((await response.json()) as { upload: { public_id: string } }).upload.public_id
 }
 
 /** The test's own account, credentials and resources, and the variant context over them. */
@@ -65,6 +78,7 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
   const apiSession = await apiToken(server)
   const actor = (await made(server, "GET", "/api/v1/admin/actors?limit=1", apiSession)).actors[0]
   const supervisor = (await made(server, "GET", "/api/v1/admin/supervisors", apiSession)).supervisors[0].kind
+  const upload = await uploadAs(server, agent.access_token)
   const csrf = csrfTokenIn((await browser.get("/agents")).text)
   const cookie = { cookie: browser.cookieHeader }
 
@@ -108,6 +122,7 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
     if (name === "store_entry_id") return route.path.includes("{workspace_id}") ? workspaceEntry : profileEntry
     if (name === "name") return namedAgent
     if (name === "slot") return route.path.includes("{workspace_id}") ? "character" : "summarizer"
+    if (name === "public_id" && route.path.startsWith("/agent_api/v1/uploads/")) return upload
     if (name === "public_id") return route.path.includes("/executors/") ? executor : otherAgentPublicId
     if (name === "kind") return route.path.includes("/supervisors/") ? supervisor : actor.kind
     if (name === "id") return actor.id
@@ -115,7 +130,13 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
   }
   return {
     // A steward renames its agents: the human's member token at the principals route.
-    own: (route) => (route.path.includes("/principals/") ? bearer(humanMember) : own[route.plane]),
+    // The browser upload door takes the cookie from the same origin only.
+    own: (route) =>
+      route.path.includes("/principals/")
+        ? bearer(humanMember)
+        : route.path === "/uploads"
+          ? { ...cookie, "sec-fetch-site": "same-origin" }
+          : own[route.plane],
     // Each credential is sent wherever it opens nothing.
     foreign: (route) => credentials.filter((credential) => !credential.opens(route)),
     param,

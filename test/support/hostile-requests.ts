@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto"
 import type { Route } from "./hostile-routes.ts"
 import type { RawRequest } from "./raw-http.ts"
+import { multipartBody } from "./uploads.ts"
 
 export interface Variant {
   readonly name: string
@@ -67,8 +68,17 @@ export const formFields = (route: Route, context: VariantContext): Record<string
   ...(route.csrf === "form" ? { csrf_token: context.csrf } : {})
 })
 
+/** The boundary of the upload doors' well-formed multipart body. */
+export const uploadBoundary = "hostile-upload-boundary"
+
 /** The well-formed body of a route with its content type, or none. */
-const baseBody = (route: Route, context: VariantContext): { type: string; body: string } | undefined => {
+const baseBody = (route: Route, context: VariantContext): { type: string; body: string | Buffer } | undefined => {
+  if (route.body === "multipart") {
+    return {
+      type: `multipart/form-data; boundary=${uploadBoundary}`,
+      body: multipartBody([{ name: "upload[file]", filename: "hostile.txt", data: "hostile" }], uploadBoundary)
+    }
+  }
   if (route.body === "form")
     return { type: "application/x-www-form-urlencoded", body: formText(formFields(route, context)) }
   if (route.body === "json") return { type: "application/json", body: JSON.stringify(context.sample(route) ?? {}) }

@@ -17,7 +17,7 @@ export interface Route {
   readonly params: ReadonlyArray<string>
   readonly query: ReadonlyArray<string>
   /** How the route reads its body, when it reads one. */
-  readonly body?: "json" | "form"
+  readonly body?: "json" | "form" | "multipart"
   /** The body's JSON schema as /openapi.json declares it. */
   readonly schema?: JsonSchema
   /** The form fields a form route reads, with plausible values. */
@@ -74,7 +74,7 @@ export const unlistedRoutes: ReadonlyArray<Route> = [
   oauth("/oauth/token", { client_id: connector, grant_type: deviceGrant, device_code: "hostile-device-code" }),
   oauth("/oauth/revoke", { client_id: connector, token: "hostile-token", token_type_hint: "refresh_token" }),
   { ...page("GET", "/.well-known/oauth-authorization-server"), plane: "none" },
-  // The cable takes an API session bearer (or a transport credential, or the same-origin cookie).
+  // The cable takes an API session bearer (or a member or transport credential, or the same-origin cookie).
   {
     method: "GET",
     path: "/agent_api/v1/cable",
@@ -84,6 +84,8 @@ export const unlistedRoutes: ReadonlyArray<Route> = [
     query: [],
     websocket: true
   },
+  // The browser upload door: the signed-in cookie from the same origin, answered in the API envelope.
+  { method: "POST", path: "/uploads", door: "api", plane: "browser", params: [], query: [], body: "multipart" },
   page("GET", "/"),
   page("GET", "/docs"),
   page("GET", "/health"),
@@ -142,7 +144,7 @@ export const routesOf = (document: JsonSchema): Array<Route> => {
       const content: JsonSchema = operation.requestBody?.content ?? {}
       const form = content["application/x-www-form-urlencoded"]
       const json = content["application/json"]
-      const body = form ? "form" : json ? "json" : undefined
+      const body = form ? "form" : json ? "json" : content["multipart/form-data"] ? "multipart" : undefined
       const schema = (form ?? json)?.schema
       listed.push({
         method: method.toUpperCase(),

@@ -2,7 +2,7 @@
 // (cursors, limits), the bodies of hostile-bodies.ts, WebSocket handshakes, and requests only
 // Node's HTTP parser sees.
 import { randomUUID } from "node:crypto"
-import { formVariants, jsonVariants } from "./hostile-bodies.ts"
+import { formVariants, jsonVariants, multipartVariants } from "./hostile-bodies.ts"
 import { baseline, fill, make, type Variant, type VariantContext } from "./hostile-requests.ts"
 import type { Route } from "./hostile-routes.ts"
 
@@ -130,6 +130,7 @@ export const variantsOf = (route: Route, context: VariantContext): Array<Variant
     ...queryVariants(route, context),
     ...(route.body === "json" ? jsonVariants(route, context, sample) : []),
     ...(route.body === "form" ? formVariants(route, context) : []),
+    ...(route.body === "multipart" ? multipartVariants(route, context) : []),
     ...(route.websocket ? websocketVariants(route, context) : []),
     ...parserVariants(route, context)
   ]

@@ -1,5 +1,9 @@
 // A real Troupe server for one test file: in this process, on a free loopback port, over a
 // fresh database, with a clock the test can move. Tests talk to it over HTTP with fetch.
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { ModelCatalogFile } from "@troupe/domain/models/Catalog"
 import { CableTiming } from "@troupe/http/cable/Cable"
 import { type ConnectionTiming, defaultTiming } from "@troupe/http/cable/Connection"
 import type { ServerConfig } from "@troupe/server/Config"
@@ -20,24 +24,30 @@ export interface TestServerOptions {
   readonly cableTiming?: Partial<ConnectionTiming>
   /** Replaces the console logger (and LOG_LEVEL, default Warn), so a test can read what is logged. */
   readonly logger?: { readonly logger: Logger.Logger<unknown, unknown>; readonly level: LogLevel.LogLevel }
+  /** Providers and models beside the local ones, as TROUPE_MODEL_CATALOG would add them. */
+  readonly modelCatalog?: ModelCatalogFile
+  /** TROUPE_DATA_DIR (the blob store); default: a fresh temporary directory, removed on close. */
+  readonly dataDir?: string
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
   const database = options.database ?? (await freshDatabase())
   const port = await freePort()
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "troupe-data-")))
   const movable: MovableClock = makeMovableClock(Effect.runSync(Clock.clockWith(Effect.succeed)))
   const config: ServerConfig = {
     port,
     host: "127.0.0.1",
     publicBaseUrl: new URL(`http://127.0.0.1:${port}`),
     database: database.config,
-    dataDir: "",
+    dataDir,
     setupSecret: options.setupSecret === undefined ? undefined : Redacted.make(options.setupSecret),
     trustedProxies: options.trustedProxies ?? [],
     logLevel:
       options.logger?.level ?? (process.env.LOG_LEVEL === undefined ? "Warn" : (process.env.LOG_LEVEL as "Info")),
     redirectUris: options.redirectUris,
-    allowHttpRedirects: options.allowHttpRedirects ?? false
+    allowHttpRedirects: options.allowHttpRedirects ?? false,
+    modelCatalog: options.modelCatalog
   }
   const layer = serverLayer(config, options.extraRoutes).pipe(
     Layer.provide(Layer.succeed(CableTiming, { ...defaultTiming, ...options.cableTiming })),
@@ -49,6 +59,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     database,
+    dataDir,
     clock: movable,
     /** Runs an effect against the server's services (domain, database). */
     run: <A, E>(effect: Effect.Effect<A, E, any>): Promise<A> =>
@@ -56,6 +67,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
     close: async () => {
       await runtime.dispose()
       await database.drop()
+      if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true })
     }
   }
 }

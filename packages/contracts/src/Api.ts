@@ -1,15 +1,20 @@
 // The JSON API of Troupe as one HttpApi: every JSON route, the source of /openapi.json and of
 // the typed client. Groups are added here as later planes arrive. The documented API adds the
 // OAuth endpoints, which plain routes serve.
+
 import { HttpApi, OpenApi } from "effect/http-api"
 import { ExecutorGroup } from "./executor/Executor.ts"
+import { ExecutorUploadsGroup } from "./executor/Uploads.ts"
 import { ExecutorsGroup } from "./member/Executors.ts"
+import { InferenceRequestsGroup } from "./member/InferenceRequests.ts"
 import { NamedAgentMemoryGroup, ProfileMemoryGroup, WorkspaceMemoryGroup } from "./member/Memory.ts"
+import { ModelsGroup } from "./member/Models.ts"
 import { NamedAgentsGroup } from "./member/NamedAgents.ts"
 import { PrincipalsGroup } from "./member/Principals.ts"
 import { MemberProfileGroup } from "./member/Profile.ts"
 import { PromptDocumentsGroup } from "./member/PromptDocuments.ts"
 import { ProfileStoreEntriesGroup, WorkspaceStoreEntriesGroup } from "./member/StoreEntries.ts"
+import { UploadsGroup } from "./member/Uploads.ts"
 import { WorkspacesGroup } from "./member/Workspaces.ts"
 import { OAuthGroup } from "./oauth/OAuth.ts"
 import { AdminGroup } from "./platform/Admin.ts"
@@ -76,6 +81,10 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(WorkspaceMemoryGroup)
   .add(NamedAgentMemoryGroup)
   .add(PromptDocumentsGroup)
+  .add(UploadsGroup)
+  .add(ExecutorUploadsGroup)
+  .add(ModelsGroup)
+  .add(InferenceRequestsGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Troupe API",

@@ -14,6 +14,21 @@ export const IdempotencyKeyMaxBytes = Context.Reference<number>("@troupe/contrac
   defaultValue: () => 255
 })
 
+/**
+ * An endpoint annotated true answers a replay with the resource as it stands now, at 200, instead
+ * of the stored acceptance (inference requests: "replay 200 with the STANDING projection"). Its
+ * handler then runs again with `ReplayedAcceptance`, the stored answer, and reads the resource it
+ * names rather than creating one.
+ */
+export const ReplaysStanding = Context.Reference<boolean>("@troupe/contracts/ReplaysStanding", {
+  defaultValue: () => false
+})
+
+/** The stored acceptance a standing replay re-reads (its body as the first request answered it). */
+export class ReplayedAcceptance extends Context.Service<ReplayedAcceptance, { readonly body: string }>()(
+  "@troupe/contracts/ReplayedAcceptance"
+) {}
+
 export class Idempotent extends HttpApiMiddleware.Service<Idempotent, { requires: CallerIdentity }>()(
   "@troupe/contracts/Idempotent",
   { error: [BadRequest, Conflict, RateLimitedResponse] }

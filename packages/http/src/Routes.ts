@@ -9,10 +9,13 @@ import { RequestConventions } from "./conventions/RequestConventions.ts"
 import { DocumentationRoutes } from "./Documentation.ts"
 import { ExecutorAuthenticationLive } from "./executor/Authentication.ts"
 import { ExecutorHandlers } from "./executor/Executor.ts"
+import { ExecutorUploadsHandlers } from "./executor/Uploads.ts"
 import { HealthRoutes } from "./Health.ts"
 import { MemberAuthenticationLive } from "./member/Authentication.ts"
 import { ExecutorsHandlers } from "./member/Executors.ts"
+import { InferenceRequestsHandlers } from "./member/InferenceRequests.ts"
 import { NamedAgentMemoryHandlers, ProfileMemoryHandlers, WorkspaceMemoryHandlers } from "./member/Memory.ts"
+import { ModelsHandlers } from "./member/Models.ts"
 import { NamedAgentsHandlers } from "./member/NamedAgents.ts"
 import { PrincipalsHandlers } from "./member/Principals.ts"
 import { MemberProfileHandlers } from "./member/Profile.ts"
@@ -23,6 +26,7 @@ import {
   StoreEntryBudgetLive,
   WorkspaceStoreEntriesHandlers
 } from "./member/StoreEntries.ts"
+import { UploadsHandlers } from "./member/Uploads.ts"
 import { WorkspacesHandlers } from "./member/Workspaces.ts"
 import { OAuthRoutes } from "./oauth/Routes.ts"
 import { AdminHandlers } from "./platform/Admin.ts"
@@ -59,7 +63,11 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(
       ProfileMemoryHandlers,
       WorkspaceMemoryHandlers,
       NamedAgentMemoryHandlers,
-      PromptDocumentsHandlers
+      PromptDocumentsHandlers,
+      UploadsHandlers,
+      ExecutorUploadsHandlers,
+      ModelsHandlers,
+      InferenceRequestsHandlers
     ).pipe(Layer.provide(ApiMiddleware))
   )
 )

@@ -1,6 +1,8 @@
 // Deployment configuration from the environment (README, "Configuration"). A bad value fails
 // with a ConfigurationError: one sentence naming the variable, what it must be, and an example.
+import { readFile } from "node:fs/promises"
 import { resolve } from "node:path"
+import { type ModelCatalogFile, parseModelCatalogFile } from "@troupe/domain/models/Catalog"
 import type { DatabaseConfig } from "@troupe/storage/Database"
 import { Config, Effect, type LogLevel, Option, Redacted, Result } from "effect"
 import { IpNetwork } from "effect/net"
@@ -24,6 +26,8 @@ export interface ServerConfig {
   readonly cluster?: ClusterConfig | undefined
   /** Where spans and logs are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT); unset: nothing is exported. */
   readonly telemetry?: TelemetryConfig | undefined
+  /** The providers and models TROUPE_MODEL_CATALOG adds to the local ones; unset: local models alone. */
+  readonly modelCatalog?: ModelCatalogFile | undefined
 }
 
 /** Where the other nodes reach this one (TROUPE_CLUSTER_HOST, TROUPE_CLUSTER_PORT). */
@@ -173,6 +177,28 @@ const loadTelemetry = Effect.gen(function* () {
   } satisfies TelemetryConfig
 })
 
+/** TROUPE_MODEL_CATALOG: the path of a JSON file of providers and models, read and checked at boot. */
+const loadModelCatalog = Effect.gen(function* () {
+  const path = yield* Config.option(Config.String("TROUPE_MODEL_CATALOG"))
+  if (Option.isNone(path) || path.value === "") return undefined
+  const text = yield* Effect.tryPromise(() => readFile(resolve(path.value), "utf8")).pipe(
+    Effect.catch((error) =>
+      refuse(
+        "TROUPE_MODEL_CATALOG",
+        `cannot be read (${(error.cause as NodeJS.ErrnoException).code ?? String(error.cause)}); set it to the path of a readable JSON model catalog, or unset it for the local models alone`
+      )
+    )
+  )
+  return yield* Result.match(parseModelCatalogFile(text), {
+    onFailure: (fault) =>
+      refuse(
+        "TROUPE_MODEL_CATALOG",
+        `is not a model catalog: ${fault}; write it as {"providers": {"<id>": {"base_url", "api_key_env"?}}, "models": {"<id>/<name>": {"workloads", "context_window", "input_modalities", ...}}} (README, "Pointing Troupe at a model server")`
+      ),
+    onSuccess: (file) => Effect.succeed(file)
+  })
+})
+
 export const loadServerConfig = Effect.gen(function* () {
   const port = yield* variable(
     "PORT",
@@ -208,6 +234,7 @@ export const loadServerConfig = Effect.gen(function* () {
     "is not a boolean; set SERVICE_OAUTH_ALLOW_HTTP to true or false"
   )
   const telemetry = yield* loadTelemetry
+  const modelCatalog = yield* loadModelCatalog
   const clusterHost = yield* Config.String("TROUPE_CLUSTER_HOST").pipe(Config.withDefault("127.0.0.1"))
   const clusterPort = yield* variable(
     "TROUPE_CLUSTER_PORT",
@@ -230,6 +257,7 @@ export const loadServerConfig = Effect.gen(function* () {
     redirectUris,
     allowHttpRedirects,
     cluster: database._tag === "postgres" ? { host: clusterHost, port: Option.getOrUndefined(clusterPort) } : undefined,
-    telemetry
+    telemetry,
+    modelCatalog
   } satisfies ServerConfig
 })

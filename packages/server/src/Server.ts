@@ -17,18 +17,23 @@ import { deviceAuthorizationActor } from "@troupe/domain/connections/Connections
 import { DeviceFlow } from "@troupe/domain/connections/DeviceFlow"
 import { Stewardship } from "@troupe/domain/connections/Stewardship"
 import { Executors } from "@troupe/domain/executors/Executors"
+import { InferenceRequestDefinition, InferenceRequests } from "@troupe/domain/inference/InferenceRequests"
 import { Idempotency } from "@troupe/domain/kernel/Idempotency"
 import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
 import { Memory } from "@troupe/domain/memory/Memory"
 import { PromptDocuments } from "@troupe/domain/memory/PromptDocuments"
 import { StoreEntries } from "@troupe/domain/memory/StoreEntries"
+import { ModelCatalog } from "@troupe/domain/models/ModelCatalog"
+import { makeOpenAiCompatible } from "@troupe/domain/models/OpenAiCompatible"
 import { Readiness } from "@troupe/domain/runtime/Readiness"
 import { RuntimeOperations } from "@troupe/domain/runtime/RuntimeOperations"
+import { Uploads } from "@troupe/domain/uploads/Uploads"
 import { Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { answerClientErrors } from "@troupe/http/conventions/ClientErrors"
 import { Routes } from "@troupe/http/Routes"
 import { CsrfKey } from "@troupe/http/web/Csrf"
 import { WebConfig } from "@troupe/http/web/WebConfig"
+import { BlobStore } from "@troupe/storage/BlobStore"
 import * as Database from "@troupe/storage/Database"
 import { migrate } from "@troupe/storage/Migrations"
 import { NodeLifetime } from "@troupe/storage/NodeLifetime"
@@ -51,9 +56,27 @@ export const migratedDatabase = (config: ServerConfig["database"]) =>
 /** Every kind of actor this server hosts (definitions in actors/src/bindings). */
 export const bindings = [apiSessionActor, deviceAuthorizationActor, executorAddressActor, workspaceActor]
 
-/** The actor runtime (host, supervisors, timer and job runners) over the migrated database. */
+/** The model catalog: the local models and those of TROUPE_MODEL_CATALOG. */
+const modelCatalogLayer = (config: ServerConfig) =>
+  ModelCatalog.layer({ file: config.modelCatalog, remoteProvider: makeOpenAiCompatible })
+
+/**
+ * The actor runtime (host, supervisors, timer and job runners) over the migrated database, with
+ * every kind in `bindings` and the inference request, whose attempts call the catalog's providers.
+ */
 export const actorLayer = (config: ServerConfig) =>
-  runtimeLayer(bindings, defaultHostOptions, config.cluster ? clusterNode(config.cluster) : undefined).pipe(
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const inferenceRequest = yield* InferenceRequestDefinition
+      return runtimeLayer(
+        [...bindings, inferenceRequest],
+        defaultHostOptions,
+        config.cluster ? clusterNode(config.cluster) : undefined
+      )
+    })
+  ).pipe(
+    Layer.provideMerge(InferenceRequestDefinition.layer),
+    Layer.provideMerge(modelCatalogLayer(config)),
     Layer.provideMerge(migratedDatabase(config.database))
   )
 
@@ -76,8 +99,15 @@ export const domainLayer = (config: ServerConfig) =>
     PromptDocuments.layer,
     Executors.layer,
     RuntimeOperations.layer,
-    Readiness.layer
-  ).pipe(Layer.provideMerge(repositoriesLayer), Layer.provideMerge(actorLayer(config)))
+    Readiness.layer,
+    // The blob store under TROUPE_DATA_DIR (blobs/, tmp/), beside the embedded database's pg/.
+    Uploads.layer.pipe(Layer.provideMerge(BlobStore.layer(config.dataDir)))
+  ).pipe(
+    // Services built on other domain services come on top of them.
+    (base) => InferenceRequests.layer.pipe(Layer.provideMerge(base)),
+    Layer.provideMerge(repositoriesLayer),
+    Layer.provideMerge(actorLayer(config))
+  )
 
 const trustedProxies = (config: ServerConfig) =>
   config.trustedProxies.length === 0

@@ -15,6 +15,7 @@ import { DeviceAuthorizationsRepository } from "./repositories/DeviceAuthorizati
 import { ExecutorsRepository } from "./repositories/Executors.ts"
 import { HandleReservationsRepository } from "./repositories/HandleReservations.ts"
 import { IdempotencyReceiptsRepository } from "./repositories/IdempotencyReceipts.ts"
+import { InferenceRequestsRepository } from "./repositories/InferenceRequests.ts"
 import { InstallationSecretsRepository } from "./repositories/InstallationSecrets.ts"
 import { MemoryRepository } from "./repositories/Memory.ts"
 import { NamedAgentsRepository } from "./repositories/NamedAgents.ts"
@@ -22,6 +23,7 @@ import { PromptDocumentsRepository } from "./repositories/PromptDocuments.ts"
 import { RateLimitWindowsRepository } from "./repositories/RateLimitWindows.ts"
 import { SessionsRepository } from "./repositories/Sessions.ts"
 import { StoreEntriesRepository } from "./repositories/StoreEntries.ts"
+import { UploadsRepository } from "./repositories/Uploads.ts"
 import { WorkspacesRepository } from "./repositories/Workspaces.ts"
 
 export const repositoriesLayer = Layer.mergeAll(
@@ -34,6 +36,7 @@ export const repositoriesLayer = Layer.mergeAll(
   ExecutorsRepository.layer,
   HandleReservationsRepository.layer,
   IdempotencyReceiptsRepository.layer,
+  InferenceRequestsRepository.layer,
   InstallationSecretsRepository.layer,
   MemoryRepository.layer,
   NamedAgentsRepository.layer,
@@ -41,6 +44,7 @@ export const repositoriesLayer = Layer.mergeAll(
   RateLimitWindowsRepository.layer,
   SessionsRepository.layer,
   StoreEntriesRepository.layer,
+  UploadsRepository.layer,
   WorkspacesRepository.layer
 )
 

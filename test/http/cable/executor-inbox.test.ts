@@ -99,7 +99,10 @@ it("revoking the address closes its subscription at once", async () => {
   expect(await cable.frames.take(isType("disconnect"))).toMatchObject({ reason: "unauthorized", reconnect: false })
 })
 
-it("a member credential does not open the cable as an executor", async () => {
+it("a member credential opens the cable for the member channels, not as an executor", async () => {
   const cable = openRaw(server, { headers: bearer(agentToken) })
-  expect(await cable.frames.take(isType("disconnect"))).toMatchObject({ reason: "unauthorized", reconnect: false })
+  expect(await cable.frames.take()).toEqual({ type: "welcome" })
+  cable.subscribe(inbox)
+  expect((await cable.frames.take(about(inbox))).type).toBe("reject_subscription")
+  cable.socket.close()
 })

@@ -19,7 +19,7 @@ export class BadParameter extends Schema.TaggedError<BadParameter>()(
 /** Absent, or concealed from the caller: both answer alike. */
 export class Absent extends Schema.TaggedError<Absent>()(
   "Absent",
-  refusal(["not_found", "memory_not_found", "prompt_document_not_found"])
+  refusal(["not_found", "memory_not_found", "prompt_document_not_found", "representation_unavailable"])
 ) {}
 
 /** The caller sees the subject but may not do this to it. */
@@ -49,7 +49,8 @@ export class StateConflict extends Schema.TaggedError<StateConflict>()(
     "shutdown_pending",
     "concurrent_write",
     "key_taken",
-    "entry_limit_reached"
+    "entry_limit_reached",
+    "not_terminal"
   ])
 ) {}
 
@@ -73,7 +74,13 @@ export class Invalid extends Schema.TaggedError<Invalid>()(
     "skill_description_required",
     "prompt_slot_unavailable",
     "prompt_document_macro_unknown",
-    "prompt_document_invalid"
+    "prompt_document_invalid",
+    "model_plane_unavailable",
+    "billing_subject_too_long",
+    "input_over_model_limit",
+    "input_media_too_large",
+    "unsupported_input_media",
+    "unknown_input_upload"
   ])
 ) {}
 

@@ -2,13 +2,15 @@
 // support (HttpServerRequest.upgrade over the ws server NodeHttpServer embeds), speaking the
 // Action Cable JSON protocol so the stock `@rails/actioncable` client works unchanged.
 //
-// Authentication happens at the upgrade: `Authorization: Bearer <API session token>` or an
-// executor's transport credential (when the header is present it is authoritative, as on
-// /api/v1), else the browser session cookie from a same-origin page. An unauthenticated WebSocket handshake is still upgraded, then hears
-// `disconnect {reason: "unauthorized", reconnect: false}` and is closed, as Rails does: the
-// stock client turns that into "stop, do not reconnect" (it stops its connection monitor and
-// tells every subscription `disconnected({willAttemptReconnect: false})`), whereas a refused
-// handshake (HTTP 401) looks to it like a network failure it keeps retrying with backoff,
+// Authentication happens once, at the upgrade: `Authorization: Bearer` with an API session token,
+// a member credential (an agent's access token or a human's member-plane token, for the member
+// channels) or an executor's transport credential (for its inbox); when the header is present it
+// is authoritative, as on /api/v1. Else the browser session cookie from a same-origin page. Each
+// channel admits the identities it serves. An unauthenticated WebSocket handshake is still
+// upgraded, then hears `disconnect {reason: "unauthorized", reconnect: false}` and is closed, as
+// Rails does: the stock client turns that into "stop, do not reconnect" (it stops its connection
+// monitor and tells every subscription `disconnected({willAttemptReconnect: false})`), whereas a
+// refused handshake (HTTP 401) looks to it like a network failure it keeps retrying with backoff,
 // forever. A plain GET without an upgrade answers the 401 envelope (or 426 when signed in).
 import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { accessTokenFormat } from "@troupe/domain/accounts/OpaqueTokens"
@@ -18,12 +20,14 @@ import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { bearerToken } from "../conventions/Bearer.ts"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
+import { memberCallerOf } from "../member/Authentication.ts"
 import { platformCallerOf } from "../platform/Authentication.ts"
 import { sessionCookie } from "../web/Cookies.ts"
 import { ActorChannelLive } from "./ActorChannel.ts"
 import { CableChannels, type CableIdentity } from "./Channels.ts"
 import { type ConnectionTiming, defaultTiming, serveConnection } from "./Connection.ts"
 import { ExecutorInboxChannelLive } from "./ExecutorInboxChannel.ts"
+import { InferenceRequestChannelLive } from "./InferenceRequestChannel.ts"
 import { negotiateProtocol, offeredProtocols } from "./Protocol.ts"
 
 export const cablePath = "/agent_api/v1/cable"
@@ -113,15 +117,17 @@ const CableEndpoint = HttpRouter.use((router) =>
       if (credential === undefined) return Effect.succeed(undefined)
       if (credential.kind === "api" && credential.token.startsWith(accessTokenFormat.prefix)) {
         return credentials.authenticate(credential.token).pipe(
-          Effect.map((grant): CableIdentity | undefined =>
-            grant.plane === "executor_transport" && grant.executor
-              ? {
-                  _tag: "Executor",
-                  executor: { id: grant.executor.id, publicId: grant.executor.public_id, kind: grant.executor.kind },
-                  credentialPublicId: grant.credential.public_id
-                }
-              : undefined
-          ),
+          Effect.map((grant): CableIdentity | undefined => {
+            if (grant.plane === "executor_transport" && grant.executor) {
+              return {
+                _tag: "Executor",
+                executor: { id: grant.executor.id, publicId: grant.executor.public_id, kind: grant.executor.kind },
+                credentialPublicId: grant.credential.public_id
+              }
+            }
+            const caller = memberCallerOf(grant)
+            return caller && { _tag: "Member", caller, addressPublicId: grant.executor?.public_id }
+          }),
           Effect.catchTag("Unauthenticated", () => Effect.succeed(undefined))
         )
       }
@@ -161,7 +167,7 @@ const CableEndpoint = HttpRouter.use((router) =>
 )
 
 /** Every channel the cable serves. A new channel adds its registration layer here. */
-export const CableChannelsLive = Layer.mergeAll(ActorChannelLive, ExecutorInboxChannelLive)
+export const CableChannelsLive = Layer.mergeAll(ActorChannelLive, ExecutorInboxChannelLive, InferenceRequestChannelLive)
 
 /** The cable route with its channels, for Routes.ts to merge. */
 export const CableRoute = Layer.mergeAll(CableEndpoint, CableChannelsLive).pipe(

@@ -1,6 +1,7 @@
 // The cable's channel registry. A channel is a name plus `subscribe(params, connection)`, which
 // either rejects or answers the stream of messages for that subscription. Channels register
 // themselves with a layer (`registerChannel`), so new channels never touch the protocol code.
+import type { MemberCaller } from "@troupe/contracts/member/Caller"
 import type { PlatformCaller } from "@troupe/contracts/platform/Caller"
 import { Context, Data, Effect, Layer, type Scope, Stream } from "effect"
 import type { DisconnectReason } from "./Protocol.ts"
@@ -11,28 +12,56 @@ export class SubscriptionRejected extends Data.TaggedError("SubscriptionRejected
 export const rejected = Effect.fail(new SubscriptionRejected())
 
 /**
- * Who a socket authenticated as: a human (API session bearer or browser cookie), or an
- * executor (its transport credential). Fixed for the socket's life: a change disconnects.
+ * Who a socket authenticated as: a human (API session bearer or browser cookie), a member (an
+ * agent's access token, or a human's member-plane token), or an executor (its transport
+ * credential). Fixed for the socket's life: a change disconnects.
  */
 export type CableIdentity =
   | { readonly _tag: "Human"; readonly caller: PlatformCaller }
+  | {
+      readonly _tag: "Member"
+      readonly caller: MemberCaller
+      /** The address whose epoch fences the credential (an agent application's), if any. */
+      readonly addressPublicId: string | undefined
+    }
   | {
       readonly _tag: "Executor"
       readonly executor: { readonly id: bigint; readonly publicId: string; readonly kind: string }
       readonly credentialPublicId: string
     }
 
-/** The actor whose steps may change the identity's authority (its session, its address). */
-export const authorityActor = (identity: CableIdentity) =>
-  identity._tag === "Human"
-    ? { kind: "apiSession", id: identity.caller.credential.publicId }
-    : { kind: "executorAddress", id: identity.executor.publicId }
+/**
+ * The actor whose steps may change the identity's authority (its session, its address); none for
+ * a member credential no address fences, which only the periodic recheck judges again.
+ */
+export const authorityActor = (identity: CableIdentity): { readonly kind: string; readonly id: string } | undefined => {
+  switch (identity._tag) {
+    case "Human":
+      return { kind: "apiSession", id: identity.caller.credential.publicId }
+    case "Member":
+      return identity.addressPublicId === undefined
+        ? undefined
+        : { kind: "executorAddress", id: identity.addressPublicId }
+    case "Executor":
+      return { kind: "executorAddress", id: identity.executor.publicId }
+  }
+}
 
 /** Same identity, same authority: otherwise subscriptions must be authorized again. */
-export const sameAuthority = (a: CableIdentity, b: CableIdentity) =>
-  a._tag === "Human" && b._tag === "Human"
-    ? a.caller.user.id === b.caller.user.id && a.caller.user.role === b.caller.user.role
-    : a._tag === "Executor" && b._tag === "Executor" && a.credentialPublicId === b.credentialPublicId
+export const sameAuthority = (a: CableIdentity, b: CableIdentity) => {
+  if (a._tag === "Human" && b._tag === "Human") {
+    return a.caller.user.id === b.caller.user.id && a.caller.user.role === b.caller.user.role
+  }
+  if (a._tag === "Member" && b._tag === "Member") {
+    // An agent's access is its steward's: a new steward or a changed role is new authority.
+    return (
+      a.caller.credential.publicId === b.caller.credential.publicId &&
+      a.caller.human.id === b.caller.human.id &&
+      a.caller.human.role === b.caller.human.role
+    )
+  }
+  return a._tag === "Executor" && b._tag === "Executor" && a.credentialPublicId === b.credentialPublicId
+}
 
 /** One open socket, as channels see it. */
 export interface CableConnection {

@@ -71,7 +71,8 @@ export const serveConnection = (
       }
 
       // Authority: rechecked on a timer, and at once when the bus reports a step of the actor
-      // that holds it (the socket's session, or the executor's address) or the feed resyncs.
+      // that holds it (the socket's session, or the address that fences the credential) or the
+      // feed resyncs.
       const authority = authorityActor(identity)
       const recheck = Effect.gen(function* () {
         const current = yield* context.reauthenticate
@@ -97,7 +98,8 @@ export const serveConnection = (
         Stream.filter(
           ownSteps,
           (item) =>
-            item._tag === "Resync" || (item.notice.kind === authority.kind && item.notice.actorId === authority.id)
+            item._tag === "Resync" ||
+            (authority !== undefined && item.notice.kind === authority.kind && item.notice.actorId === authority.id)
         ),
         () => recheck
       ).pipe(Effect.forkScoped)

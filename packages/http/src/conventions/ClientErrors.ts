@@ -2,7 +2,9 @@
 // non-ASCII bytes in the target, an unknown method, bytes past a body's Content-Length, a broken
 // chunk): answered in the envelope of the door the request line names (Refusal.ts), with
 // `Connection: close`, instead of Node's empty-bodied default. Codes the spec does not name are
-// the status's reason phrase (431 request_header_fields_too_large, 408 request_timeout).
+// the status's reason phrase (431 request_header_fields_too_large, 408 request_timeout). A
+// connection the client closes in the middle of a request's body is dropped at once, which aborts
+// that request (Node leaves it waiting for the rest when a clientError handler is installed).
 import { randomUUID } from "node:crypto"
 import { type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
@@ -63,6 +65,12 @@ export const answerClientErrors = <S extends Server>(server: S): S =>
       return
     }
     const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
+    // The client closed its side mid-message: the in-flight request's body will never come (an
+    // upload cut short), so the connection goes now, aborting that request, and none waits on it.
+    if (error.code === "HPE_INVALID_EOF_STATE" && inFlight && !inFlight.req.complete) {
+      socket.destroy()
+      return
+    }
     if (inFlight && !inFlight.writableFinished) inFlight.once("finish", () => socket.end(answer(error)))
     else socket.end(answer(error))
   })

@@ -1,9 +1,17 @@
 // The Idempotent middleware: digests the canonical request (method, path and query, body with
 // sorted keys), runs the endpoint once per (caller, route, key) and replays its acceptance verbatim
-// with Idempotency-Replayed: true. Failures are not kept, so a corrected retry may reuse the key.
+// with Idempotency-Replayed: true (or, on endpoints annotated ReplaysStanding, runs the handler again
+// to answer the resource as it stands, at 200). Failures are not kept, so a corrected retry may
+// reuse the key.
 import { createHash } from "node:crypto"
 import { errors } from "@troupe/contracts/Errors"
-import { CallerIdentity, IdempotencyKeyMaxBytes, Idempotent } from "@troupe/contracts/Idempotency"
+import {
+  CallerIdentity,
+  IdempotencyKeyMaxBytes,
+  Idempotent,
+  ReplayedAcceptance,
+  ReplaysStanding
+} from "@troupe/contracts/Idempotency"
 import { Idempotency, type StoredResponse } from "@troupe/domain/kernel/Idempotency"
 import { isObject } from "@troupe/domain/kernel/Json"
 import { Context, Effect, Layer } from "effect"
@@ -83,6 +91,14 @@ export const IdempotentLive = Layer.effect(
                 Effect.fail(errors.rateLimited(1, "The first request with this key is still running"))
             })
           )
+        if (result.replayed && Context.get(endpoint.annotations, ReplaysStanding)) {
+          const standing = yield* Effect.provideService(httpEffect, ReplayedAcceptance, { body: result.response.body })
+          return HttpServerResponse.setHeader(
+            HttpServerResponse.setStatus(standing, 200),
+            "idempotency-replayed",
+            "true"
+          )
+        }
         return replay(result.response, result.replayed)
       })
   })

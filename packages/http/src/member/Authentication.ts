@@ -27,7 +27,7 @@ const principalOf = (row: User, kind: "agent" | "human"): MemberPrincipal => ({
 })
 
 /** The caller a member grant speaks for, with the human whose access counts; undefined when none. */
-const memberCallerOf = (grant: AccessGrant): MemberCaller | undefined => {
+export const memberCallerOf = (grant: AccessGrant): MemberCaller | undefined => {
   const { user } = grant
   if (grant.plane !== "member" || !user || (user.kind !== "agent" && user.kind !== "human")) return undefined
   const human = user.kind === "human" ? user : grant.steward

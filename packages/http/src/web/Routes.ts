@@ -1,5 +1,5 @@
 // The HTML pages: first boot, sign-in and sign-out, home, the state visualizer, device approval,
-// application consent, stewardship and personal access tokens.
+// application consent, stewardship and personal access tokens; and the browser upload door.
 import { Layer } from "effect"
 import { AuthorizePage, AuthorizeSubmit } from "./Authorize.ts"
 import { DeviceApprovalPage, DeviceApprovalSubmit } from "./DeviceApproval.ts"
@@ -9,6 +9,7 @@ import { LoginPage, LoginSubmit, LogoutSubmit } from "./Login.ts"
 import { SetupPage, SetupSubmit } from "./Setup.ts"
 import { AgentsPage, RemoveAgent, RevokeMachine, RunnersPage } from "./Stewardship.ts"
 import { CreateToken, RevokeToken, TokensPage } from "./Tokens.ts"
+import { BrowserUpload } from "./Uploads.ts"
 
 export const WebRoutes = Layer.mergeAll(
   HomePage,
@@ -28,5 +29,6 @@ export const WebRoutes = Layer.mergeAll(
   RevokeMachine,
   TokensPage,
   CreateToken,
-  RevokeToken
+  RevokeToken,
+  BrowserUpload
 )

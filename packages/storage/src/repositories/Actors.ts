@@ -280,6 +280,14 @@ export const finishJob = Effect.fnUntraced(function* (id: bigint, now: Date) {
   return rows.length > 0
 })
 
+/** Extends the lease of a job its runner still runs; answers false when the job is no longer pending. */
+export const renewJobLease = Effect.fnUntraced(function* (id: bigint, leaseUntil: Date) {
+  const sql = yield* SqlClient
+  const rows = yield* sql`
+    UPDATE actor_jobs SET lease_until = ${leaseUntil} WHERE id = ${id} AND state = 'pending' RETURNING id`
+  return rows.length > 0
+})
+
 export const retryJobLater = Effect.fnUntraced(function* (id: bigint, nextAttemptAt: Date, error: string) {
   const sql = yield* SqlClient
   yield* sql`

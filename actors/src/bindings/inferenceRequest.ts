@@ -1,0 +1,121 @@
+// The inference request binding, the only writer of an inference request's row after its insertion
+// at acceptance: status, the current attempt's streamed text and reasoning, usage_summary (its
+// request_count counts attempts as they start), the result, the tombstone and the reap. The
+// provider call of each attempt is a job; what it does is the domain's (`InferenceAttempts`,
+// given when the server assembles its bindings): this binding knows rows, not providers.
+import { inferenceRequestEffects as fx } from "@troupe/machines/inferenceRequest/effects"
+import type { InferenceRequestEvent } from "@troupe/machines/inferenceRequest/events"
+import { machines } from "@troupe/machines/registry"
+import { type InferenceRequestRow, InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
+import { Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import { defineActor, type JobInfo, type StepInfo } from "../Binding.ts"
+
+/** The domain's side of an attempt and of usage arithmetic. */
+export interface InferenceAttempts {
+  /**
+   * Runs one attempt's provider call for the request `row`, reporting its progress through `job`;
+   * answers the event that ends the attempt (none when the request no longer wants it).
+   */
+  readonly run: (
+    row: InferenceRequestRow,
+    attempt: { readonly attempt: number; readonly model: string; readonly earlierAttemptsOnModel: number },
+    job: JobInfo
+  ) => Effect.Effect<InferenceRequestEvent | undefined, unknown, SqlClient>
+  /** The usage_summary after one more attempt started. */
+  readonly countAttempt: (summary: unknown) => unknown
+  /** The usage_summary with a billed attempt's usage block added. */
+  readonly addUsage: (summary: unknown, usage: Readonly<Record<string, unknown>>) => unknown
+}
+
+const rowOf = (step: StepInfo) =>
+  Effect.flatMap(InferenceRequestsRepository.make, (requests) =>
+    Effect.flatMap(requests.findRequest(step.actorId), (row) =>
+      row ? Effect.succeed({ requests, row }) : Effect.die(new Error(`no inference request row for ${step.actorId}`))
+    )
+  )
+
+const textOf = (
+  items: ReadonlyArray<{ readonly type: string; readonly payload: Record<string, unknown> }>,
+  type: string
+) =>
+  items
+    .filter((item) => item.type === type)
+    .map((item) => (typeof item.payload.text === "string" ? item.payload.text : ""))
+    .join("")
+
+export const inferenceRequestActor = (attempts: InferenceAttempts) =>
+  defineActor({
+    kind: "inferenceRequest",
+    entry: machines.inferenceRequest,
+    resourceType: "inference_request",
+    stream: (actorId) => `inference_request:${actorId}`,
+    rows: {
+      [fx.recordStatus]: (params, step) =>
+        Effect.gen(function* () {
+          const { requests, row } = yield* rowOf(step)
+          yield* requests.setStatus(step.actorId, params.status, step.now)
+          if (params.status === "running") {
+            const summary = attempts.countAttempt(row.usage_summary)
+            yield* requests.setUsageSummary(step.actorId, JSON.stringify(summary), step.now)
+          }
+        }),
+      [fx.appendOutput]: (params, step) =>
+        Effect.flatMap(InferenceRequestsRepository.make, (requests) =>
+          requests.appendOutput(
+            step.actorId,
+            textOf(params.items, "text_delta"),
+            textOf(params.items, "reasoning_delta"),
+            step.now
+          )
+        ),
+      [fx.dropOutput]: (_, step) =>
+        Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.dropOutput(step.actorId, step.now)),
+      [fx.recordUsage]: (params, step) =>
+        Effect.gen(function* () {
+          const { requests, row } = yield* rowOf(step)
+          const summary = attempts.addUsage(row.usage_summary, params.usage)
+          yield* requests.setUsageSummary(step.actorId, JSON.stringify(summary), step.now)
+        }),
+      [fx.recordResult]: (params, step) =>
+        Effect.gen(function* () {
+          const { requests, row } = yield* rowOf(step)
+          const { outcome, ...decided } = params
+          // Text generation answers its streamed text (empty when nothing streamed); other workloads none.
+          const text =
+            row.workload === "text_generation" && params.status === "completed" ? row.attempt_text : undefined
+          const result = {
+            ...decided,
+            ...(text === undefined ? {} : { output_text: text }),
+            ...(row.attempt_reasoning === "" ? {} : { reasoning: row.attempt_reasoning }),
+            ...(outcome?.timing === undefined ? {} : { timing: outcome.timing }),
+            ...(outcome?.tool_calls === undefined ? {} : { tool_calls: outcome.tool_calls }),
+            ...(outcome?.embeddings === undefined ? {} : { embeddings: outcome.embeddings }),
+            ...(outcome?.output_files === undefined ? {} : { output_files: outcome.output_files })
+          }
+          yield* requests.setResult(step.actorId, JSON.stringify(result), step.now)
+        }),
+      [fx.recordTombstone]: (_, step) =>
+        Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.tombstone(step.actorId, step.now)),
+      [fx.reapRow]: (_, step) =>
+        Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.deleteRequest(step.actorId))
+    },
+    jobs: {
+      [fx.callProvider]: (params, job) =>
+        Effect.gen(function* () {
+          const requests = yield* InferenceRequestsRepository.make
+          const row = yield* requests.findRequest(job.actorId)
+          if (!row) return undefined
+          // An earlier run of this attempt died holding its lease (or failed) after its call
+          // began (the actor is running): what it streamed is dropped and the request goes on
+          // with another attempt. One that ended before its call began (the actor still queued,
+          // nothing streamed) left nothing to drop: this run makes the call.
+          if (job.attempt > 1 && (yield* job.actorState) !== "live.queued") {
+            return { type: "inference.lost" as const, attempt: params.attempt }
+          }
+          return yield* attempts.run(row, params, job)
+        })
+    }
+  })
+
+export type InferenceRequestActor = ReturnType<typeof inferenceRequestActor>

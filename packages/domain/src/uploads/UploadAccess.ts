@@ -1,0 +1,44 @@
+// Who may read an upload (supplement "Uploads"): its descriptor, only its creator (an executor's
+// uploads have no member reader); its bytes, thumbnail and preview, the creator or whoever can
+// read a row naming it. `mayReadBytes` is that one rule; a feature whose rows name uploads (in
+// upload_namings, under its holder kind) extends it by adding its NamingRule to NamingRules where
+// the server is composed. No feature names uploads yet.
+import type { Naming, UploadRow } from "@troupe/storage/repositories/Uploads"
+import { Context, Effect } from "effect"
+
+/** A member-plane reader: the acting principal (an agent, or a human). */
+export interface UploadReader {
+  readonly userId: bigint
+}
+
+/** Whether `reader` may read any of the holder kind's rows `holderIds` (each names the upload). */
+export type NamingRule = (reader: UploadReader, holderIds: ReadonlyArray<bigint>) => Effect.Effect<boolean>
+
+/** The rule of each holder kind of upload_namings; a naming of a kind without a rule opens nothing. */
+export const NamingRules = Context.Reference<Readonly<Record<string, NamingRule>>>(
+  "@troupe/domain/uploads/NamingRules",
+  { defaultValue: () => ({}) }
+)
+
+export const isCreator = (reader: UploadReader, upload: UploadRow) => upload.creator_user_id === reader.userId
+
+/** The creator, or a reader of a row naming the upload (`namings` are read only when needed). */
+export const mayReadBytes = (
+  reader: UploadReader,
+  upload: UploadRow,
+  namings: Effect.Effect<ReadonlyArray<Naming>>
+): Effect.Effect<boolean> =>
+  isCreator(reader, upload)
+    ? Effect.succeed(true)
+    : Effect.gen(function* () {
+        const rules = yield* NamingRules
+        const byKind = new Map<string, Array<bigint>>()
+        for (const naming of yield* namings) {
+          byKind.set(naming.holder_kind, [...(byKind.get(naming.holder_kind) ?? []), naming.holder_id])
+        }
+        for (const [kind, holderIds] of byKind) {
+          const rule = rules[kind]
+          if (rule !== undefined && (yield* rule(reader, holderIds))) return true
+        }
+        return false
+      })

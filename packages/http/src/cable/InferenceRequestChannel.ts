@@ -1,0 +1,55 @@
+// AgentAPI::V1::InferenceRequestEventsChannel, or InferenceRequestChannel, {workspace_id,
+// inference_request_id, items?, after?} (SUPPLEMENT "Cable"; inference supplement "Event
+// items"): one request's durable items as `{event: <item>}`, each equal to its replay item. For
+// member credentials only; the request must be in a workspace the caller reads and not be
+// tombstoned. `items` is events (default) or lifecycle (run_status and result); `after` absent
+// means live items only, a cursor the items after it then live, `""` from item 1. Anything else,
+// and every absence, is the one rejection.
+import { decodeStreamCursor, type Streams } from "@troupe/actors/Streams"
+import {
+  type InferenceRequestChannelMessage,
+  InferenceRequestChannelParams,
+  inferenceRequestChannelNames
+} from "@troupe/contracts/cable/InferenceRequestChannel"
+import { InferenceRequests } from "@troupe/domain/inference/InferenceRequests"
+import type { StepFeed } from "@troupe/domain/runtime/StepFeed"
+import { Effect, Layer, Schema, Stream } from "effect"
+import { type CableChannel, registerChannel, rejected, SubscriptionRejected } from "./Channels.ts"
+import { openDurableFeed } from "./DurableFeed.ts"
+
+/** The item types that say where a request stands. */
+const lifecycleTypes: ReadonlySet<string> = new Set(["run_status", "result"])
+
+const decodeParams = Schema.decodeUnknownEffect(InferenceRequestChannelParams)
+
+const startingAfter = (after: string | undefined) =>
+  after === undefined
+    ? Effect.succeed("live" as const)
+    : after === ""
+      ? Effect.succeed(0n)
+      : Effect.mapError(decodeStreamCursor(after), () => new SubscriptionRejected())
+
+const inferenceRequestChannel = (name: string): CableChannel<InferenceRequests | Streams | StepFeed> => ({
+  name,
+  subscribe: (params, connection) =>
+    Effect.gen(function* () {
+      const identity = connection.identity
+      if (identity._tag !== "Member") return yield* rejected
+      const subscription = yield* Effect.mapError(decodeParams(params), () => new SubscriptionRejected())
+      const after = yield* startingAfter(subscription.after)
+      const source = yield* (yield* InferenceRequests)
+        .eventSource(identity.caller, subscription.workspace_id, subscription.inference_request_id)
+        .pipe(Effect.mapError(() => new SubscriptionRejected()))
+      const items = yield* openDurableFeed(source, after, (item) => item.type === "result")
+      const admitted =
+        subscription.items === "lifecycle" ? Stream.filter(items, (item) => lifecycleTypes.has(item.type)) : items
+      return Stream.map(admitted, (event): InferenceRequestChannelMessage => ({ event }))
+    })
+})
+
+const [upstreamName, shortName] = inferenceRequestChannelNames
+
+export const InferenceRequestChannelLive = Layer.mergeAll(
+  registerChannel(inferenceRequestChannel(upstreamName)),
+  registerChannel(inferenceRequestChannel(shortName))
+)

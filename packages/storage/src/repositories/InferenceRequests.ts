@@ -1,0 +1,192 @@
+// Rows of `inference_requests` (what a request asked for, and its actor's projection: status,
+// usage, the current attempt's output, result, tombstone) and `inference_output_files`. After the
+// insert at acceptance, only the inference request binding's row handlers write a row.
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
+
+export const InferenceStatus = Schema.Literals(["queued", "running", "completed", "failed", "canceled", "timed_out"])
+export type InferenceStatus = typeof InferenceStatus.Type
+
+const Json = Schema.Unknown
+
+export const InferenceRequestRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  workspace_id: Schema.BigInt,
+  creator_id: Schema.BigInt,
+  workload: Schema.String,
+  model: Json,
+  request: Json,
+  billing_subject: Schema.NullOr(Schema.String),
+  status: InferenceStatus,
+  usage_summary: Json,
+  attempt_text: Schema.String,
+  attempt_reasoning: Schema.String,
+  result: Schema.NullOr(Json),
+  tombstoned_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type InferenceRequestRow = typeof InferenceRequestRow.Type
+
+export const NewInferenceRequest = Schema.Struct({
+  publicId: Schema.String,
+  workspaceId: Schema.BigInt,
+  creatorId: Schema.BigInt,
+  workload: Schema.String,
+  /** JSON text of the effective model. */
+  modelJson: Schema.String,
+  /** JSON text of what the provider calls are made of. */
+  requestJson: Schema.String,
+  billingSubject: Schema.NullOr(Schema.String),
+  usageSummaryJson: Schema.String,
+  now: Schema.Date
+})
+export type NewInferenceRequest = typeof NewInferenceRequest.Type
+
+const insertRequest = Rows.one("InferenceRequests.insertRequest", {
+  Request: NewInferenceRequest,
+  Result: InferenceRequestRow,
+  execute: (row, sql) => sql`
+    INSERT INTO inference_requests (public_id, workspace_id, creator_id, workload, model, request, billing_subject,
+                                    status, usage_summary, created_at, updated_at)
+    VALUES (${row.publicId}, ${row.workspaceId}, ${row.creatorId}, ${row.workload}, ${row.modelJson}::jsonb,
+            ${row.requestJson}::jsonb, ${row.billingSubject}, 'queued', ${row.usageSummaryJson}::jsonb,
+            ${row.now}, ${row.now})
+    RETURNING *`
+})
+
+const byPublicId = Rows.maybe("InferenceRequests.findRequest", {
+  Request: Schema.String,
+  Result: InferenceRequestRow,
+  execute: (publicId, sql) => sql`SELECT * FROM inference_requests WHERE public_id = ${publicId}`
+})
+
+/** The row, tombstoned or not (the caller judges what a tombstone answers). */
+const findRequest = (publicId: string) => byPublicId(publicId)
+
+export const ListFilter = Schema.Struct({
+  workspaceId: Schema.BigInt,
+  workload: Schema.NullOr(Schema.String),
+  after: Schema.NullOr(Schema.String),
+  order: Schema.Literals(["asc", "desc"]),
+  limit: Schema.Number
+})
+export type ListFilter = typeof ListFilter.Type
+
+/** A workspace's live (untombstoned) requests by public_id, after the cursor's id. */
+const listRequests = Rows.all("InferenceRequests.listRequests", {
+  Request: ListFilter,
+  Result: InferenceRequestRow,
+  execute: (filter, sql) => {
+    const asc = filter.order === "asc"
+    const after =
+      filter.after === null ? sql`TRUE` : asc ? sql`public_id > ${filter.after}` : sql`public_id < ${filter.after}`
+    const workload = filter.workload === null ? sql`TRUE` : sql`workload = ${filter.workload}`
+    return sql`
+      SELECT * FROM inference_requests
+      WHERE workspace_id = ${filter.workspaceId} AND tombstoned_at IS NULL AND ${workload} AND ${after}
+      ORDER BY public_id ${sql.literal(asc ? "ASC" : "DESC")}
+      LIMIT ${filter.limit}`
+  }
+})
+
+const setStatus = Effect.fnUntraced(function* (publicId: string, status: InferenceStatus, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE inference_requests SET status = ${status}, updated_at = ${now} WHERE public_id = ${publicId}`
+})
+
+/** Appends streamed text and reasoning to the current attempt's output. */
+const appendOutput = Effect.fnUntraced(function* (publicId: string, text: string, reasoning: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE inference_requests
+    SET attempt_text = attempt_text || ${text}, attempt_reasoning = attempt_reasoning || ${reasoning}, updated_at = ${now}
+    WHERE public_id = ${publicId}`
+})
+
+const dropOutput = Effect.fnUntraced(function* (publicId: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE inference_requests SET attempt_text = '', attempt_reasoning = '', updated_at = ${now}
+    WHERE public_id = ${publicId}`
+})
+
+const setUsageSummary = Effect.fnUntraced(function* (publicId: string, usageSummaryJson: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE inference_requests SET usage_summary = ${usageSummaryJson}::jsonb, updated_at = ${now}
+    WHERE public_id = ${publicId}`
+})
+
+const setResult = Effect.fnUntraced(function* (publicId: string, resultJson: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE inference_requests SET result = ${resultJson}::jsonb, updated_at = ${now} WHERE public_id = ${publicId}`
+})
+
+const tombstone = Effect.fnUntraced(function* (publicId: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE inference_requests SET tombstoned_at = ${now}, updated_at = ${now}
+    WHERE public_id = ${publicId} AND tombstoned_at IS NULL`
+})
+
+const deleteRequest = Effect.fnUntraced(function* (publicId: string) {
+  const sql = yield* SqlClient
+  yield* sql`DELETE FROM inference_requests WHERE public_id = ${publicId}`
+})
+
+export const OutputFileRow = Schema.Struct({
+  index: Schema.Number,
+  filename: Schema.String,
+  content_type: Schema.String,
+  bytes: Schema.Uint8Array
+})
+export type OutputFileRow = typeof OutputFileRow.Type
+
+/** Keeps a file an attempt produced (replacing an earlier attempt's file of that index). */
+const putOutputFile = Effect.fnUntraced(function* (requestPublicId: string, file: OutputFileRow) {
+  const sql = yield* SqlClient
+  yield* sql`
+    INSERT INTO inference_output_files (request_id, index, filename, content_type, bytes)
+    SELECT id, ${file.index}, ${file.filename}, ${file.content_type}, ${file.bytes}
+    FROM inference_requests WHERE public_id = ${requestPublicId}
+    ON CONFLICT (request_id, index) DO UPDATE
+      SET filename = EXCLUDED.filename, content_type = EXCLUDED.content_type, bytes = EXCLUDED.bytes`
+})
+
+const outputFile = Rows.maybe("InferenceRequests.findOutputFile", {
+  Request: Schema.Struct({ requestId: Schema.BigInt, index: Schema.Number }),
+  Result: OutputFileRow,
+  execute: ({ requestId, index }, sql) => sql`
+    SELECT index, filename, content_type, bytes FROM inference_output_files
+    WHERE request_id = ${requestId} AND index = ${index}`
+})
+
+const findOutputFile = (requestId: bigint, index: number) => outputFile({ requestId, index })
+
+export class InferenceRequestsRepository extends Context.Service<InferenceRequestsRepository>()(
+  "@troupe/storage/InferenceRequestsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        insertRequest,
+        findRequest,
+        listRequests,
+        setStatus,
+        appendOutput,
+        dropOutput,
+        setUsageSummary,
+        setResult,
+        tombstone,
+        deleteRequest,
+        putOutputFile,
+        findOutputFile
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(InferenceRequestsRepository, InferenceRequestsRepository.make)
+}

@@ -1,0 +1,324 @@
+// Member: inference requests through the real server on the local provider: the lifecycle rows of
+// "States and transitions" (start, finish, retryable failure, refusal falling back, cancellation,
+// DELETE), the replay stream's items in order with contiguous sequences, and the create body's
+// refusals.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { twoStewards } from "../../support/account.ts"
+import { waitForActorState } from "../../support/actors.ts"
+import { bearer, request } from "../../support/http.ts"
+import type { ConnectedAgent } from "../../support/members.ts"
+import { startTestServer, type TestServer } from "../../support/server.ts"
+
+let server: TestServer
+let agent: ConnectedAgent
+let workspaceId: string
+let keys = 0
+
+const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  request(server.baseUrl, method, `/agent_api/v1${path}`, {
+    headers: { ...bearer(agent.token), ...headers },
+    body
+  })
+
+const requests = () => `/workspaces/${workspaceId}/inference_requests`
+
+const create = (members: Record<string, unknown>, key = `inference-${++keys}`) =>
+  call("POST", requests(), { inference_request: members }, { "idempotency-key": key })
+
+const text = (model: string, input: unknown, more: Record<string, unknown> = {}) =>
+  create({ workload: "text_generation", model: { model }, input, ...more })
+
+const settled = async (id: string, state: string) => {
+  await waitForActorState(server, "inferenceRequest", id, state)
+  return (await call("GET", `${requests()}/${id}`)).body.inference_request
+}
+
+const events = async (id: string) => (await call("GET", `${requests()}/${id}/events?limit=200`)).body
+
+/** The items as `type(detail)` for comparing orders. */
+const shapes = (items: ReadonlyArray<any>) =>
+  items.map((item) => {
+    const p = item.payload
+    switch (item.type) {
+      case "run_status":
+        return `run_status(${p.status},${p.model},${p.attempt}${p.model_change ? ",change" : ""})`
+      case "rollback":
+        return `rollback(${p.reason},${p.attempt})`
+      case "usage":
+        return `usage(${p.attempt})`
+      case "text_delta":
+        return `text(${p.text})`
+      default:
+        return item.type
+    }
+  })
+
+beforeAll(async () => {
+  server = await startTestServer()
+  const account = await twoStewards(server, { owner: ["inference-agent"], member: [] })
+  agent = account.ownerAgents[0] as ConnectedAgent
+  const made = await call("POST", "/workspaces", { workspace: { name: "inference" } }, { "idempotency-key": "ws-inf" })
+  workspaceId = made.body.workspace.public_id
+})
+afterAll(() => server?.close())
+
+describe("InferenceRequest transitions", () => {
+  it("queued --start--> running --finish--> completed: local/echo streams one word per text_delta", async () => {
+    const created = await text("local/echo", "hello there")
+    expect(created.status).toBe(202)
+    expect(created.body.inference_request).toMatchObject({
+      status: "queued",
+      workload: "text_generation",
+      model: { provider_id: "local", model_ref: "local/echo", reasoning_enabled: false, reasoning_effort: "medium" },
+      usage_summary: { request_count: 0, input_tokens: 0, cost_amount: "0", cost_complete: true }
+    })
+    const id = created.body.inference_request.public_id
+    const done = await settled(id, "completed")
+    expect(done.status).toBe("completed")
+    expect(done.result).toMatchObject({
+      status: "completed",
+      output_text: "echo: hello there",
+      usage: { input_tokens: 7, output_tokens: 3, total_tokens: 10, cost_amount: "0.000013", cost_complete: true }
+    })
+    expect(done.usage_summary).toMatchObject({ request_count: 1, input_tokens: 7, output_tokens: 3 })
+    const page = await events(id)
+    expect(shapes(page.events)).toEqual([
+      "run_status(queued,local/echo,1)",
+      "run_status(running,local/echo,1)",
+      "text(echo:)",
+      "text( hello)",
+      "text( there)",
+      "usage(1)",
+      "run_status(completed,local/echo,1)",
+      "result"
+    ])
+    expect(page.events.map((item: any) => item.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
+    expect(page.pagination.watermark).toBe(8)
+    expect(page.events.at(-1).payload.result).toEqual({ status: "completed", inference_request_public_id: id })
+  })
+
+  it("running --classifier refusal, next permitted candidate--> queued on it with model_change", async () => {
+    const created = await text("local/script", JSON.stringify({ refuse: "policy" }), {
+      fallback_models: ["local/embed", "local/echo"]
+    })
+    const id = created.body.inference_request.public_id
+    const done = await settled(id, "completed")
+    expect(done.result.model_change).toEqual({
+      from: "local/script",
+      to: "local/echo",
+      reason: "model_refused",
+      category: "policy"
+    })
+    const page = await events(id)
+    expect(shapes(page.events).slice(0, 6)).toEqual([
+      "run_status(queued,local/script,1)",
+      "run_status(running,local/script,1)",
+      "usage(1)",
+      "rollback(refused,1)",
+      "run_status(queued,local/echo,2,change)",
+      "run_status(running,local/echo,2)"
+    ])
+    const switched = page.events[4].payload
+    expect(switched.model_skips).toEqual([{ model: "local/embed", reason: "workload_mismatch" }])
+    expect(done.usage_summary.request_count).toBe(2)
+  })
+
+  it("running --exhausted retryable failure--> waiting (queued) then running again: backoff 500 ms", async () => {
+    const created = await text("local/script", JSON.stringify({ fail: "provider_error", fail_times: 1, reply: "fine" }))
+    const id = created.body.inference_request.public_id
+    const done = await settled(id, "completed")
+    expect(done.result.output_text).toBe("fine")
+    const page = await events(id)
+    expect(shapes(page.events).slice(0, 4)).toEqual([
+      "run_status(queued,local/script,1)",
+      "run_status(running,local/script,1)",
+      "rollback(retry,1)",
+      "run_status(queued,local/script,2)"
+    ])
+    expect(page.events[3].payload.retry_after_ms).toBe(500)
+  })
+
+  it("a refusal with no candidate fails model_refused; provider_model_unavailable never retries", async () => {
+    const refused = await text("local/script", JSON.stringify({ refuse: true }))
+    const failed = await settled(refused.body.inference_request.public_id, "failed")
+    expect(failed.result).toMatchObject({
+      status: "failed",
+      finish_quality: "refused",
+      error: { code: "model_refused" }
+    })
+    const unavailable = await text("local/script", JSON.stringify({ fail: "provider_model_unavailable" }))
+    const final = await settled(unavailable.body.inference_request.public_id, "failed")
+    expect(final.result.error).toEqual({ code: "provider_model_unavailable" })
+    expect(final.usage_summary.request_count).toBe(1)
+  })
+
+  it("queued or running --cancellation--> canceled; terminal --DELETE--> tombstoned (running is 409 not_terminal)", async () => {
+    const created = await text("local/script", JSON.stringify({ delay_ms: 60_000 }))
+    const id = created.body.inference_request.public_id
+    await waitForActorState(server, "inferenceRequest", id, "live.running")
+    const early = await call("DELETE", `${requests()}/${id}`)
+    expect(early.status).toBe(409)
+    expect(early.body.error.code).toBe("not_terminal")
+    const canceled = await call("POST", `${requests()}/${id}/cancellation`)
+    expect(canceled.status).toBe(200)
+    expect(canceled.body.inference_request.status).toBe("canceled")
+    expect(canceled.body.inference_request.result).toMatchObject({ status: "canceled" })
+    const again = await call("POST", `${requests()}/${id}/cancellation`)
+    expect(again.body.inference_request.status).toBe("canceled")
+    const removed = await call("DELETE", `${requests()}/${id}`)
+    expect(removed.status).toBe(204)
+    expect((await call("GET", `${requests()}/${id}`)).status).toBe(404)
+    expect((await call("GET", `${requests()}/${id}/events`)).status).toBe(404)
+    const listed = await call("GET", requests())
+    expect(listed.body.inference_requests.map((row: any) => row.public_id)).not.toContain(id)
+  })
+
+  it("a slow provider call holds back no other request (each attempt runs in its own job slot)", async () => {
+    const slow = await text("local/script", JSON.stringify({ delay_ms: 60_000 }))
+    const slowId = slow.body.inference_request.public_id
+    await waitForActorState(server, "inferenceRequest", slowId, "live.running")
+    const fast = await text("local/echo", "meanwhile")
+    const done = await settled(fast.body.inference_request.public_id, "completed")
+    expect(done.result.output_text).toBe("echo: meanwhile")
+    expect((await call("POST", `${requests()}/${slowId}/cancellation`)).body.inference_request.status).toBe("canceled")
+  })
+
+  it("embeddings answer 16-dimension unit vectors and no output_text", async () => {
+    const created = await create({ workload: "embedding", model: { model: "local/embed" }, input: ["a", "b"] })
+    const done = await settled(created.body.inference_request.public_id, "completed")
+    expect(done.result.output_text).toBeUndefined()
+    expect(done.result.embeddings).toHaveLength(2)
+    const norm = Math.hypot(...done.result.embeddings[0].vector)
+    expect(norm).toBeCloseTo(1, 6)
+  })
+})
+
+describe("input_estimate", () => {
+  const estimate = (members: Record<string, unknown>) =>
+    call("POST", `${requests()}/input_estimate`, { input_estimate: members })
+
+  it("counts what create would send with the model's tokenizer, without the window gate", async () => {
+    const hello = await estimate({ workload: "text_generation", model: { model: "local/echo" }, input: "hello" })
+    expect(hello.status).toBe(200)
+    expect(hello.body.input_estimate).toEqual({
+      input_tokens: 6,
+      tokenizer_exact: true,
+      catalog_input_token_limit: 32768,
+      model: { provider_id: "local", model_ref: "local/echo", reasoning_enabled: false, reasoning_effort: "medium" }
+    })
+    const terse = await estimate({
+      workload: "text_generation",
+      model: { model: "local/echo" },
+      input: [
+        { role: "system", content: "You are terse." },
+        { role: "user", content: "hello" }
+      ]
+    })
+    expect(terse.body.input_estimate.input_tokens).toBe(14)
+    const over = await estimate({
+      workload: "text_generation",
+      model: { model: "local/tiny" },
+      input: "word ".repeat(400)
+    })
+    expect(over.status).toBe(200)
+    expect(over.body.input_estimate.input_tokens).toBeGreaterThan(256)
+    const unknown = await estimate({ workload: "text_generation", model: { model: "local/none" }, input: "hi" })
+    expect(unknown.body.error.code).toBe("validation_failed")
+  })
+})
+
+describe("idempotency", () => {
+  it("a repeat within 24 h answers 200 with the standing projection; another body is 409", async () => {
+    const created = await create(
+      { workload: "text_generation", model: { model: "local/echo" }, input: "once" },
+      "repeat-key"
+    )
+    expect(created.status).toBe(202)
+    expect(created.headers.get("idempotency-replayed")).toBe("false")
+    const id = created.body.inference_request.public_id
+    await settled(id, "completed")
+    const repeat = await create(
+      { workload: "text_generation", model: { model: "local/echo" }, input: "once" },
+      "repeat-key"
+    )
+    expect(repeat.status).toBe(200)
+    expect(repeat.headers.get("idempotency-replayed")).toBe("true")
+    expect(repeat.body.inference_request).toMatchObject({ public_id: id, status: "completed" })
+    expect(repeat.body.inference_request.result.output_text).toBe("echo: once")
+    const other = await create(
+      { workload: "text_generation", model: { model: "local/echo" }, input: "other" },
+      "repeat-key"
+    )
+    expect(other.status).toBe(409)
+    expect(other.body.error.code).toBe("idempotency_envelope_mismatch")
+  })
+})
+
+describe("output files", () => {
+  it("an image request's file streams with Range (206, 416, whole on several ranges)", async () => {
+    const created = await create({ workload: "image_generation", model: { model: "local/image" }, input: "a red fox" })
+    const id = created.body.inference_request.public_id
+    const done = await settled(id, "completed")
+    expect(done.result.output_files).toEqual([
+      { index: 0, filename: "image-1.png", content_type: "image/png", byte_size: expect.any(Number) }
+    ])
+    const size = done.result.output_files[0].byte_size
+    const whole = await fetch(`${server.baseUrl}/agent_api/v1${requests()}/${id}/files/0`, {
+      headers: bearer(agent.token)
+    })
+    expect(whole.status).toBe(200)
+    expect(whole.headers.get("content-length")).toBe(String(size))
+    expect(whole.headers.get("accept-ranges")).toBe("bytes")
+    expect(whole.headers.get("content-disposition")).toContain("image-1.png")
+    const bytes = new Uint8Array(await whole.arrayBuffer())
+    expect([...bytes.subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47])
+    const part = await fetch(`${server.baseUrl}/agent_api/v1${requests()}/${id}/files/0`, {
+      headers: { ...bearer(agent.token), range: "bytes=1-3" }
+    })
+    expect(part.status).toBe(206)
+    expect(part.headers.get("content-range")).toBe(`bytes 1-3/${size}`)
+    expect(new TextDecoder().decode(await part.arrayBuffer())).toBe("PNG")
+    const past = await fetch(`${server.baseUrl}/agent_api/v1${requests()}/${id}/files/0`, {
+      headers: { ...bearer(agent.token), range: `bytes=${size}-` }
+    })
+    expect(past.status).toBe(416)
+    expect(past.headers.get("content-range")).toBe(`bytes */${size}`)
+    const several = await fetch(`${server.baseUrl}/agent_api/v1${requests()}/${id}/files/0`, {
+      headers: { ...bearer(agent.token), range: "bytes=0-1,3-4" }
+    })
+    expect(several.status).toBe(200)
+    expect((await call("GET", `${requests()}/${id}/files/1`)).status).toBe(404)
+    expect((await call("GET", `${requests()}/${id}/files/x`)).status).toBe(404)
+  })
+})
+
+describe("create body", () => {
+  it("refuses what the catalog refuses with 422 validation_failed naming the member", async () => {
+    const unknown = await text("local/nothing", "hi")
+    expect(unknown.status).toBe(422)
+    expect(unknown.body.error.code).toBe("validation_failed")
+    expect(unknown.body.error.message).toContain("model")
+    const effort = await create({
+      workload: "text_generation",
+      model: { model: "local/tiny", reasoning_effort: "high" },
+      input: "hi"
+    })
+    expect(effort.status).toBe(422)
+    expect(effort.body.error.message).toContain("model.reasoning_effort")
+    const over = await text("local/tiny", "word ".repeat(400))
+    expect(over.status).toBe(422)
+    expect(over.body.error.code).toBe("input_over_model_limit")
+    const subject = await text("local/echo", "hi", { billing_subject: "x".repeat(256) })
+    expect(subject.body.error.code).toBe("billing_subject_too_long")
+  })
+
+  it("answers 400 parameter_missing for an absent root or input, and requires an Idempotency-Key", async () => {
+    const noRoot = await call("POST", requests(), { workload: "text_generation" }, { "idempotency-key": "k-root" })
+    expect(noRoot.status).toBe(400)
+    expect(noRoot.body.error.code).toBe("parameter_missing")
+    const noInput = await create({ workload: "text_generation", model: { model: "local/echo" } })
+    expect(noInput.body.error.code).toBe("parameter_missing")
+    const noKey = await call("POST", requests(), { inference_request: { workload: "text_generation" } })
+    expect(noKey.body.error.code).toBe("idempotency_key_required")
+  })
+})
