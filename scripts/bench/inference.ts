@@ -9,6 +9,9 @@
 // the whole create-to-completed; `ratio` = requests/s ÷ bare steps/s; a request is several steps
 // (`steps/request`, counted from the journal afterwards), so `step ratio` = requests/s ×
 // steps/request ÷ bare steps/s is the share of the bare step rate its steps keep.
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { ActorHost, defaultHostOptions, type StepNotice, stepChannel } from "@troupe/actors/ActorHost"
 import { workspaceActor } from "@troupe/actors/bindings/workspace"
@@ -20,6 +23,7 @@ import { ModelCatalog } from "@troupe/domain/models/ModelCatalog"
 import { makeOpenAiCompatible } from "@troupe/domain/models/OpenAiCompatible"
 import { Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { migratedDatabase } from "@troupe/server/Server"
+import { BlobStore } from "@troupe/storage/BlobStore"
 import type { DatabaseConfig } from "@troupe/storage/Database"
 import { EventBus } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
@@ -55,8 +59,11 @@ export interface InferenceReport {
   readonly levels: ReadonlyArray<InferenceLevel>
 }
 
-/** The runtime with the counter, the workspace and the inference request, and the services creating them. */
-const layer = (database: DatabaseConfig) => {
+/**
+ * The runtime with the counter, the workspace and the inference request, and the services creating
+ * them; `dataDir` holds the blob store (no upload is named here).
+ */
+const layer = (database: DatabaseConfig, dataDir: string) => {
   const actors = Layer.unwrap(
     Effect.gen(function* () {
       const inferenceRequest = yield* InferenceRequestDefinition
@@ -65,6 +72,7 @@ const layer = (database: DatabaseConfig) => {
   ).pipe(
     Layer.provideMerge(InferenceRequestDefinition.layer),
     Layer.provideMerge(ModelCatalog.layer({ remoteProvider: makeOpenAiCompatible })),
+    Layer.provideMerge(BlobStore.layer(dataDir)),
     Layer.provideMerge(migratedDatabase(database))
   )
   return InferenceRequests.layer.pipe(
@@ -199,7 +207,11 @@ const levelsOn = (timing: Timing) =>
 export const inferenceScenario = (timing: Timing) =>
   Effect.gen(function* () {
     const database = yield* benchDatabase
-    return yield* levelsOn(timing).pipe(Effect.provide(layer(database.config)))
+    const dataDir = yield* Effect.acquireRelease(
+      Effect.promise(() => mkdtemp(join(tmpdir(), "troupe-bench-blobs-"))),
+      (path) => Effect.promise(() => rm(path, { recursive: true, force: true }))
+    )
+    return yield* levelsOn(timing).pipe(Effect.provide(layer(database.config, dataDir)))
   }).pipe(Effect.scoped)
 
 export const inferenceHeader =

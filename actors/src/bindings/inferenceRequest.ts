@@ -7,9 +7,13 @@ import { inferenceRequestEffects as fx } from "@troupe/machines/inferenceRequest
 import type { InferenceRequestEvent } from "@troupe/machines/inferenceRequest/events"
 import { machines } from "@troupe/machines/registry"
 import { type InferenceRequestRow, InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
+import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { defineActor, type JobInfo, type StepInfo } from "../Binding.ts"
+
+/** The holder kind of an inference request's upload namings (its uploads live while it does). */
+export const uploadNamingKind = "inference_request"
 
 /** The domain's side of an attempt and of usage arithmetic. */
 export interface InferenceAttempts {
@@ -98,7 +102,11 @@ export const inferenceRequestActor = (attempts: InferenceAttempts) =>
       [fx.recordTombstone]: (_, step) =>
         Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.tombstone(step.actorId, step.now)),
       [fx.reapRow]: (_, step) =>
-        Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.deleteRequest(step.actorId))
+        Effect.gen(function* () {
+          const { requests, row } = yield* rowOf(step)
+          yield* (yield* UploadsRepository.make).removeNamings(uploadNamingKind, row.id)
+          yield* requests.deleteRequest(step.actorId)
+        })
     },
     jobs: {
       [fx.callProvider]: (params, job) =>

@@ -17,7 +17,11 @@ import { deviceAuthorizationActor } from "@troupe/domain/connections/Connections
 import { DeviceFlow } from "@troupe/domain/connections/DeviceFlow"
 import { Stewardship } from "@troupe/domain/connections/Stewardship"
 import { Executors } from "@troupe/domain/executors/Executors"
-import { InferenceRequestDefinition, InferenceRequests } from "@troupe/domain/inference/InferenceRequests"
+import {
+  InferenceRequestDefinition,
+  InferenceRequests,
+  inferenceNamingRules
+} from "@troupe/domain/inference/InferenceRequests"
 import { Idempotency } from "@troupe/domain/kernel/Idempotency"
 import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
 import { Memory } from "@troupe/domain/memory/Memory"
@@ -77,6 +81,7 @@ export const actorLayer = (config: ServerConfig) =>
   ).pipe(
     Layer.provideMerge(InferenceRequestDefinition.layer),
     Layer.provideMerge(modelCatalogLayer(config)),
+    Layer.provideMerge(BlobStore.layer(config.dataDir)),
     Layer.provideMerge(migratedDatabase(config.database))
   )
 
@@ -99,12 +104,14 @@ export const domainLayer = (config: ServerConfig) =>
     PromptDocuments.layer,
     Executors.layer,
     RuntimeOperations.layer,
-    Readiness.layer,
-    // The blob store under TROUPE_DATA_DIR (blobs/, tmp/), beside the embedded database's pg/.
-    Uploads.layer.pipe(Layer.provideMerge(BlobStore.layer(config.dataDir)))
+    Readiness.layer
   ).pipe(
-    // Services built on other domain services come on top of them.
-    (base) => InferenceRequests.layer.pipe(Layer.provideMerge(base)),
+    // Services built on other domain services come on top of them; uploads read the naming
+    // features' rules (the blob store under TROUPE_DATA_DIR comes with the actor layer).
+    (base) =>
+      Layer.mergeAll(InferenceRequests.layer, Uploads.layer.pipe(Layer.provide(inferenceNamingRules))).pipe(
+        Layer.provideMerge(base)
+      ),
     Layer.provideMerge(repositoriesLayer),
     Layer.provideMerge(actorLayer(config))
   )

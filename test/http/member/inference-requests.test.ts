@@ -8,11 +8,17 @@ import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { fileForm } from "../../support/uploads.ts"
 
 let server: TestServer
 let agent: ConnectedAgent
+/** Another agent of the same steward (it sees the owner's private workspace). */
+let sibling: ConnectedAgent
+/** An agent of another human of the account (it does not). */
+let outsider: ConnectedAgent
 let workspaceId: string
 let keys = 0
+const absentUpload = "01900000-0000-7000-8000-000000000000"
 
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   request(server.baseUrl, method, `/agent_api/v1${path}`, {
@@ -55,8 +61,10 @@ const shapes = (items: ReadonlyArray<any>) =>
 
 beforeAll(async () => {
   server = await startTestServer()
-  const account = await twoStewards(server, { owner: ["inference-agent"], member: [] })
+  const account = await twoStewards(server, { owner: ["inference-agent", "second-agent"], member: ["outside-agent"] })
   agent = account.ownerAgents[0] as ConnectedAgent
+  sibling = account.ownerAgents[1] as ConnectedAgent
+  outsider = account.memberAgents[0] as ConnectedAgent
   const made = await call("POST", "/workspaces", { workspace: { name: "inference" } }, { "idempotency-key": "ws-inf" })
   workspaceId = made.body.workspace.public_id
 })
@@ -251,6 +259,77 @@ describe("idempotency", () => {
     )
     expect(other.status).toBe(409)
     expect(other.body.error.code).toBe("idempotency_envelope_mismatch")
+  })
+})
+
+describe("uploads as input", () => {
+  const upload = async (token: string, data: Uint8Array | string, filename: string) => {
+    const form = fileForm(data, filename)
+    const answer = await request(server.baseUrl, "POST", "/agent_api/v1/uploads", {
+      headers: { ...bearer(token), "content-type": form.contentType },
+      raw: form.body
+    })
+    expect(answer.status).toBe(201)
+    return answer.body.upload.public_id as string
+  }
+  /** A 1×1 PNG. */
+  const png = Buffer.from(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+    "base64"
+  )
+
+  it("upload parts and upload_public_ids reach the model; the model's media and the caller's own uploads are judged", async () => {
+    const image = await upload(agent.token, png, "dot.png")
+    const answered = await create({
+      workload: "text_generation",
+      model: { model: "local/echo" },
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "look" },
+            { type: "upload", upload_public_id: image }
+          ]
+        }
+      ],
+      upload_public_ids: [image]
+    })
+    expect(answered.status).toBe(202)
+    const done = await settled(answered.body.inference_request.public_id, "completed")
+    expect(done.result.output_text).toBe("echo: look [image/png] [image/png]")
+    expect(done.result.usage.input_tokens).toBe(1 + 256 * 2 + 4)
+    const tiny = await text("local/tiny", "see", { upload_public_ids: [image] })
+    expect(tiny.status).toBe(422)
+    expect(tiny.body.error.code).toBe("unsupported_input_media")
+    const stranger = await text("local/echo", "see", { upload_public_ids: [absentUpload] })
+    expect(stranger.body.error.code).toBe("unknown_input_upload")
+    const spoken = await create({
+      workload: "speech_generation",
+      model: { model: "local/speech" },
+      input: "say",
+      upload_public_ids: [image]
+    })
+    expect(spoken.body.error.code).toBe("validation_failed")
+    const fallback = await text("local/script", JSON.stringify({ refuse: true }), {
+      upload_public_ids: [image],
+      fallback_models: ["local/tiny", "local/echo"]
+    })
+    const switched = await settled(fallback.body.inference_request.public_id, "completed")
+    expect(switched.result.model_change.to).toBe("local/echo")
+    const items = (await events(fallback.body.inference_request.public_id)).events
+    const queued = items.find((item: any) => item.payload.model_change)
+    expect(queued.payload.model_skips).toEqual([{ model: "local/tiny", reason: "unsupported_input_media" }])
+  })
+
+  it("whoever can read a request naming an upload may read its bytes; others get 404", async () => {
+    const image = await upload(agent.token, png, "shared.png")
+    const bytesOf = (token: string) =>
+      request(server.baseUrl, "GET", `/agent_api/v1/uploads/${image}/bytes`, { headers: bearer(token) })
+    expect((await bytesOf(sibling.token)).status).toBe(404)
+    const named = await text("local/echo", "keep", { upload_public_ids: [image] })
+    await settled(named.body.inference_request.public_id, "completed")
+    expect((await bytesOf(sibling.token)).status).toBe(200)
+    expect((await bytesOf(outsider.token)).status).toBe(404)
   })
 })
 

@@ -5,6 +5,7 @@
 // the actor's state once a second or in a refused report, cuts the call: the attempt then ends
 // with no event (the actor already ended the request). Usage arithmetic for the row lives here too.
 
+import { readFile } from "node:fs/promises"
 import type { JobInfo } from "@troupe/actors/Binding"
 import type { InferenceAttempts } from "@troupe/actors/bindings/inferenceRequest"
 import type { InferenceRequestEvent, OutputItem } from "@troupe/machines/inferenceRequest/events"
@@ -14,6 +15,7 @@ import { Clock, Effect, Option, Schema, Stream } from "effect"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import type { ProviderCall, ProviderEvent, ProviderToolCall } from "../models/Provider.ts"
 import { type UsageBlock, type UsageSummary, usageBlock, usageSummary } from "../models/Usage.ts"
+import { namedBlobs, providerCallOf } from "./ProviderCalls.ts"
 import { StoredCall } from "./StoredCall.ts"
 
 /** Items of a batch wait at most this long before their step. */
@@ -60,7 +62,14 @@ const itemOf = (event: ProviderEvent): OutputItem | undefined => {
 
 class Cut extends Schema.TaggedError<Cut>()("Cut", {}) {}
 
-export const makeInferenceAttempts = (catalog: ModelCatalog["Service"]): InferenceAttempts => {
+/**
+ * The attempts of the catalog's models; `blobPath` is where an upload's bytes are kept (the blob
+ * store), read when an attempt sends them.
+ */
+export const makeInferenceAttempts = (
+  catalog: ModelCatalog["Service"],
+  blobPath: (sha256: string) => string
+): InferenceAttempts => {
   const priced = (model: string, usage: Parameters<typeof usageBlock>[1]): UsageBlock =>
     usageBlock(newPublicId(), usage, catalog.find(model)?.pricing ?? null, costUnit)
 
@@ -70,8 +79,13 @@ export const makeInferenceAttempts = (catalog: ModelCatalog["Service"]): Inferen
       if (started === "refused") return undefined
       const model = catalog.find(attempt.model)
       const stored = yield* Schema.decodeUnknownEffect(StoredCall)(row.request).pipe(Effect.orDie)
+      const blobs = new Map<string, Uint8Array>()
+      for (const sha256 of namedBlobs(stored)) {
+        const bytes = yield* Effect.tryPromise(() => readFile(blobPath(sha256)))
+        blobs.set(sha256, bytes)
+      }
       const call: ProviderCall = {
-        ...stored.call,
+        ...providerCallOf(stored, (sha256) => blobs.get(sha256)!),
         modelRef: attempt.model,
         upstreamModel: model?.upstream_model ?? attempt.model.slice(attempt.model.indexOf("/") + 1),
         attempt: attempt.attempt,

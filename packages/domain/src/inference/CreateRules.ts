@@ -4,12 +4,14 @@
 // model's window. Answers the effective model, the stored call every attempt makes, the routes the
 // request's actor walks (each fallback judged now), and the timeout; or the refusal naming the member.
 import type { Route } from "@troupe/machines/inferenceRequest/context"
+import { isUuid } from "@troupe/storage/Ids"
 import { Effect } from "effect"
 import { Invalid } from "../kernel/Refusals.ts"
 import type { CatalogModel } from "../models/Catalog.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import type { ProviderCall, Workload } from "../models/Provider.ts"
-import type { StoredCall, StoredMessage } from "./StoredCall.ts"
+import { providerCallOf } from "./ProviderCalls.ts"
+import type { StoredCall, StoredMessage, StoredPart } from "./StoredCall.ts"
 
 export const defaultTimeoutMs = 300_000
 
@@ -54,6 +56,8 @@ export interface JudgedCreate {
   readonly routes: ReadonlyArray<Route>
   readonly timeoutMs: number
   readonly billingSubject: string | null
+  /** The uploads the request names (each once). */
+  readonly uploads: ReadonlyArray<ResolvedUpload>
 }
 
 const workloads: ReadonlyArray<string> = ["text_generation", "image_generation", "speech_generation", "embedding"]
@@ -65,13 +69,18 @@ const isInteger = (value: unknown): value is number => typeof value === "number"
 const within = (value: unknown, min: number, max: number): value is number =>
   typeof value === "number" && Number.isFinite(value) && value >= min && value <= max
 
-const textMessage = (role: StoredMessage["role"], text: string): StoredMessage => ({
-  role,
-  content: [{ type: "text", text }]
-})
+/** A message before its uploads are resolved: upload parts name an upload by its public id. */
+interface DraftMessage {
+  readonly role: StoredMessage["role"]
+  readonly parts: Array<{ readonly text: string } | { readonly upload: string }>
+  readonly toolCalls?: StoredMessage["toolCalls"]
+  readonly toolCallId?: string
+}
 
-/** The input as provider messages, or the refusal naming `input`. */
-const messagesOf = (workload: Workload, input: CreateMembers["input"]): ReadonlyArray<StoredMessage> | Invalid => {
+const textMessage = (role: StoredMessage["role"], text: string): DraftMessage => ({ role, parts: [{ text }] })
+
+/** The input as messages, or the refusal naming `input`. */
+const messagesOf = (workload: Workload, input: CreateMembers["input"]): Array<DraftMessage> | Invalid => {
   if (workload === "embedding") {
     const strings = typeof input === "string" ? [input] : input
     if (strings.length < 1 || strings.length > 64 || !strings.every((s) => typeof s === "string" && s !== "")) {
@@ -87,21 +96,23 @@ const messagesOf = (workload: Workload, input: CreateMembers["input"]): Readonly
   if (typeof input === "string")
     return input === "" ? invalid("input", "must not be empty") : [textMessage("user", input)]
   if (input.length < 1 || input.length > 256) return invalid("input", "must hold 1 to 256 messages")
-  const messages: Array<StoredMessage> = []
+  const messages: Array<DraftMessage> = []
   for (const message of input) {
     if (typeof message === "string" || !roles.includes(message.role)) {
       return invalid("input", "messages need a role of system, developer, user, assistant or tool")
     }
-    const parts = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content
-    const texts: Array<{ type: "text"; text: string }> = []
-    for (const part of parts) {
-      if (part.type === "text" && typeof part.text === "string") texts.push({ type: "text", text: part.text })
-      else if (part.type === "upload") return invalid("input", "upload parts are not accepted yet")
-      else return invalid("input", "parts are {type: text, text}")
+    const sent = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content
+    const parts: DraftMessage["parts"] = []
+    for (const part of sent) {
+      if (part.type === "text" && typeof part.text === "string") parts.push({ text: part.text })
+      else if (part.type === "upload" && typeof part.upload_public_id === "string" && message.role === "user") {
+        parts.push({ upload: part.upload_public_id })
+      } else
+        return invalid("input", "parts are {type: text, text} or, in user messages, {type: upload, upload_public_id}")
     }
     messages.push({
       role: message.role as StoredMessage["role"],
-      content: texts,
+      parts,
       ...(message.role === "assistant" && message.tool_calls
         ? {
             toolCalls: message.tool_calls.map((call) => ({
@@ -115,6 +126,36 @@ const messagesOf = (workload: Workload, input: CreateMembers["input"]): Readonly
     })
   }
   return messages.some((message) => message.role === "user") ? messages : invalid("input", "needs a user message")
+}
+
+/** Inline native media: an upload sent to a model is at most 8 MiB. */
+export const inlineMediaBound = 8 * 1024 * 1024
+
+/** The input modality an upload's type needs (image/* an image, a PDF a file); null: none admits it. */
+const modalityOf = (contentType: string): "image" | "file" | null =>
+  contentType.startsWith("image/") ? "image" : contentType === "application/pdf" ? "file" : null
+
+const admits = (model: CatalogModel, uploads: ReadonlyArray<ResolvedUpload>) =>
+  uploads.every((upload) => {
+    const modality = modalityOf(upload.content_type)
+    return modality !== null && model.input_modalities.includes(modality)
+  })
+
+/** An upload a request may name: the caller's own. */
+export interface ResolvedUpload {
+  readonly id: bigint
+  readonly public_id: string
+  readonly creator_user_id: bigint | null
+  readonly filename: string
+  readonly content_type: string
+  readonly byte_size: number
+  readonly sha256: string
+}
+
+/** Who is asking, and how their uploads are found. */
+export interface UploadResolution {
+  readonly userId: bigint
+  readonly find: (publicId: string) => Effect.Effect<ResolvedUpload | undefined>
 }
 
 type Configured = Omit<StoredCall["call"], "workload" | "messages" | "reasoning"> & { readonly timeoutMs: number }
@@ -207,7 +248,12 @@ const effectiveModel = (model: CatalogModel, asked: CreateMembers["model"]): Eff
  * Judges a create body; the count against each model's window uses its provider's tokenizer. An
  * estimate (`limitGate` false) judges everything but the requested model's window.
  */
-export const judgeCreate = (catalog: ModelCatalog["Service"], members: CreateMembers, limitGate = true) =>
+export const judgeCreate = (
+  catalog: ModelCatalog["Service"],
+  members: CreateMembers,
+  resolution: UploadResolution,
+  limitGate = true
+) =>
   Effect.gen(function* () {
     if (!workloads.includes(members.workload))
       return yield* invalid("workload", `must be one of ${workloads.join(", ")}`)
@@ -229,8 +275,40 @@ export const judgeCreate = (catalog: ModelCatalog["Service"], members: CreateMem
     if (messages instanceof Invalid) return yield* messages
     const configured = configurationOf(workload, model, members.configuration ?? {})
     if (configured instanceof Invalid) return yield* configured
-    if ((members.upload_public_ids ?? []).length > 0) {
-      return yield* new Invalid({ code: "unknown_input_upload", message: "upload_public_ids names no upload of yours" })
+    const named = members.upload_public_ids ?? []
+    if (named.length > 16) return yield* invalid("upload_public_ids", "must name at most 16 uploads")
+    if (named.length > 0) {
+      if (workload === "embedding" || workload === "speech_generation") {
+        return yield* invalid("upload_public_ids", `are not accepted for ${workload}`)
+      }
+      const last = messages.findLast((message) => message.role === "user")!
+      last.parts.push(...named.map((upload) => ({ upload })))
+    }
+    const asked = [
+      ...new Set(
+        messages.flatMap((message) => message.parts.flatMap((part) => ("upload" in part ? [part.upload] : [])))
+      )
+    ]
+    const resolved = new Map<string, ResolvedUpload>()
+    for (const publicId of asked) {
+      const upload = isUuid(publicId) ? yield* resolution.find(publicId) : undefined
+      if (upload === undefined || upload.creator_user_id !== resolution.userId) {
+        return yield* new Invalid({ code: "unknown_input_upload", message: `${publicId} is not an upload of yours` })
+      }
+      if (upload.byte_size > inlineMediaBound) {
+        return yield* new Invalid({ code: "input_media_too_large", message: `${publicId} is over 8 MiB` })
+      }
+      resolved.set(publicId, upload)
+    }
+    const uploads = [...resolved.values()]
+    if (
+      !admits(model, uploads) ||
+      (workload === "image_generation" && uploads.some((u) => !u.content_type.startsWith("image/")))
+    ) {
+      return yield* new Invalid({
+        code: "unsupported_input_media",
+        message: `${model.ref} does not take ${uploads.map((u) => u.content_type).join(", ")}`
+      })
     }
     const subject = members.billing_subject ?? null
     if (subject !== null && (subject.length < 1 || subject.length > 255)) {
@@ -251,10 +329,24 @@ export const judgeCreate = (catalog: ModelCatalog["Service"], members: CreateMem
       return yield* invalid("fallback_models", "must be at most 16 distinct catalog models")
     }
     const { timeoutMs, ...rest } = configured
+    const storedMessages: Array<StoredMessage> = messages.map(({ parts, ...message }) => ({
+      ...message,
+      content: parts.map((part): StoredPart => {
+        if ("text" in part) return { type: "text", text: part.text }
+        const upload = resolved.get(part.upload)!
+        return {
+          type: "upload",
+          uploadPublicId: upload.public_id,
+          contentType: upload.content_type,
+          filename: upload.filename,
+          sha256: upload.sha256
+        }
+      })
+    }))
     const stored: StoredCall = {
       call: {
         workload,
-        messages,
+        messages: storedMessages,
         ...rest,
         reasoning: { enabled: effective.reasoning_enabled, effort: effective.reasoning_effort }
       }
@@ -264,7 +356,7 @@ export const judgeCreate = (catalog: ModelCatalog["Service"], members: CreateMem
         const provider = yield* Effect.option(catalog.providerFor(candidate.ref))
         if (provider._tag === "None") return undefined
         const call: ProviderCall = {
-          ...stored.call,
+          ...providerCallOf(stored),
           modelRef: candidate.ref,
           upstreamModel: candidate.upstream_model,
           attempt: 1,
@@ -286,9 +378,11 @@ export const judgeCreate = (catalog: ModelCatalog["Service"], members: CreateMem
       const candidate = catalog.find(ref)!
       const skip = !candidate.workloads.includes(workload)
         ? "workload_mismatch"
-        : (yield* fits(candidate))
-          ? null
-          : "input_over_model_limit"
+        : !admits(candidate, uploads)
+          ? "unsupported_input_media"
+          : (yield* fits(candidate))
+            ? null
+            : "input_over_model_limit"
       routes.push({ model: ref, skip })
     }
     return {
@@ -298,6 +392,7 @@ export const judgeCreate = (catalog: ModelCatalog["Service"], members: CreateMem
       stored,
       routes,
       timeoutMs,
-      billingSubject: subject
+      billingSubject: subject,
+      uploads
     } satisfies JudgedCreate
   })

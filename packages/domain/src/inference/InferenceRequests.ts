@@ -2,8 +2,9 @@
 // started in one transaction), list, read, cancel, DELETE and the replay of its items. Reads need
 // the workspace visible; writes need write standing. Everything after acceptance is its actor's.
 import { ActorHost } from "@troupe/actors/ActorHost"
-import { inferenceRequestActor } from "@troupe/actors/bindings/inferenceRequest"
+import { inferenceRequestActor, uploadNamingKind } from "@troupe/actors/bindings/inferenceRequest"
 import { type StreamPage, Streams } from "@troupe/actors/Streams"
+import { BlobStore } from "@troupe/storage/BlobStore"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
 import {
@@ -11,15 +12,17 @@ import {
   InferenceRequestsRepository,
   type OutputFileRow
 } from "@troupe/storage/repositories/InferenceRequests"
+import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, type Invalid, type NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
+import { type NamingRule, NamingRules } from "../uploads/UploadAccess.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { emptyUsageSummary, makeInferenceAttempts } from "./Attempts.ts"
-import { type CreateMembers, judgeCreate } from "./CreateRules.ts"
+import { type CreateMembers, judgeCreate, type UploadResolution } from "./CreateRules.ts"
 
 /** The full projection (summary members, usage_summary, result once terminal). */
 export interface InferenceRequestView {
@@ -62,9 +65,20 @@ export interface InputEstimate {
   readonly model: InferenceRequestView["model"]
 }
 
+/** Whoever can read an inference request may read the uploads it names (supplement "Uploads"). */
+export const inferenceNamingRules = Layer.effect(
+  NamingRules,
+  Effect.gen(function* () {
+    const requests = yield* InferenceRequestsRepository
+    const db = yield* withRepositories(InferenceRequestsRepository)
+    const rule: NamingRule = (reader, holderIds) => db(requests.readableBy(reader.userId, holderIds))
+    return { [uploadNamingKind]: rule }
+  })
+)
+
 /** The binding of the inference request actor, over the catalog's providers. */
-export const inferenceRequestBinding = (catalog: ModelCatalog["Service"]) =>
-  inferenceRequestActor(makeInferenceAttempts(catalog))
+export const inferenceRequestBinding = (catalog: ModelCatalog["Service"], blobs: BlobStore["Service"]) =>
+  inferenceRequestActor(makeInferenceAttempts(catalog, blobs.blobPath))
 
 /** The one definition of the inference request actor the runtime holds (refs need that same one). */
 export class InferenceRequestDefinition extends Context.Service<
@@ -74,7 +88,7 @@ export class InferenceRequestDefinition extends Context.Service<
   static readonly layer = Layer.effect(
     InferenceRequestDefinition,
     Effect.gen(function* () {
-      return inferenceRequestBinding(yield* ModelCatalog)
+      return inferenceRequestBinding(yield* ModelCatalog, yield* BlobStore)
     })
   )
 }
@@ -155,7 +169,13 @@ export class InferenceRequests extends Context.Service<
       const streams = yield* Streams
       const requests = yield* InferenceRequestsRepository
       const actors = (yield* ActorHost).ref(yield* InferenceRequestDefinition)
-      const db = yield* withRepositories(InferenceRequestsRepository)
+      const uploadRows = yield* UploadsRepository
+      const db = yield* withRepositories(InferenceRequestsRepository, UploadsRepository)
+      /** The caller's uploads, found by public id. */
+      const resolutionFor = (caller: Caller): UploadResolution => ({
+        userId: caller.user.id,
+        find: (publicId) => db(uploadRows.findUpload(publicId))
+      })
       const definition = yield* InferenceRequestDefinition
 
       const notFound = () => new Absent({ code: "not_found", message: "No such inference request" })
@@ -177,7 +197,7 @@ export class InferenceRequests extends Context.Service<
         create: (caller, workspaceId, members) =>
           Effect.gen(function* () {
             const workspace = yield* workspaces.writable(caller, workspaceId)
-            const judged = yield* judgeCreate(catalog, members)
+            const judged = yield* judgeCreate(catalog, members, resolutionFor(caller))
             const publicId = newPublicId()
             const at = yield* now
             const row = yield* db(
@@ -193,6 +213,8 @@ export class InferenceRequests extends Context.Service<
                   usageSummaryJson: JSON.stringify(emptyUsageSummary()),
                   now: at
                 })
+                for (const upload of judged.uploads)
+                  yield* uploadRows.addNaming(upload.id, uploadNamingKind, inserted.id)
                 yield* actors
                   .create(publicId, { publicId, routes: judged.routes, timeoutMs: judged.timeoutMs })
                   .pipe(Effect.orDie)
@@ -204,7 +226,7 @@ export class InferenceRequests extends Context.Service<
         estimate: (caller, workspaceId, members) =>
           Effect.gen(function* () {
             yield* workspaces.read(caller, workspaceId)
-            const judged = yield* judgeCreate(catalog, members, false)
+            const judged = yield* judgeCreate(catalog, members, resolutionFor(caller), false)
             return {
               input_tokens: judged.input.tokens,
               tokenizer_exact: judged.input.exact,

@@ -1,10 +1,21 @@
 // What an inference request keeps of its create body on its row: the provider call every attempt
-// makes (the model and attempt numbers are each attempt's own), as a Schema so the row is decoded,
-// not cast, when an attempt reads it.
+// makes (the model and attempt numbers are each attempt's own; upload parts name their blob), as a
+// Schema so the row is decoded, not cast, when an attempt reads it.
 import { Schema } from "effect"
 import { Workload } from "../models/Provider.ts"
 
-const Part = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+/** Text, or an upload by its blob (the bytes are read from the blob store when an attempt runs). */
+const Part = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("upload"),
+    uploadPublicId: Schema.String,
+    contentType: Schema.String,
+    filename: Schema.String,
+    sha256: Schema.String
+  })
+])
+export type StoredPart = typeof Part.Type
 
 const ToolCall = Schema.Struct({ callId: Schema.String, name: Schema.String, arguments: Schema.String })
 

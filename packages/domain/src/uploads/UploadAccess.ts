@@ -1,8 +1,8 @@
 // Who may read an upload (supplement "Uploads"): its descriptor, only its creator (an executor's
 // uploads have no member reader); its bytes, thumbnail and preview, the creator or whoever can
 // read a row naming it. `mayReadBytes` is that one rule; a feature whose rows name uploads (in
-// upload_namings, under its holder kind) extends it by adding its NamingRule to NamingRules where
-// the server is composed. No feature names uploads yet.
+// upload_namings, under its holder kind) extends it by providing its NamingRule in NamingRules to
+// the Uploads layer where the server is composed (inference requests do).
 import type { Naming, UploadRow } from "@troupe/storage/repositories/Uploads"
 import { Context, Effect } from "effect"
 
@@ -24,6 +24,7 @@ export const isCreator = (reader: UploadReader, upload: UploadRow) => upload.cre
 
 /** The creator, or a reader of a row naming the upload (`namings` are read only when needed). */
 export const mayReadBytes = (
+  rules: Readonly<Record<string, NamingRule>>,
   reader: UploadReader,
   upload: UploadRow,
   namings: Effect.Effect<ReadonlyArray<Naming>>
@@ -31,7 +32,6 @@ export const mayReadBytes = (
   isCreator(reader, upload)
     ? Effect.succeed(true)
     : Effect.gen(function* () {
-        const rules = yield* NamingRules
         const byKind = new Map<string, Array<bigint>>()
         for (const naming of yield* namings) {
           byKind.set(naming.holder_kind, [...(byKind.get(naming.holder_kind) ?? []), naming.holder_id])

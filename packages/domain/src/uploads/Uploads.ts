@@ -22,7 +22,7 @@ import type { RateLimit } from "../kernel/RateLimiter.ts"
 import { Absent, TooLarge } from "../kernel/Refusals.ts"
 import { detectContentType, TextSniffer } from "./Detection.ts"
 import { hasRepresentations, render, representationKinds } from "./Representations.ts"
-import { isCreator, mayReadBytes, type UploadReader } from "./UploadAccess.ts"
+import { isCreator, mayReadBytes, NamingRules, type UploadReader } from "./UploadAccess.ts"
 import { uploadFilename } from "./UploadNames.ts"
 
 export type { RepresentationKind, UploadContentType, UploadRow }
@@ -106,6 +106,8 @@ export class Uploads extends Context.Service<
       const db = withDatabase(sql)
       const repository = yield* UploadsRepository
       const blobs = yield* BlobStore
+      /** The naming features' read rules, as the server provided them to this layer. */
+      const namingRules = yield* NamingRules
 
       const stage = (source: Readable) =>
         Effect.gen(function* () {
@@ -154,7 +156,7 @@ export class Uploads extends Context.Service<
       const readable = (reader: UploadReader, publicId: string) =>
         Effect.gen(function* () {
           const upload = yield* find(publicId)
-          const may = yield* mayReadBytes(reader, upload, db(repository.namingsOf(upload.id)))
+          const may = yield* mayReadBytes(namingRules, reader, upload, db(repository.namingsOf(upload.id)))
           if (!may) return yield* notFound()
           return upload
         })

@@ -167,6 +167,27 @@ const outputFile = Rows.maybe("InferenceRequests.findOutputFile", {
 
 const findOutputFile = (requestId: bigint, index: number) => outputFile({ requestId, index })
 
+const readable = Rows.one("InferenceRequests.readableBy", {
+  Request: Schema.Struct({ userId: Schema.BigInt, requestIds: Schema.Array(Schema.BigInt) }),
+  Result: Schema.Struct({ readable: Schema.Boolean }),
+  // The workspace visibility rule (domain Workspaces `canSee`) for the member `userId`: its human
+  // (itself, or an agent's steward) is of the workspace's account, and owns it or it is account wide.
+  execute: ({ userId, requestIds }, sql) => sql`
+    SELECT EXISTS (
+      SELECT 1 FROM inference_requests r
+      JOIN workspaces w ON w.id = r.workspace_id
+      JOIN users u ON u.id = ${userId}
+      JOIN users h ON h.id = CASE WHEN u.kind = 'agent' THEN u.steward_id ELSE u.id END
+      WHERE r.id = ANY(${[...requestIds]}::bigint[]) AND r.tombstoned_at IS NULL
+        AND w.account_id = h.account_id AND w.state <> 'tombstoned'
+        AND (w.owner_id = h.id OR w.access_mode = 'account_wide')
+    ) AS readable`
+})
+
+/** Whether the member `userId` can read any of the (untombstoned) requests `requestIds`. */
+const readableBy = (userId: bigint, requestIds: ReadonlyArray<bigint>) =>
+  Effect.map(readable({ userId, requestIds }), (row) => row.readable)
+
 export class InferenceRequestsRepository extends Context.Service<InferenceRequestsRepository>()(
   "@troupe/storage/InferenceRequestsRepository",
   {
@@ -183,7 +204,8 @@ export class InferenceRequestsRepository extends Context.Service<InferenceReques
         tombstone,
         deleteRequest,
         putOutputFile,
-        findOutputFile
+        findOutputFile,
+        readableBy
       })
     )
   }

@@ -169,6 +169,20 @@ const deleteBlobIfUnused = Effect.fnUntraced(function* (sha256: string) {
   return true
 })
 
+/** Records that a row of `holderKind` names the upload (kept from the reaper while it does). */
+const addNaming = Effect.fnUntraced(function* (uploadId: bigint, holderKind: string, holderId: bigint) {
+  const sql = yield* SqlClient
+  yield* sql`
+    INSERT INTO upload_namings (upload_id, holder_kind, holder_id) VALUES (${uploadId}, ${holderKind}, ${holderId})
+    ON CONFLICT DO NOTHING`
+})
+
+/** The holder row is gone: it names none of its uploads any more. */
+const removeNamings = Effect.fnUntraced(function* (holderKind: string, holderId: bigint) {
+  const sql = yield* SqlClient
+  yield* sql`DELETE FROM upload_namings WHERE holder_kind = ${holderKind} AND holder_id = ${holderId}`
+})
+
 export class UploadsRepository extends Context.Service<UploadsRepository>()("@troupe/storage/UploadsRepository", {
   make: Effect.map(SqlClient, (sql) =>
     Rows.bind(sql, {
@@ -176,6 +190,8 @@ export class UploadsRepository extends Context.Service<UploadsRepository>()("@tr
       insertUpload,
       findUpload,
       namingsOf,
+      addNaming,
+      removeNamings,
       findRepresentation,
       shareBlob,
       insertRepresentation,
