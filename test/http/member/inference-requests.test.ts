@@ -2,6 +2,8 @@
 // "States and transitions" (start, finish, retryable failure, refusal falling back, cancellation,
 // DELETE), the replay stream's items in order with contiguous sequences, and the create body's
 // refusals.
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
 import { waitForActorState } from "../../support/actors.ts"
@@ -198,6 +200,49 @@ describe("InferenceRequest transitions", () => {
     expect(done.result.embeddings).toHaveLength(2)
     const norm = Math.hypot(...done.result.embeddings[0].vector)
     expect(norm).toBeCloseTo(1, 6)
+  })
+})
+
+describe("fallback lists", () => {
+  it("an omitted list captures the agent's standing one from its configuration; [] disables fallback", async () => {
+    await server.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* sql`UPDATE users SET configuration = ${JSON.stringify({ fallback_models: ["local/nothing", "local/echo"] })}::jsonb
+                   WHERE public_id = ${sibling.publicId}`
+      })
+    )
+    const own = await request(server.baseUrl, "POST", "/agent_api/v1/workspaces", {
+      headers: { ...bearer(sibling.token), "idempotency-key": "ws-sibling" },
+      body: { workspace: { name: "sibling's" } }
+    })
+    const collection = `/agent_api/v1/workspaces/${own.body.workspace.public_id}/inference_requests`
+    const asSibling = (members: Record<string, unknown>, key: string) =>
+      request(server.baseUrl, "POST", collection, {
+        headers: { ...bearer(sibling.token), "idempotency-key": key },
+        body: { inference_request: members }
+      })
+    const refusing = {
+      workload: "text_generation",
+      model: { model: "local/script" },
+      input: JSON.stringify({ refuse: true })
+    }
+    const standing = await asSibling(refusing, "standing")
+    await waitForActorState(server, "inferenceRequest", standing.body.inference_request.public_id, "completed")
+    const rescued = (
+      await request(server.baseUrl, "GET", `${collection}/${standing.body.inference_request.public_id}`, {
+        headers: bearer(sibling.token)
+      })
+    ).body.inference_request
+    expect(rescued.result.model_change).toMatchObject({ from: "local/script", to: "local/echo" })
+    const none = await asSibling({ ...refusing, fallback_models: [] }, "none")
+    await waitForActorState(server, "inferenceRequest", none.body.inference_request.public_id, "failed")
+    const refused = (
+      await request(server.baseUrl, "GET", `${collection}/${none.body.inference_request.public_id}`, {
+        headers: bearer(sibling.token)
+      })
+    ).body.inference_request
+    expect(refused.result.error.code).toBe("model_refused")
   })
 })
 

@@ -152,10 +152,11 @@ export interface ResolvedUpload {
   readonly sha256: string
 }
 
-/** Who is asking, and how their uploads are found. */
-export interface UploadResolution {
+/** Who is asking: their uploads, and (an agent's) standing fallback list from its configuration. */
+export interface Asker {
   readonly userId: bigint
   readonly find: (publicId: string) => Effect.Effect<ResolvedUpload | undefined>
+  readonly standingFallbacks: ReadonlyArray<string>
 }
 
 type Configured = Omit<StoredCall["call"], "workload" | "messages" | "reasoning"> & { readonly timeoutMs: number }
@@ -251,7 +252,7 @@ const effectiveModel = (model: CatalogModel, asked: CreateMembers["model"]): Eff
 export const judgeCreate = (
   catalog: ModelCatalog["Service"],
   members: CreateMembers,
-  resolution: UploadResolution,
+  resolution: Asker,
   limitGate = true
 ) =>
   Effect.gen(function* () {
@@ -320,14 +321,15 @@ export const judgeCreate = (
     if (members.model_selection !== undefined && members.model_selection !== null) {
       return yield* invalid("model_selection", "must be null")
     }
-    const fallbacks = members.fallback_models ?? []
+    // An omitted (or null) list captures the caller's standing one, less refs the catalog lost.
+    const supplied = members.fallback_models ?? undefined
     if (
-      fallbacks.length > 16 ||
-      new Set(fallbacks).size !== fallbacks.length ||
-      fallbacks.some((ref) => !catalog.find(ref))
+      supplied !== undefined &&
+      (supplied.length > 16 || new Set(supplied).size !== supplied.length || supplied.some((ref) => !catalog.find(ref)))
     ) {
       return yield* invalid("fallback_models", "must be at most 16 distinct catalog models")
     }
+    const fallbacks = supplied ?? resolution.standingFallbacks.filter((ref) => catalog.find(ref) !== undefined)
     const { timeoutMs, ...rest } = configured
     const storedMessages: Array<StoredMessage> = messages.map(({ parts, ...message }) => ({
       ...message,

@@ -16,13 +16,14 @@ import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
+import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, type Invalid, type NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { type NamingRule, NamingRules } from "../uploads/UploadAccess.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { emptyUsageSummary, makeInferenceAttempts } from "./Attempts.ts"
-import { type CreateMembers, judgeCreate, type UploadResolution } from "./CreateRules.ts"
+import { type Asker, type CreateMembers, judgeCreate } from "./CreateRules.ts"
 
 /** The full projection (summary members, usage_summary, result once terminal). */
 export interface InferenceRequestView {
@@ -171,10 +172,12 @@ export class InferenceRequests extends Context.Service<
       const actors = (yield* ActorHost).ref(yield* InferenceRequestDefinition)
       const uploadRows = yield* UploadsRepository
       const db = yield* withRepositories(InferenceRequestsRepository, UploadsRepository)
-      /** The caller's uploads, found by public id. */
-      const resolutionFor = (caller: Caller): UploadResolution => ({
+      /** The caller's uploads, found by public id, and an agent's standing fallback list. */
+      const resolutionFor = (caller: Caller): Asker => ({
         userId: caller.user.id,
-        find: (publicId) => db(uploadRows.findUpload(publicId))
+        find: (publicId) => db(uploadRows.findUpload(publicId)),
+        standingFallbacks:
+          caller.user.kind === "agent" ? (renderConfiguration(caller.user.configuration).fallback_models ?? []) : []
       })
       const definition = yield* InferenceRequestDefinition
 
