@@ -305,6 +305,26 @@ describe("idempotency", () => {
     expect(other.status).toBe(409)
     expect(other.body.error.code).toBe("idempotency_envelope_mismatch")
   })
+
+  it("a key is reserved per caller within the workspace: the same key elsewhere is a new request", async () => {
+    const second = await call(
+      "POST",
+      "/workspaces",
+      { workspace: { name: "second" } },
+      { "idempotency-key": "ws-second" }
+    )
+    const elsewhere = await request(
+      server.baseUrl,
+      "POST",
+      `/agent_api/v1/workspaces/${second.body.workspace.public_id}/inference_requests`,
+      {
+        headers: { ...bearer(agent.token), "idempotency-key": "repeat-key" },
+        body: { inference_request: { workload: "text_generation", model: { model: "local/echo" }, input: "elsewhere" } }
+      }
+    )
+    expect(elsewhere.status).toBe(202)
+    expect(elsewhere.headers.get("idempotency-replayed")).toBe("false")
+  })
 })
 
 describe("uploads as input", () => {

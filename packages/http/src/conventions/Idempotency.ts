@@ -1,8 +1,9 @@
 // The Idempotent middleware: digests the canonical request (method, path and query, body with
-// sorted keys), runs the endpoint once per (caller, route, key) and replays its acceptance verbatim
-// with Idempotency-Replayed: true (or, on endpoints annotated ReplaysStanding, runs the handler again
-// to answer the resource as it stands, at 200). Failures are not kept, so a corrected retry may
-// reuse the key.
+// sorted keys), runs the endpoint once per (caller, path, key): a key is reserved within the
+// collection it was sent to (one workspace's inference requests, say), not across them. It
+// replays the acceptance verbatim with Idempotency-Replayed: true (or, on endpoints annotated
+// ReplaysStanding, runs the handler again to answer the resource as it stands, at 200).
+// Failures are not kept, so a corrected retry may reuse the key.
 import { createHash } from "node:crypto"
 import { errors } from "@troupe/contracts/Errors"
 import {
@@ -74,7 +75,7 @@ export const IdempotentLive = Layer.effect(
           .digest()
         const result = yield* store
           .run(
-            { caller: caller.key, route: `${request.method} ${endpoint.path}`, key },
+            { caller: caller.key, route: `${request.method} ${request.url.split("?")[0]}`, key },
             digest,
             Effect.map(httpEffect, stored)
           )
