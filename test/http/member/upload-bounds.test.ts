@@ -12,6 +12,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
+import { eventually } from "../../support/processes.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { newBoundary } from "../../support/uploads.ts"
 
@@ -38,15 +39,6 @@ const filesUnder = async (name: "blobs" | "tmp") =>
   (await readdir(join(server.dataDir, name), { recursive: true, withFileTypes: true })).filter((entry) =>
     entry.isFile()
   ).length
-
-/** Resolves once `check` holds, polling the file system the server writes (a deadline fails it). */
-const eventually = async (check: () => Promise<boolean>, what: string) => {
-  const deadline = Date.now() + 10_000
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((done) => setTimeout(done, 20))
-  }
-}
 
 /** The head and tail of a multipart body around one upload[file] part of `size` bytes. */
 const framing = (boundary: string) => ({
@@ -154,9 +146,9 @@ it("leaves no blob and no row when the client drops mid-upload", async () => {
   )
   socket.write(head)
   socket.write(Buffer.alloc(4 * mebibyte, 0x63))
-  await eventually(async () => (await filesUnder("tmp")) === 1, "the upload to be staged")
+  await eventually("the upload to be staged", 10_000, async () => (await filesUnder("tmp")) === 1, 20)
   socket.destroy()
-  await eventually(async () => (await filesUnder("tmp")) === 0, "the staged file to be removed")
+  await eventually("the staged file to be removed", 10_000, async () => (await filesUnder("tmp")) === 0, 20)
   expect(await uploadCount()).toBe(uploads)
   expect(await filesUnder("blobs")).toBe(blobs)
 })
