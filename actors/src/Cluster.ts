@@ -11,7 +11,7 @@ import { Entity, EntityId, Sharding } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { ActorHost } from "./ActorHost.ts"
 import { type ActorEvent, Bindings } from "./Binding.ts"
-import { ActorNotFound, ActorQuarantined, InvalidMessage } from "./Errors.ts"
+import { ActorNotFound, ActorQuarantined, ActorUnreachable, InvalidMessage } from "./Errors.ts"
 import { type DeliveryRef, deliveryTarget, type PlacedDelivery, type PlacedOutcome, Placement } from "./Placement.ts"
 
 const Bytes = Schema.Uint8Array
@@ -80,14 +80,14 @@ export const clusterPlacement = Layer.effect(
           Effect.map((bytes) => unpack<PlacedOutcome>(bytes)),
           Effect.catchIf(
             (error) => !isActorRefusal(error),
-            (error) => Effect.die(error)
+            () => Effect.die(new ActorUnreachable({ kind, actorId }))
           )
         ),
       deliver: (delivery, event) => {
         const [kind, actorId] = deliveryTarget(delivery)
         return untilPlaced(clientOf(kind)(actorId).Deliver({ delivery: pack(delivery), event: pack(event) })).pipe(
           Effect.map((result): PlacedDelivery => result),
-          Effect.orDie
+          Effect.catch(() => Effect.die(new ActorUnreachable({ kind, actorId })))
         )
       }
     })

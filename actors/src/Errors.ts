@@ -24,3 +24,12 @@ export class InvalidMessage extends Schema.TaggedError<InvalidMessage>()("Invali
   kind: Schema.String,
   message: Schema.String
 }) {}
+
+/**
+ * No node could be reached to step the actor while its shard moved (the hand-off's patience ran
+ * out): a defect of the moment, answered 503 with Retry-After, never a client's fault.
+ */
+export class ActorUnreachable extends Schema.TaggedError<ActorUnreachable>()("ActorUnreachable", {
+  kind: Schema.String,
+  actorId: Schema.String
+}) {}

@@ -6,12 +6,11 @@ import { type DatabaseState, Readiness } from "@troupe/domain/runtime/Readiness"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { envelope } from "./conventions/ErrorEnvelope.ts"
+import { notReadyCode, retryAfterSeconds } from "./conventions/Refusal.ts"
 
 export const healthBody = { status: "ok" } as const
 export const readyBody = { status: "ready" } as const
-/** The code of every 503 a client may get while Troupe is not ready (start-up, shut-down, no database). */
-export const notReadyCode = "not_ready"
-export const retryAfterSeconds = 1
+export { notReadyCode, retryAfterSeconds } from "./conventions/Refusal.ts"
 
 const behind = "The database lacks migrations this server needs; run troupe migrate"
 const noStore = { "cache-control": "no-store" }

@@ -2,10 +2,11 @@
 // {error: {code, message}}, or {error, error_description} on /oauth/*. Unknown routes, decode
 // failures, refused targets and bodies, unsupported media types, oversized bodies and defects are
 // all mapped here; a defect's details go to the log, never to the client.
+import { ActorUnreachable } from "@troupe/actors/Errors"
 import { Cause, Effect } from "effect"
 import { HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
-import { type Door, type Refusal, RequestRefused, shape } from "./Refusal.ts"
+import { type Door, notReadyCode, type Refusal, RequestRefused, retryAfterSeconds, shape } from "./Refusal.ts"
 import { describeDecodeFailure } from "./SchemaIssues.ts"
 
 export const envelope = (status: number, code: string, message: string, headers?: Record<string, string>) =>
@@ -18,6 +19,13 @@ const tooLarge: Refusal = {
   message: "The request body is too large",
   headers: { connection: "close" }
 }
+/** An actor no node could step while its shard moved: the client may retry in a moment. */
+const unreachable: Refusal = {
+  status: 503,
+  code: notReadyCode,
+  message: "The work is moving between nodes; retry shortly",
+  headers: { "retry-after": String(retryAfterSeconds) }
+}
 const unreadable: Refusal = { status: 400, code: "parameter_invalid", message: "The request body could not be read" }
 
 const fromCause = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerResponse | Refusal => {
@@ -26,6 +34,7 @@ const fromCause = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerRe
     if (value === undefined) continue
     if (HttpServerResponse.isHttpServerResponse(value)) return value
     if (value instanceof RequestRefused) return value
+    if (value instanceof ActorUnreachable) return unreachable
     if (HttpApiError.HttpApiSchemaError.is(value)) {
       if (value.kind === "Body" || value.kind === "ResponseHeaders") return internalError
       const failure = describeDecodeFailure(value)

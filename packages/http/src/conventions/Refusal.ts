@@ -4,6 +4,13 @@
 // for its form before any route judges it (a target or body that cannot be read faithfully).
 import { Data } from "effect"
 
+/**
+ * The code of every 503 a client may get while Troupe cannot serve it yet (start-up, shut-down, no
+ * database, work moving between nodes), and the Retry-After it carries.
+ */
+export const notReadyCode = "not_ready"
+export const retryAfterSeconds = 1
+
 /** A request whose target or body cannot be read faithfully: never rewritten, refused. */
 export class RequestRefused extends Data.TaggedError("RequestRefused")<{
   readonly status: 400 | 415
