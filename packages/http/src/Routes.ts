@@ -13,7 +13,7 @@ import { ExecutorUploadsHandlers } from "./executor/Uploads.ts"
 import { HealthRoutes } from "./Health.ts"
 import { MemberAuthenticationLive } from "./member/Authentication.ts"
 import { ExecutorsHandlers } from "./member/Executors.ts"
-import { InferenceRequestsHandlers } from "./member/InferenceRequests.ts"
+import { InferenceRequestBudgetLive, InferenceRequestsHandlers } from "./member/InferenceRequests.ts"
 import { NamedAgentMemoryHandlers, ProfileMemoryHandlers, WorkspaceMemoryHandlers } from "./member/Memory.ts"
 import { ModelsHandlers } from "./member/Models.ts"
 import { NamedAgentsHandlers } from "./member/NamedAgents.ts"
@@ -43,6 +43,7 @@ export const ApiMiddleware = Layer.mergeAll(
   SessionDoorLive,
   IdempotentLive,
   StoreEntryBudgetLive,
+  InferenceRequestBudgetLive,
   IdempotencyKeyRequiredLive
 )
 

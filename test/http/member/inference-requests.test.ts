@@ -7,6 +7,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
 import { waitForActorState } from "../../support/actors.ts"
+import { callerKey, spend, startOfWindow } from "../../support/budget.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -433,6 +434,24 @@ describe("output files", () => {
     expect(several.status).toBe(200)
     expect((await call("GET", `${requests()}/${id}/files/1`)).status).toBe(404)
     expect((await call("GET", `${requests()}/${id}/files/x`)).status).toBe(404)
+  })
+})
+
+describe("request budget", () => {
+  it("each door allows 6,000 requests a minute per caller; the 6,001st answers 429 with Retry-After", async () => {
+    const created = await text("local/echo", "budget")
+    const id = created.body.inference_request.public_id
+    await startOfWindow(server)
+    await spend(server, "inference_requests.show", await callerKey(server, agent.publicId), 5_999)
+    expect((await call("GET", `${requests()}/${id}`)).status).toBe(200)
+    const refused = await call("GET", `${requests()}/${id}`)
+    expect(refused.status).toBe(429)
+    expect(refused.body.error.code).toBe("rate_limited")
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    expect((await call("GET", requests())).status).toBe(200)
+    const retryAfter = Number(refused.headers.get("retry-after"))
+    server.clock.advance(`${retryAfter} seconds`)
+    expect((await call("GET", `${requests()}/${id}`)).status).toBe(200)
   })
 })
 

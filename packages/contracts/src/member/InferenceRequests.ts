@@ -4,9 +4,9 @@
 // parameter_invalid); what depends on the catalog (a model serving the workload, efforts, bounds)
 // is the domain's 422 validation_failed naming the member.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { BadRequest, Conflict, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
-import { IdempotencyKeyHeader, Idempotent, ReplaysStanding } from "../Idempotency.ts"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
+import { BadRequest, Conflict, Forbidden, NotFound, RateLimitedResponse, Unprocessable } from "../Errors.ts"
+import { type CallerIdentity, IdempotencyKeyHeader, Idempotent, ReplaysStanding } from "../Idempotency.ts"
 import { PageQuery, Pagination } from "../Pagination.ts"
 import { MemberAuthentication } from "./Caller.ts"
 
@@ -115,6 +115,15 @@ export const InputEstimateResponse = Schema.Struct({
   })
 })
 
+/**
+ * The inference doors' request budget (6,000 a minute per caller and door): counted after
+ * authentication and before anything is decoded, so malformed requests count too.
+ */
+export class InferenceRequestBudget extends HttpApiMiddleware.Service<
+  InferenceRequestBudget,
+  { requires: CallerIdentity }
+>()("@troupe/contracts/member/InferenceRequestBudget", { error: RateLimitedResponse }) {}
+
 const collection = "/agent_api/v1/workspaces/:workspace_id/inference_requests"
 const workspaceParams = { workspace_id: Schema.String }
 const requestParams = { ...workspaceParams, inference_request_id: Schema.String }
@@ -174,5 +183,6 @@ export class InferenceRequestsGroup extends HttpApiGroup.make("inferenceRequests
       error: errors
     })
   )
+  .middleware(InferenceRequestBudget)
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: inference requests" })) {}

@@ -18,6 +18,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { now } from "../kernel/Now.ts"
+import type { RateLimit } from "../kernel/RateLimiter.ts"
 import { Absent, BadParameter, type Invalid, type NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { type NamingRule, NamingRules } from "../uploads/UploadAccess.ts"
@@ -53,6 +54,14 @@ const viewOf = (row: InferenceRequestRow): InferenceRequestView => ({
   updated_at: row.updated_at,
   usage_summary: row.usage_summary as Readonly<Record<string, unknown>>,
   ...(row.result === null ? {} : { result: row.result as Readonly<Record<string, unknown>> })
+})
+
+/**
+ * The per-caller request budget of each inference request door (6,000 a minute, supplement
+ * "Uploads"); the scope is suffixed with the door's name, so each door counts apart.
+ */
+export const InferenceRequestLimit = Context.Reference<RateLimit>("@troupe/domain/inference/InferenceRequestLimit", {
+  defaultValue: () => ({ scope: "inference_requests", limit: 6000, windowSeconds: 60 })
 })
 
 /** A file an attempt produced: its name, type and bytes. */

@@ -2,21 +2,25 @@
 // domain judges them against the catalog and answers projections the contract encodes.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { errors } from "@troupe/contracts/Errors"
-import { ReplayedAcceptance } from "@troupe/contracts/Idempotency"
+import { CallerIdentity, ReplayedAcceptance } from "@troupe/contracts/Idempotency"
 import { CurrentMemberCaller, type MemberCaller } from "@troupe/contracts/member/Caller"
+import { InferenceRequestBudget } from "@troupe/contracts/member/InferenceRequests"
 import {
+  InferenceRequestLimit,
   InferenceRequests,
   type InferenceRequestView,
   type OutputFile
 } from "@troupe/domain/inference/InferenceRequests"
+import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
 import { Absent } from "@troupe/domain/kernel/Refusals"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { parseRange } from "../conventions/ByteRanges.ts"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
 import { pageOf, parsePage, publicIdKey } from "../conventions/Pagination.ts"
+import { consume } from "../conventions/RateLimit.ts"
 
 const workloads = new Set(["text_generation", "image_generation", "speech_generation", "embedding", "transcription"])
 const one = (inference_request: InferenceRequestView) => ({ inference_request })
@@ -58,6 +62,23 @@ const eventsLimit = (limit: string | undefined) =>
     : /^\d{1,3}$/.test(limit) && Number(limit) >= 1 && Number(limit) <= 200
       ? Effect.succeed(Number(limit))
       : errors.parameterInvalid("limit must be an integer from 1 to 200")
+
+/** Counts the request against its door's budget (scope `inference_requests.<door>`). */
+export const InferenceRequestBudgetLive = Layer.effect(
+  InferenceRequestBudget,
+  Effect.gen(function* () {
+    const limiter = yield* RateLimiter
+    const limit = yield* InferenceRequestLimit
+    return (httpEffect, { endpoint }) =>
+      Effect.gen(function* () {
+        const caller = yield* CallerIdentity
+        yield* consume({ ...limit, scope: `${limit.scope}.${endpoint.identifier}` }, caller.key).pipe(
+          Effect.provideService(RateLimiter, limiter)
+        )
+        return yield* httpEffect
+      })
+  })
+)
 
 export const InferenceRequestsHandlers = HttpApiBuilder.group(
   TroupeApi,
