@@ -155,12 +155,17 @@ export const makeInferenceAttempts = (
         Effect.catchTags({
           Cut: () => Effect.succeed("cut" as const),
           ProviderFailure: (failure) =>
-            Effect.succeed({
-              type: "inference.failed",
-              attempt: attempt.attempt,
-              code: failure.code,
-              ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs })
-            } as const),
+            Effect.as(
+              Effect.logWarning(
+                `${attempt.model} attempt ${attempt.attempt} failed: ${failure.code} (${failure.detail})`
+              ),
+              {
+                type: "inference.failed",
+                attempt: attempt.attempt,
+                code: failure.code,
+                ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs })
+              } as const
+            ),
           ProviderRefusal: (refusal) =>
             Effect.succeed({
               type: "inference.refused",
