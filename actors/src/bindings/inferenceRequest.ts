@@ -56,14 +56,15 @@ export const inferenceRequestActor = (attempts: InferenceAttempts) =>
     stream: (actorId) => `inference_request:${actorId}`,
     rows: {
       [fx.recordStatus]: (params, step) =>
-        Effect.gen(function* () {
-          const { requests, row } = yield* rowOf(step)
-          yield* requests.setStatus(step.actorId, params.status, step.now)
-          if (params.status === "running") {
-            const summary = attempts.countAttempt(row.usage_summary)
-            yield* requests.setUsageSummary(step.actorId, JSON.stringify(summary), step.now)
-          }
-        }),
+        params.status === "running"
+          ? Effect.gen(function* () {
+              const { requests, row } = yield* rowOf(step)
+              const summary = attempts.countAttempt(row.usage_summary)
+              yield* requests.setRunning(step.actorId, JSON.stringify(summary), step.now)
+            })
+          : Effect.flatMap(InferenceRequestsRepository.make, (requests) =>
+              requests.setStatus(step.actorId, params.status, step.now)
+            ),
       [fx.appendOutput]: (params, step) =>
         Effect.flatMap(InferenceRequestsRepository.make, (requests) =>
           requests.appendOutput(
@@ -83,21 +84,18 @@ export const inferenceRequestActor = (attempts: InferenceAttempts) =>
         }),
       [fx.recordResult]: (params, step) =>
         Effect.gen(function* () {
-          const { requests, row } = yield* rowOf(step)
+          const requests = yield* InferenceRequestsRepository.make
           const { outcome, ...decided } = params
-          // Text generation answers its streamed text (empty when nothing streamed); other workloads none.
-          const text =
-            row.workload === "text_generation" && params.status === "completed" ? row.attempt_text : undefined
+          // A completed text generation answers its streamed text (empty when nothing streamed) and
+          // any result its reasoning: the statement reads both from the row.
           const result = {
             ...decided,
-            ...(text === undefined ? {} : { output_text: text }),
-            ...(row.attempt_reasoning === "" ? {} : { reasoning: row.attempt_reasoning }),
             ...(outcome?.timing === undefined ? {} : { timing: outcome.timing }),
             ...(outcome?.tool_calls === undefined ? {} : { tool_calls: outcome.tool_calls }),
             ...(outcome?.embeddings === undefined ? {} : { embeddings: outcome.embeddings }),
             ...(outcome?.output_files === undefined ? {} : { output_files: outcome.output_files })
           }
-          yield* requests.setResult(step.actorId, JSON.stringify(result), step.now)
+          yield* requests.setResult(step.actorId, JSON.stringify(result), params.status === "completed", step.now)
         }),
       [fx.recordTombstone]: (_, step) =>
         Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.tombstone(step.actorId, step.now)),

@@ -120,10 +120,28 @@ const setUsageSummary = Effect.fnUntraced(function* (publicId: string, usageSumm
     WHERE public_id = ${publicId}`
 })
 
-const setResult = Effect.fnUntraced(function* (publicId: string, resultJson: string, now: Date) {
+/** The attempt began: status running, and the usage_summary counting it. */
+const setRunning = Effect.fnUntraced(function* (publicId: string, usageSummaryJson: string, now: Date) {
   const sql = yield* SqlClient
   yield* sql`
-    UPDATE inference_requests SET result = ${resultJson}::jsonb, updated_at = ${now} WHERE public_id = ${publicId}`
+    UPDATE inference_requests SET status = 'running', usage_summary = ${usageSummaryJson}::jsonb, updated_at = ${now}
+    WHERE public_id = ${publicId}`
+})
+
+/**
+ * Writes the result, adding the attempt's reasoning when it streamed any and, with `withText` on
+ * a text generation, its streamed text as output_text (read in the statement, not by the caller).
+ */
+const setResult = Effect.fnUntraced(function* (publicId: string, resultJson: string, withText: boolean, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE inference_requests
+    SET result = ${resultJson}::jsonb
+          || CASE WHEN ${withText} AND workload = 'text_generation'
+                  THEN jsonb_build_object('output_text', attempt_text) ELSE '{}'::jsonb END
+          || CASE WHEN attempt_reasoning <> '' THEN jsonb_build_object('reasoning', attempt_reasoning) ELSE '{}'::jsonb END,
+        updated_at = ${now}
+    WHERE public_id = ${publicId}`
 })
 
 const tombstone = Effect.fnUntraced(function* (publicId: string, now: Date) {
@@ -200,6 +218,7 @@ export class InferenceRequestsRepository extends Context.Service<InferenceReques
         appendOutput,
         dropOutput,
         setUsageSummary,
+        setRunning,
         setResult,
         tombstone,
         deleteRequest,
