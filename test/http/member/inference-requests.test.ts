@@ -22,6 +22,11 @@ let outsider: ConnectedAgent
 let workspaceId: string
 let keys = 0
 const absentUpload = "01900000-0000-7000-8000-000000000000"
+/** A 1×1 PNG. */
+const dotPng = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64"
+)
 
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   request(server.baseUrl, method, `/agent_api/v1${path}`, {
@@ -338,11 +343,7 @@ describe("uploads as input", () => {
     expect(answer.status).toBe(201)
     return answer.body.upload.public_id as string
   }
-  /** A 1×1 PNG. */
-  const png = Buffer.from(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
-    "base64"
-  )
+  const png = dotPng
 
   it("upload parts and upload_public_ids reach the model; the model's media and the caller's own uploads are judged", async () => {
     const image = await upload(agent.token, png, "dot.png")
