@@ -41,3 +41,9 @@ export const fileForm = (
     contentType: `multipart/form-data; boundary=${boundary}`
   }
 }
+
+/** A 1×1 PNG (image/png by its bytes). */
+export const onePixelPng = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64"
+)

@@ -8,17 +8,11 @@ import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
-import { fileForm } from "../../support/uploads.ts"
+import { fileForm, onePixelPng } from "../../support/uploads.ts"
 
 let server: TestServer
 let agent: ConnectedAgent
 let workspaceId: string
-
-/** A 1×1 PNG. */
-const dotPng = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
-  "base64"
-)
 
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(agent.token), ...headers }, body })
@@ -48,7 +42,7 @@ afterAll(() => server?.close())
 
 describe("InferenceRequest reap", () => {
   it("tombstoned --30 days (a durable timer)--> reaped: the row and its upload namings go", async () => {
-    const form = fileForm(dotPng, "dot.png")
+    const form = fileForm(onePixelPng, "dot.png")
     const uploaded = await request(server.baseUrl, "POST", "/agent_api/v1/uploads", {
       headers: { ...bearer(agent.token), "content-type": form.contentType },
       raw: form.body

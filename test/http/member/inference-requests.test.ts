@@ -11,7 +11,7 @@ import { callerKey, spend, startOfWindow } from "../../support/budget.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
-import { fileForm } from "../../support/uploads.ts"
+import { fileForm, onePixelPng } from "../../support/uploads.ts"
 
 let server: TestServer
 let agent: ConnectedAgent
@@ -22,11 +22,6 @@ let outsider: ConnectedAgent
 let workspaceId: string
 let keys = 0
 const absentUpload = "01900000-0000-7000-8000-000000000000"
-/** A 1×1 PNG. */
-const dotPng = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
-  "base64"
-)
 
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   request(server.baseUrl, method, `/agent_api/v1${path}`, {
@@ -343,10 +338,9 @@ describe("uploads as input", () => {
     expect(answer.status).toBe(201)
     return answer.body.upload.public_id as string
   }
-  const png = dotPng
 
   it("upload parts and upload_public_ids reach the model; the model's media and the caller's own uploads are judged", async () => {
-    const image = await upload(agent.token, png, "dot.png")
+    const image = await upload(agent.token, onePixelPng, "dot.png")
     const answered = await create({
       workload: "text_generation",
       model: { model: "local/echo" },
@@ -389,7 +383,7 @@ describe("uploads as input", () => {
   })
 
   it("whoever can read a request naming an upload may read its bytes; others get 404", async () => {
-    const image = await upload(agent.token, png, "shared.png")
+    const image = await upload(agent.token, onePixelPng, "shared.png")
     const bytesOf = (token: string) =>
       request(server.baseUrl, "GET", `/agent_api/v1/uploads/${image}/bytes`, { headers: bearer(token) })
     expect((await bytesOf(sibling.token)).status).toBe(404)

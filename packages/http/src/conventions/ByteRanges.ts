@@ -1,5 +1,5 @@
-// Reads of stored files, streamed from disk (an upload's bytes and representations; inference
-// output files use the same rules, supplement "Cancellation, DELETE, files, estimate"): one
+// Reads of stored files, streamed from disk (an upload's bytes and representations) or from a row
+// (inference output files, same rules, supplement "Cancellation, DELETE, files, estimate"): one
 // `bytes=` range (a-b, a-, -n) answers 206 with Content-Range, a start past the end 416 with
 // `Content-Range: bytes */<size>`, several or malformed ranges the whole file (200); a read with a
 // strong ETag answers 304 with no body when If-None-Match names it (or is `*`), Range or not.
@@ -43,13 +43,13 @@ export const noneMatch = (header: string | undefined, etag: string) => {
   return (header.match(/(?:W\/)?"[^"]*"/g) ?? []).some((tag) => tag.replace(/^W\//, "") === etag)
 }
 
-/** A stored file as a read answers it. */
+/** A stored file as a read answers it: on disk (streamed), or bytes already read (a row's). */
 export interface StoredFile {
-  readonly path: string
+  readonly content: { readonly path: string } | { readonly bytes: Uint8Array }
   readonly size: number
   readonly contentType: string
-  /** The strong entity tag, quoted: `"<kind>-<sha256>"`. */
-  readonly etag: string
+  /** The strong entity tag, quoted: `"<kind>-<sha256>"`; none: the read is not conditional. */
+  readonly etag?: string | undefined
   readonly cacheControl: string
   /** Content-Disposition, when the read has one. */
   readonly disposition?: string | undefined
@@ -69,11 +69,11 @@ const openFile = (path: string) =>
     Effect.orDie
   )
 
-/** The answer to a read of `file`: 304, 416, 206 or 200 streaming the file from disk. */
+/** The answer to a read of `file`: 304, 416, 206 or 200 with the file's bytes (streamed from disk). */
 export const storedFileResponse = (request: HttpServerRequest.HttpServerRequest, file: StoredFile) =>
   Effect.gen(function* () {
-    const cached = { etag: file.etag, "cache-control": file.cacheControl }
-    if (noneMatch(request.headers["if-none-match"], file.etag)) {
+    const cached = { ...(file.etag === undefined ? {} : { etag: file.etag }), "cache-control": file.cacheControl }
+    if (file.etag !== undefined && noneMatch(request.headers["if-none-match"], file.etag)) {
       return HttpServerResponse.empty({ status: 304, headers: cached })
     }
     const asked = file.ranges ? parseRange(request.headers.range, file.size) : whole
@@ -96,7 +96,9 @@ export const storedFileResponse = (request: HttpServerRequest.HttpServerRequest,
       }
     }
     if (length === 0) return HttpServerResponse.uint8Array(new Uint8Array(0), options)
+    if ("bytes" in file.content)
+      return HttpServerResponse.uint8Array(file.content.bytes.subarray(start, end + 1), options)
     // Opened here, so a file gone since its row was read is a 404, not a broken answer.
-    const handle = yield* openFile(file.path)
+    const handle = yield* openFile(file.content.path)
     return HttpServerResponse.raw(handle.createReadStream({ start, end, autoClose: true }), options)
   })

@@ -12,13 +12,12 @@ import {
   type OutputFile
 } from "@troupe/domain/inference/InferenceRequests"
 import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
-import { Absent } from "@troupe/domain/kernel/Refusals"
+import { create as contentDisposition } from "content-disposition"
 import { Effect, Layer, Option } from "effect"
-import { type HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { parseRange } from "../conventions/ByteRanges.ts"
+import { storedFileResponse } from "../conventions/ByteRanges.ts"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
-import { envelope } from "../conventions/ErrorEnvelope.ts"
 import { pageOf, parsePage, publicIdKey } from "../conventions/Pagination.ts"
 import { consume } from "../conventions/RateLimit.ts"
 
@@ -31,29 +30,16 @@ const acceptedId = (body: string): string => {
   return String(answer.inference_request?.public_id)
 }
 
-/** An output file as an attachment, one `bytes=` range honoured (conventions/ByteRanges.ts rules). */
-const bytesResponse = (request: HttpServerRequest.HttpServerRequest, file: OutputFile) => {
-  const size = file.bytes.byteLength
-  const asked = parseRange(request.headers.range, size)
-  if (asked._tag === "Unsatisfiable") {
-    return Effect.succeed(
-      envelope(416, "range_not_satisfiable", `The file has ${size} bytes`, { "content-range": `bytes */${size}` })
-    )
-  }
-  const [start, end] = asked._tag === "Part" ? [asked.start, asked.end] : [0, size - 1]
-  return Effect.succeed(
-    HttpServerResponse.uint8Array(file.bytes.subarray(start, end + 1), {
-      status: asked._tag === "Part" ? 206 : 200,
-      headers: {
-        "content-type": file.content_type,
-        "content-disposition": `attachment; filename="${file.filename}"`,
-        "accept-ranges": "bytes",
-        "cache-control": "no-store",
-        ...(asked._tag === "Part" ? { "content-range": `bytes ${start}-${end}/${size}` } : {})
-      }
-    })
-  )
-}
+/** An output file as an attachment (the upload bytes' Range rules; not cached: the request may go). */
+const bytesResponse = (request: HttpServerRequest.HttpServerRequest, file: OutputFile) =>
+  storedFileResponse(request, {
+    content: { bytes: file.bytes },
+    size: file.bytes.byteLength,
+    contentType: file.content_type,
+    cacheControl: "no-store",
+    disposition: contentDisposition(file.filename),
+    ranges: true
+  })
 
 /** The events page size: default 100, 1 to 200. */
 const eventsLimit = (limit: string | undefined) =>
@@ -140,10 +126,9 @@ export const InferenceRequestsHandlers = HttpApiBuilder.group(
       .handle("file", ({ params, request }) =>
         Effect.gen(function* () {
           const index = /^\d{1,4}$/.test(params.index) ? Number(params.index) : -1
+          if (index < 0) return yield* errors.notFound()
           const file = yield* command((caller) =>
-            index < 0
-              ? Effect.fail(new Absent({ code: "not_found", message: "No such output file" }))
-              : requests.outputFile(caller, params.workspace_id, params.inference_request_id, index)
+            requests.outputFile(caller, params.workspace_id, params.inference_request_id, index)
           )
           return yield* bytesResponse(request, file)
         }).pipe(answerRefusals)

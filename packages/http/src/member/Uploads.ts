@@ -28,7 +28,7 @@ const fileAnswer = (
   file: UploadFile
 ) =>
   storedFileResponse(request, {
-    path: file.path,
+    content: { path: file.path },
     size: file.byteSize,
     contentType: file.contentType,
     etag: `"${kind}-${file.upload.sha256}"`,
