@@ -363,7 +363,9 @@ export class ActorHost extends Context.Service<
                 Effect.asVoid(Effect.provideService(create(registered(definition), actorId, input), SqlClient, sql))
               ),
             tell: (definition, actorId, event) =>
-              Effect.orDie(Effect.provideService(tell(registered(definition), actorId, event, from), SqlClient, sql))
+              Effect.orDie(Effect.provideService(tell(registered(definition), actorId, event, from), SqlClient, sql)),
+            reply: (to, event) =>
+              Effect.orDie(Effect.provideService(tell(to.kind, to.actorId, event, from), SqlClient, sql))
           })
 
         /** The kind of a definition this runtime holds; any other is a defect of the composition. */

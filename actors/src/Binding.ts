@@ -189,6 +189,11 @@ export class TransactionalActors extends Context.Service<
   {
     readonly create: <D extends Binding>(definition: D, actorId: string, input: InputOf<D>) => Effect.Effect<void>
     readonly tell: <D extends Binding>(definition: D, actorId: string, event: EventOf<D>) => Effect.Effect<void>
+    /**
+     * Tells the actor at `to` (one that asked this one for work, by the address it gave) the
+     * reply the asked kind defines; the receiver's own event schema judges it on delivery.
+     */
+    readonly reply: (to: { readonly kind: string; readonly actorId: string }, event: ActorEvent) => Effect.Effect<void>
   }
 >()("@troupe/actors/TransactionalActors") {}
 

@@ -7,6 +7,10 @@ import { apiSessionMachine, apiSessionVersion } from "./apiSession/apiSession.ma
 import { ApiSessionInput } from "./apiSession/context.ts"
 import { apiSessionEffects } from "./apiSession/effects.ts"
 import { ApiSessionEvent } from "./apiSession/events.ts"
+import { ConversationInput } from "./conversation/context.ts"
+import { conversationMachine, conversationVersion } from "./conversation/conversation.machine.ts"
+import { conversationEffects } from "./conversation/effects.ts"
+import { ConversationEvent } from "./conversation/events.ts"
 import { DeviceAuthorizationInput } from "./deviceAuthorization/context.ts"
 import {
   deviceAuthorizationMachine,
@@ -22,7 +26,11 @@ import { executorAddressMachine, executorAddressVersion } from "./executorAddres
 import { InferenceRequestInput } from "./inferenceRequest/context.ts"
 import { inferenceRequestEffects } from "./inferenceRequest/effects.ts"
 import { InferenceRequestEvent } from "./inferenceRequest/events.ts"
-import { inferenceRequestMachine, inferenceRequestVersion } from "./inferenceRequest/inferenceRequest.machine.ts"
+import {
+  inferenceRequestMachine,
+  inferenceRequestMigrations,
+  inferenceRequestVersion
+} from "./inferenceRequest/inferenceRequest.machine.ts"
 import { WorkspaceInput } from "./workspace/context.ts"
 import { workspaceEffects } from "./workspace/effects.ts"
 import { WorkspaceEvent } from "./workspace/events.ts"
@@ -138,6 +146,14 @@ export const machines = {
     input: InferenceRequestInput,
     events: InferenceRequestEvent,
     effects: inferenceRequestEffects,
+    migrations: inferenceRequestMigrations
+  },
+  conversation: {
+    machine: conversationMachine,
+    version: conversationVersion,
+    input: ConversationInput,
+    events: ConversationEvent,
+    effects: conversationEffects,
     migrations: {}
   }
 } satisfies Record<string, MachineEntry>

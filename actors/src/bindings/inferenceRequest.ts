@@ -10,7 +10,7 @@ import { type InferenceRequestRow, InferenceRequestsRepository } from "@troupe/s
 import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import { defineActor, type JobInfo, type StepInfo } from "../Binding.ts"
+import { defineActor, type JobInfo, type StepInfo, TransactionalActors } from "../Binding.ts"
 
 /** The holder kind of an inference request's upload namings (its uploads live while it does). */
 export const uploadNamingKind = "inference_request"
@@ -99,6 +99,8 @@ export const inferenceRequestActor = (attempts: InferenceAttempts) =>
         }),
       [fx.recordTombstone]: (_, step) =>
         Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.tombstone(step.actorId, step.now)),
+      [fx.replyToAsker]: (params) =>
+        Effect.flatMap(TransactionalActors, (actors) => actors.reply(params.to, params.event)),
       [fx.reapRow]: (_, step) =>
         Effect.gen(function* () {
           const { requests, row } = yield* rowOf(step)

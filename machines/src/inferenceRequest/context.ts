@@ -3,6 +3,7 @@
 // window at acceptance), which route it is on, and the attempts it made. Output text lives on the
 // request's row (written by the binding), never in the snapshot.
 import { Schema } from "effect"
+import { ReplyAddress } from "./events.ts"
 
 /** Why a fallback cannot serve this request, judged at acceptance (null: it can). */
 export const SkipReason = Schema.Literals(["workload_mismatch", "unsupported_input_media", "input_over_model_limit"])
@@ -25,7 +26,9 @@ export const InferenceRequestInput = Schema.Struct({
   /** routes[0] is the requested model. */
   routes: Schema.Array(Route).check(Schema.isMinLength(1)),
   /** From acceptance to timed_out. */
-  timeoutMs: Schema.Number
+  timeoutMs: Schema.Number,
+  /** The actor told the outcome (inference.replied), when another actor asked. */
+  replyTo: Schema.optionalKey(Schema.NullOr(ReplyAddress))
 })
 export type InferenceRequestInput = typeof InferenceRequestInput.Type
 
@@ -33,6 +36,7 @@ export const InferenceRequestContext = Schema.Struct({
   publicId: Schema.String,
   routes: Schema.Array(Route),
   timeoutMs: Schema.Number,
+  replyTo: Schema.NullOr(ReplyAddress),
   /** Index of the route the current (or next) attempt uses. */
   route: Schema.Number,
   /** The current (or next) attempt, 1-based across every route. */

@@ -1,7 +1,7 @@
 // Effect requests of an inference request: the row writes of each step (status, streamed output,
 // usage, result, tombstone, reap) and the provider call, an after-commit job per attempt.
 import type { ModelChange } from "./context.ts"
-import type { Outcome, OutputItem } from "./events.ts"
+import type { InferenceReplied, Outcome, OutputItem, ReplyAddress } from "./events.ts"
 
 export const inferenceRequestEffects = {
   /** Writes the projected status (queued, running or a terminal one) to the row. */
@@ -18,6 +18,8 @@ export const inferenceRequestEffects = {
   recordTombstone: "inference.recordTombstone",
   /** Deletes the row of a tombstone 30 days old. */
   reapRow: "inference.reapRow",
+  /** Tells the actor that asked for the request its outcome (in the step's transaction). */
+  replyToAsker: "inference.replyToAsker",
   /** After commit: calls the provider for an attempt and reports what it streams and how it ends. */
   callProvider: "inference.callProvider"
 } as const
@@ -51,4 +53,9 @@ export interface CallProviderParams {
   readonly model: string
   /** Attempts this request made on `model` before this one. */
   readonly earlierAttemptsOnModel: number
+}
+
+export interface ReplyToAskerParams {
+  readonly to: ReplyAddress
+  readonly event: InferenceReplied
 }

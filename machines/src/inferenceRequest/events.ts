@@ -75,3 +75,22 @@ export const InferenceRequestEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("inference.reap") })
 ])
 export type InferenceRequestEvent = typeof InferenceRequestEvent.Type
+
+/** Where a request tells its outcome when another actor asked it (a conversation's reply). */
+export const ReplyAddress = Schema.Struct({ kind: Schema.String, actorId: Schema.String })
+export type ReplyAddress = typeof ReplyAddress.Type
+
+/**
+ * What a request asked by another actor tells it when it ends, once (an event of the asker's
+ * machine): its terminal status, the failure code, whether the model declined it (a refusal, or
+ * overload through every attempt: a fallback may re-ask), and the answering attempt's usage.
+ */
+export const InferenceReplied = Schema.Struct({
+  type: Schema.Literal("inference.replied"),
+  requestId: Schema.String,
+  status: Schema.Literals(["completed", "failed", "canceled", "timed_out"]),
+  errorCode: Schema.NullOr(Schema.String),
+  declined: Schema.Boolean,
+  usage: Schema.NullOr(UsageBlock)
+})
+export type InferenceReplied = typeof InferenceReplied.Type

@@ -19,6 +19,7 @@ import {
   inferenceRequestEffects as fx,
   type RecordStatusParams,
   type RecordUsageParams,
+  type ReplyToAskerParams,
   type ResultParams
 } from "./effects.ts"
 import type { FailureCode, InferenceRequestEvent } from "./events.ts"
@@ -81,6 +82,7 @@ type EffectRequest =
   | { readonly type: typeof fx.recordUsage; readonly params: RecordUsageParams }
   | { readonly type: typeof fx.recordResult; readonly params: ResultParams }
   | { readonly type: typeof fx.callProvider; readonly params: CallProviderParams }
+  | { readonly type: typeof fx.replyToAsker; readonly params: ReplyToAskerParams }
 
 /** What a transition's `enqueueActions` may queue, as the helpers below use it. */
 interface Queue {
@@ -110,6 +112,25 @@ const finish = (queue: Queue, context: Context, result: ResultParams) => {
   queue.request({ type: fx.recordResult, params })
   queue.emit(runStatus(params.status, context))
   queue.emit(resultItem(context, params))
+  if (context.replyTo !== null) {
+    queue.request({ type: fx.replyToAsker, params: { to: context.replyTo, event: repliedOf(context, params) } })
+  }
+}
+
+/** The outcome told to the asker: a refusal, or overload through every attempt, is declined. */
+const repliedOf = (context: Context, result: ResultParams): ReplyToAskerParams["event"] => {
+  const code = result.error?.code ?? null
+  const declined =
+    (code === "model_refused" && result.finish_quality !== "blocked") ||
+    ((code === "provider_overloaded" || code === "rate_limited") && result.error?.attempt_budget_spent === true)
+  return {
+    type: "inference.replied",
+    requestId: context.publicId,
+    status: result.status,
+    errorCode: code,
+    declined,
+    usage: result.usage ?? null
+  }
 }
 
 /** The attempt's output is dropped: the row's attempt output cleared and a rollback item. */
@@ -268,7 +289,8 @@ export const inferenceRequestMachine = setup({
     [fx.recordResult]: (_, _params: ResultParams) => {},
     [fx.recordTombstone]: () => {},
     [fx.reapRow]: () => {},
-    [fx.callProvider]: (_, _params: CallProviderParams) => {}
+    [fx.callProvider]: (_, _params: CallProviderParams) => {},
+    [fx.replyToAsker]: (_, _params: ReplyToAskerParams) => {}
   },
   guards: {
     ofAttempt: ({ context, event }) => "attempt" in event && event.attempt === context.attempt,
@@ -284,6 +306,7 @@ export const inferenceRequestMachine = setup({
     publicId: input.publicId,
     routes: input.routes,
     timeoutMs: input.timeoutMs,
+    replyTo: input.replyTo ?? null,
     route: 0,
     attempt: 1,
     routeFailures: 0,
@@ -416,4 +439,12 @@ export const inferenceRequestMachine = setup({
   }
 })
 
-export const inferenceRequestVersion = 1
+export const inferenceRequestVersion = 2
+
+/** Version 1 had no asker: every request it wrote answers only its client. */
+export const inferenceRequestMigrations = {
+  2: <S extends { readonly context: unknown }>(snapshot: S) => ({
+    ...snapshot,
+    context: { ...(snapshot.context as object), replyTo: null }
+  })
+}

@@ -120,6 +120,8 @@ export const statusOfCode = {
   not_startable: 409,
   run_live: 409,
   not_terminal: 409,
+  branch_required: 409,
+  kernel_authored: 409,
   memory_overridden: 409,
   runner_not_eligible: 409,
   tip_live: 409,
@@ -192,6 +194,7 @@ export const statusOfCode = {
   account_unit_unconfigured: 422,
   schedule_finished: 422,
   side_conversation: 422,
+  nothing_to_compact: 422,
   rate_limited: 429,
   updater_unavailable: 503,
   release_unavailable: 503

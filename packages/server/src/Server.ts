@@ -1,5 +1,6 @@
 // The composition root: database (migrated), domain services, routes and the HTTP server,
 // assembled from a ServerConfig. The only module that knows every package.
+
 import { NodeHttpServer } from "@effect/platform-node"
 import { defaultHostOptions } from "@troupe/actors/ActorHost"
 import { apiSessionActor } from "@troupe/actors/bindings/apiSession"
@@ -16,6 +17,7 @@ import { ApplicationLogin } from "@troupe/domain/connections/ApplicationLogin"
 import { deviceAuthorizationActor } from "@troupe/domain/connections/Connections"
 import { DeviceFlow } from "@troupe/domain/connections/DeviceFlow"
 import { Stewardship } from "@troupe/domain/connections/Stewardship"
+import { ConversationDefinition, Conversations } from "@troupe/domain/conversations/Conversations"
 import { Executors } from "@troupe/domain/executors/Executors"
 import {
   InferenceRequestDefinition,
@@ -66,19 +68,22 @@ const modelCatalogLayer = (config: ServerConfig) =>
 
 /**
  * The actor runtime (host, supervisors, timer and job runners) over the migrated database, with
- * every kind in `bindings` and the inference request, whose attempts call the catalog's providers.
+ * every kind in `bindings`, the inference request, whose attempts call the catalog's providers, and
+ * the conversation, whose replies are inference requests.
  */
 export const actorLayer = (config: ServerConfig) =>
   Layer.unwrap(
     Effect.gen(function* () {
       const inferenceRequest = yield* InferenceRequestDefinition
+      const conversation = yield* ConversationDefinition
       return runtimeLayer(
-        [...bindings, inferenceRequest],
+        [...bindings, inferenceRequest, conversation],
         defaultHostOptions,
         config.cluster ? clusterNode(config.cluster) : undefined
       )
     })
   ).pipe(
+    Layer.provideMerge(ConversationDefinition.layer),
     Layer.provideMerge(InferenceRequestDefinition.layer),
     Layer.provideMerge(modelCatalogLayer(config)),
     Layer.provideMerge(BlobStore.layer(config.dataDir)),
@@ -109,9 +114,11 @@ export const domainLayer = (config: ServerConfig) =>
     // Services built on other domain services come on top of them; uploads read the naming
     // features' rules (the blob store under TROUPE_DATA_DIR comes with the actor layer).
     (base) =>
-      Layer.mergeAll(InferenceRequests.layer, Uploads.layer.pipe(Layer.provide(inferenceNamingRules))).pipe(
-        Layer.provideMerge(base)
-      ),
+      Layer.mergeAll(
+        InferenceRequests.layer,
+        Conversations.layer,
+        Uploads.layer.pipe(Layer.provide(inferenceNamingRules))
+      ).pipe(Layer.provideMerge(base)),
     Layer.provideMerge(repositoriesLayer),
     Layer.provideMerge(actorLayer(config))
   )

@@ -10,6 +10,7 @@ import { AccountsRepository } from "./repositories/Accounts.ts"
 import { AgentsRepository } from "./repositories/Agents.ts"
 import { AuditRepository } from "./repositories/Audit.ts"
 import { AuthorizationCodesRepository } from "./repositories/AuthorizationCodes.ts"
+import { ConversationsRepository } from "./repositories/Conversations.ts"
 import { CredentialsRepository } from "./repositories/Credentials.ts"
 import { DeviceAuthorizationsRepository } from "./repositories/DeviceAuthorizations.ts"
 import { ExecutorsRepository } from "./repositories/Executors.ts"
@@ -37,6 +38,7 @@ export const repositoriesLayer = Layer.mergeAll(
   HandleReservationsRepository.layer,
   IdempotencyReceiptsRepository.layer,
   InferenceRequestsRepository.layer,
+  ConversationsRepository.layer,
   InstallationSecretsRepository.layer,
   MemoryRepository.layer,
   NamedAgentsRepository.layer,

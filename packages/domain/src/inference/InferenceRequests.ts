@@ -196,7 +196,14 @@ export class InferenceRequests extends Context.Service<
       const visible = (workspaceRowId: bigint, publicId: string) =>
         Effect.gen(function* () {
           const row = isUuid(publicId) ? yield* db(requests.findRequest(publicId)) : undefined
-          if (!row || row.workspace_id !== workspaceRowId || row.tombstoned_at !== null) return yield* notFound()
+          if (
+            !row ||
+            row.workspace_id !== workspaceRowId ||
+            row.tombstoned_at !== null ||
+            row.asked_by_conversation_id !== null
+          ) {
+            return yield* notFound()
+          }
           return row
         })
 

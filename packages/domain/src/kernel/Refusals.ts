@@ -19,7 +19,13 @@ export class BadParameter extends Schema.TaggedError<BadParameter>()(
 /** Absent, or concealed from the caller: both answer alike. */
 export class Absent extends Schema.TaggedError<Absent>()(
   "Absent",
-  refusal(["not_found", "memory_not_found", "prompt_document_not_found", "representation_unavailable"])
+  refusal([
+    "not_found",
+    "memory_not_found",
+    "prompt_document_not_found",
+    "representation_unavailable",
+    "runner_not_found"
+  ])
 ) {}
 
 /** The caller sees the subject but may not do this to it. */
@@ -35,7 +41,10 @@ export class NotPermitted extends Schema.TaggedError<NotPermitted>()(
 ) {}
 
 /** The caller's fence (lock_version, observed pair) is not the subject's current one. */
-export class Stale extends Schema.TaggedError<Stale>()("Stale", refusal(["stale_object"])) {}
+export class Stale extends Schema.TaggedError<Stale>()(
+  "Stale",
+  refusal(["stale_object", "stale_context", "stale_timeline"])
+) {}
 
 /** The subject's state, or a neighbour's, refuses the command now. */
 export class StateConflict extends Schema.TaggedError<StateConflict>()(
@@ -50,7 +59,18 @@ export class StateConflict extends Schema.TaggedError<StateConflict>()(
     "concurrent_write",
     "key_taken",
     "entry_limit_reached",
-    "not_terminal"
+    "not_terminal",
+    "conversation_archived",
+    "conversation_busy",
+    "subagent_follows_parent",
+    "input_queue_full",
+    "kernel_input_immutable",
+    "queue_changed",
+    "steering_held",
+    "steering_target_changed",
+    "branch_required",
+    "kernel_authored",
+    "runner_not_eligible"
   ])
 ) {}
 
@@ -80,7 +100,17 @@ export class Invalid extends Schema.TaggedError<Invalid>()(
     "input_over_model_limit",
     "input_media_too_large",
     "unsupported_input_media",
-    "unknown_input_upload"
+    "unknown_input_upload",
+    "answerer_not_eligible",
+    "principal_not_eligible",
+    "deliver_at_in_past",
+    "deliver_at_too_far",
+    "deliver_at_ambiguous",
+    "deliver_at_not_steerable",
+    "attachments_not_steerable",
+    "steering_guard_requires_steer",
+    "side_conversation",
+    "nothing_to_compact"
   ])
 ) {}
 

@@ -25,6 +25,8 @@ export const InferenceRequestRow = Schema.Struct({
   attempt_reasoning: Schema.String,
   result: Schema.NullOr(Json),
   tombstoned_at: Schema.NullOr(Schema.Date),
+  /** A conversation's reply sample: hidden from the inference request doors. */
+  asked_by_conversation_id: Schema.NullOr(Schema.BigInt),
   created_at: Schema.Date,
   updated_at: Schema.Date
 })
@@ -41,6 +43,7 @@ export const NewInferenceRequest = Schema.Struct({
   requestJson: Schema.String,
   billingSubject: Schema.NullOr(Schema.String),
   usageSummaryJson: Schema.String,
+  askedByConversationId: Schema.optionalKey(Schema.NullOr(Schema.BigInt)),
   now: Schema.Date
 })
 export type NewInferenceRequest = typeof NewInferenceRequest.Type
@@ -50,10 +53,10 @@ const insertRequest = Rows.one("InferenceRequests.insertRequest", {
   Result: InferenceRequestRow,
   execute: (row, sql) => sql`
     INSERT INTO inference_requests (public_id, workspace_id, creator_id, workload, model, request, billing_subject,
-                                    status, usage_summary, created_at, updated_at)
+                                    status, usage_summary, asked_by_conversation_id, created_at, updated_at)
     VALUES (${row.publicId}, ${row.workspaceId}, ${row.creatorId}, ${row.workload}, ${row.modelJson}::jsonb,
             ${row.requestJson}::jsonb, ${row.billingSubject}, 'queued', ${row.usageSummaryJson}::jsonb,
-            ${row.now}, ${row.now})
+            ${row.askedByConversationId ?? null}, ${row.now}, ${row.now})
     RETURNING *`
 })
 
@@ -86,7 +89,8 @@ const listRequests = Rows.all("InferenceRequests.listRequests", {
     const workload = filter.workload === null ? sql`TRUE` : sql`workload = ${filter.workload}`
     return sql`
       SELECT * FROM inference_requests
-      WHERE workspace_id = ${filter.workspaceId} AND tombstoned_at IS NULL AND ${workload} AND ${after}
+      WHERE workspace_id = ${filter.workspaceId} AND tombstoned_at IS NULL AND asked_by_conversation_id IS NULL
+        AND ${workload} AND ${after}
       ORDER BY public_id ${sql.literal(asc ? "ASC" : "DESC")}
       LIMIT ${filter.limit}`
   }

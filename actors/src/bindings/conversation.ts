@@ -1,0 +1,417 @@
+// The conversation binding, the only writer of a conversation's rows after its insertion at
+// creation: the conversation's fields and fences, its inputs (inserted, edited, consumed), its
+// turns and variants, and the inference requests its replies ask (inserted and started in the
+// step that opens a sample, told to cancel by the step that cancels it). What a prompt is made of
+// and what fits a model is the domain's (`ConversationReplies`, given when the server assembles
+// its bindings): this binding knows rows, not prompts.
+import type { BlockedReason } from "@troupe/machines/conversation/context"
+import { conversationEffects as fx, type JudgeHeadParams } from "@troupe/machines/conversation/effects"
+import type { InferenceRequestInput } from "@troupe/machines/inferenceRequest/context"
+import { machines } from "@troupe/machines/registry"
+import { type ConversationRow, ConversationsRepository } from "@troupe/storage/repositories/Conversations"
+import { Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { defineActor, type StepInfo, TransactionalActors, Veto } from "../Binding.ts"
+import type { InferenceRequestActor } from "./inferenceRequest.ts"
+
+/** What a sample asks: the conversation, the model, and where its prompt comes from. */
+export interface SampleRequest {
+  readonly conversation: ConversationRow
+  readonly requestId: string
+  readonly model: string
+  /** A reply's input (its prompt assembled now), or the sample whose sealed request is asked again. */
+  readonly from:
+    | { readonly input: string }
+    | { readonly sealedBy: string; readonly overrides: Readonly<Record<string, unknown>> }
+}
+
+/** The domain's side of a conversation's replies. */
+export interface ConversationReplies {
+  /** Whether a direct reply's head can be served now (its assembled prompt within the model's window). */
+  readonly judge: (
+    conversationId: string,
+    params: JudgeHeadParams
+  ) => Effect.Effect<"ready" | BlockedReason, unknown, SqlClient>
+  /** Seals a sample's request: its inference request row inserted; answers the request actor's input. */
+  readonly seal: (request: SampleRequest) => Effect.Effect<InferenceRequestInput, SqlError, SqlClient>
+  /** The effective model block of a variant asked of `model`. */
+  readonly modelBlock: (model: string) => Readonly<Record<string, unknown>>
+  /** The conversation's usage_summary and context block after a sample reported `usage`. */
+  readonly account: (
+    conversation: ConversationRow,
+    usage: Readonly<Record<string, unknown>>,
+    model: string
+  ) => { readonly usageSummary: unknown; readonly context: unknown }
+}
+
+const conversationOf = (step: StepInfo) =>
+  Effect.flatMap(ConversationsRepository.make, (conversations) =>
+    Effect.flatMap(conversations.findConversation(step.actorId), (row) =>
+      row ? Effect.succeed({ conversations, row }) : Effect.die(new Error(`no conversation row for ${step.actorId}`))
+    )
+  )
+
+const inputOf = (conversations: ConversationsRepository["Service"], inputId: string) =>
+  Effect.flatMap(conversations.findInput(inputId), (row) =>
+    row ? Effect.succeed(row) : Effect.die(new Error(`no conversation input row for ${inputId}`))
+  )
+
+const turnOf = (conversations: ConversationsRepository["Service"], turnId: string) =>
+  Effect.flatMap(conversations.findTurn(turnId), (row) =>
+    row ? Effect.succeed(row) : Effect.die(new Error(`no conversation turn row for ${turnId}`))
+  )
+
+const text = (value: unknown) => (typeof value === "string" ? value : "")
+const optionalId = (value: unknown) => (typeof value === "string" && value !== "" ? BigInt(value) : null)
+
+export const conversationActor = (replies: ConversationReplies, inference: InferenceRequestActor) => {
+  /** Inserts a sample's request and starts its actor, told to reply to this conversation. */
+  const ask = (step: StepInfo, request: SampleRequest) =>
+    Effect.gen(function* () {
+      const input = yield* replies.seal(request)
+      const actors = yield* TransactionalActors
+      yield* actors.create(inference, request.requestId, {
+        ...input,
+        replyTo: { kind: "conversation", actorId: step.actorId }
+      })
+    })
+
+  return defineActor({
+    kind: "conversation",
+    entry: machines.conversation,
+    resourceType: "conversation",
+    stream: (actorId) => `conversation:${actorId}`,
+    rows: {
+      [fx.recordChanges]: (params, step) =>
+        Effect.gen(function* () {
+          const conversations = yield* ConversationsRepository.make
+          const { changes } = params
+          yield* conversations.updateConversation(
+            step.actorId,
+            {
+              ...(changes.title === undefined ? {} : { title: changes.title }),
+              ...(changes.metadata === undefined ? {} : { metadataJson: JSON.stringify(changes.metadata) }),
+              ...(changes.access === undefined ? {} : { accessJson: JSON.stringify(changes.access) }),
+              ...(changes.default_runner_executor_id === undefined
+                ? {}
+                : { defaultRunnerExecutorId: optionalId(changes.default_runner_executor_id) }),
+              ...(changes.memory_context === undefined
+                ? {}
+                : {
+                    memoryContextJson: changes.memory_context === null ? null : JSON.stringify(changes.memory_context)
+                  }),
+              lockVersion: params.lockVersion,
+              contextRevision: params.contextRevision
+            },
+            step.now
+          )
+        }),
+      [fx.recordState]: (params, step) =>
+        Effect.flatMap(ConversationsRepository.make, (conversations) =>
+          conversations.updateConversation(
+            step.actorId,
+            { state: params.state, lockVersion: params.lockVersion },
+            step.now
+          )
+        ),
+      [fx.refuse]: (params) => Effect.fail(new Veto({ reason: params.reason })),
+      [fx.insertInput]: (params, step) =>
+        Effect.gen(function* () {
+          const { conversations, row } = yield* conversationOf(step)
+          const stored = params.input.row
+          yield* conversations.insertInput({
+            publicId: params.input.inputId,
+            conversationId: row.id,
+            queuePosition: params.queuePosition,
+            kind: params.input.kind,
+            state: params.state,
+            deliveryMode: params.input.deliveryMode,
+            role: params.input.role,
+            origin: text(stored.origin),
+            authorId: BigInt(text(stored.author_id)),
+            speakerId: BigInt(text(stored.speaker_id)),
+            answererId: optionalId(stored.answerer_id),
+            text: text(stored.text),
+            membersJson: JSON.stringify(stored.members ?? {}),
+            deliverAt: params.input.dueAt === null ? null : new Date(params.input.dueAt),
+            now: step.now
+          })
+          yield* conversations.updateConversation(step.actorId, { activity: true }, step.now)
+        }),
+      [fx.updateInput]: (params, step) =>
+        Effect.flatMap(ConversationsRepository.make, (conversations) => {
+          const { changes } = params
+          return conversations.updateInput(
+            params.inputId,
+            {
+              state: params.state,
+              blockedReason: params.blockedReason,
+              lockVersion: params.lockVersion,
+              ...(params.deliveryMode === undefined ? {} : { deliveryMode: params.deliveryMode }),
+              ...(params.dueAt === undefined
+                ? {}
+                : { deliverAt: params.dueAt === null ? null : new Date(params.dueAt) }),
+              ...(typeof changes.text === "string" ? { text: changes.text } : {}),
+              ...(changes.members === undefined ? {} : { membersJson: JSON.stringify(changes.members) })
+            },
+            step.now
+          )
+        }),
+      [fx.deleteInput]: (params) =>
+        Effect.flatMap(ConversationsRepository.make, (conversations) => conversations.deleteInput(params.inputId)),
+      [fx.reorderInputs]: (params, step) =>
+        Effect.flatMap(ConversationsRepository.make, (conversations) =>
+          Effect.forEach(
+            params.positions,
+            ({ inputId, queuePosition }) => conversations.updateInput(inputId, { queuePosition }, step.now),
+            { discard: true }
+          )
+        ),
+      [fx.materializeMessage]: (params, step) =>
+        Effect.gen(function* () {
+          const { conversations, row } = yield* conversationOf(step)
+          const input = yield* inputOf(conversations, params.inputId)
+          const turnId = yield* conversations.insertTurn({
+            publicId: params.turnId,
+            conversationId: row.id,
+            position: params.position,
+            kind: "message",
+            role: input.role,
+            status: "completed",
+            visibility: visibilityOf(input.members),
+            origin: input.origin,
+            answererId: null,
+            speakerId: input.speaker_id,
+            promptText: null,
+            inputPublicId: input.public_id,
+            activeVariantPublicId: params.variantId,
+            now: step.now
+          })
+          yield* conversations.insertVariant({
+            publicId: params.variantId,
+            turnId,
+            source: "edit",
+            status: "completed",
+            modelJson: null,
+            content: input.text,
+            originVariantPublicId: null,
+            inferenceRequestPublicId: null,
+            now: step.now
+          })
+          yield* consume(conversations, params.inputId, params.turnId, params.variantId, step)
+          yield* conversations.updateConversation(
+            step.actorId,
+            { contextRevision: params.contextRevision, activity: true },
+            step.now
+          )
+        }),
+      [fx.openReply]: (params, step) =>
+        Effect.gen(function* () {
+          const { conversations, row } = yield* conversationOf(step)
+          const input = yield* inputOf(conversations, params.inputId)
+          const answerer = input.answerer_id ?? row.answerer_id
+          const turnId = yield* conversations.insertTurn({
+            publicId: params.turnId,
+            conversationId: row.id,
+            position: params.position,
+            kind: "direct_reply",
+            role: "assistant",
+            status: "running",
+            visibility: visibilityOf(input.members),
+            origin: input.origin,
+            answererId: answerer,
+            speakerId: answerer,
+            promptText: input.text,
+            inputPublicId: input.public_id,
+            activeVariantPublicId: params.variantId,
+            now: step.now
+          })
+          yield* conversations.insertVariant({
+            publicId: params.variantId,
+            turnId,
+            source: "inference",
+            status: "running",
+            modelJson: JSON.stringify(replies.modelBlock(params.model)),
+            content: "",
+            originVariantPublicId: null,
+            inferenceRequestPublicId: params.requestId,
+            now: step.now
+          })
+          yield* consume(conversations, params.inputId, params.turnId, params.variantId, step)
+          yield* conversations.updateConversation(
+            step.actorId,
+            { contextRevision: params.contextRevision, activity: true },
+            step.now
+          )
+          yield* ask(step, {
+            conversation: row,
+            requestId: params.requestId,
+            model: params.model,
+            from: { input: params.inputId }
+          })
+        }),
+      [fx.openSample]: (params, step) =>
+        Effect.gen(function* () {
+          const { conversations, row } = yield* conversationOf(step)
+          const turn = yield* turnOf(conversations, params.turnId)
+          const originId = params.originVariantId === "" ? turn.active_variant_public_id : params.originVariantId
+          const origin = originId === null ? undefined : yield* conversations.findVariant(originId)
+          if (origin?.inference_request_public_id == null) {
+            return yield* Effect.die(new Error(`turn ${params.turnId} has no sealed request to ask again`))
+          }
+          yield* conversations.insertVariant({
+            publicId: params.variantId,
+            turnId: turn.id,
+            source: params.source,
+            status: "running",
+            modelJson: JSON.stringify(replies.modelBlock(params.model)),
+            content: "",
+            originVariantPublicId: params.source === "fallback" ? origin.public_id : null,
+            inferenceRequestPublicId: params.requestId,
+            now: step.now
+          })
+          if (turn.status !== "running")
+            yield* conversations.updateTurn(turn.public_id, { status: "running" }, step.now)
+          yield* ask(step, {
+            conversation: row,
+            requestId: params.requestId,
+            model: params.model,
+            from: { sealedBy: origin.inference_request_public_id, overrides: params.overrides }
+          })
+        }),
+      [fx.settleSample]: (params, step) =>
+        Effect.gen(function* () {
+          const { conversations, row } = yield* conversationOf(step)
+          yield* conversations.settleVariant(
+            params.variantId,
+            {
+              status: params.variantStatus,
+              usageJson: params.usage === null ? null : JSON.stringify(params.usage),
+              failureReasonKey: params.failureReasonKey
+            },
+            step.now
+          )
+          const settled = params.turnStatus !== "running" && params.turnStatus !== "completed"
+          yield* conversations.updateTurn(
+            params.turnId,
+            {
+              status: params.turnStatus,
+              ...(params.activate ? { activeVariantPublicId: params.variantId } : {}),
+              failureReasonKey: settled ? params.failureReasonKey : null
+            },
+            step.now
+          )
+          const variant = yield* conversations.findVariant(params.variantId)
+          const model = modelRefOf(variant?.model)
+          const accounted =
+            params.usage === null || model === null ? undefined : replies.account(row, params.usage, model)
+          yield* conversations.updateConversation(
+            step.actorId,
+            {
+              contextRevision: params.contextRevision,
+              activity: true,
+              ...(params.variantStatus === "completed" && model !== null ? { lastReplyModel: model } : {}),
+              ...(accounted === undefined
+                ? {}
+                : {
+                    usageSummaryJson: JSON.stringify(accounted.usageSummary),
+                    contextJson: JSON.stringify(accounted.context)
+                  })
+            },
+            step.now
+          )
+        }),
+      [fx.cancelRequest]: (params) =>
+        Effect.flatMap(TransactionalActors, (actors) =>
+          actors.tell(inference, params.requestId, { type: "inference.cancel" })
+        ),
+      [fx.editTurn]: (params, step) =>
+        Effect.gen(function* () {
+          const { conversations } = yield* conversationOf(step)
+          const turn = yield* turnOf(conversations, params.turnId)
+          yield* conversations.insertVariant({
+            publicId: params.variantId,
+            turnId: turn.id,
+            source: "edit",
+            status: "completed",
+            modelJson: null,
+            content: params.text,
+            originVariantPublicId: turn.active_variant_public_id,
+            inferenceRequestPublicId: null,
+            now: step.now
+          })
+          yield* conversations.updateTurn(
+            params.turnId,
+            { activeVariantPublicId: params.variantId, status: "completed", failureReasonKey: null },
+            step.now
+          )
+          yield* revise(conversations, step, params.contextRevision)
+        }),
+      [fx.activateVariant]: (params, step) =>
+        Effect.gen(function* () {
+          const conversations = yield* ConversationsRepository.make
+          yield* conversations.updateTurn(params.turnId, { activeVariantPublicId: params.variantId }, step.now)
+          yield* revise(conversations, step, params.contextRevision)
+        }),
+      [fx.setVisibility]: (params, step) =>
+        Effect.gen(function* () {
+          const conversations = yield* ConversationsRepository.make
+          yield* conversations.updateTurn(params.turnId, { visibility: params.visibility }, step.now)
+          yield* revise(conversations, step, params.contextRevision)
+        }),
+      [fx.concealVariant]: (params, step) =>
+        Effect.flatMap(ConversationsRepository.make, (conversations) =>
+          conversations.concealVariant(params.variantId, params.concealed, step.now)
+        ),
+      [fx.deleteTurn]: (params, step) =>
+        Effect.gen(function* () {
+          const conversations = yield* ConversationsRepository.make
+          yield* conversations.deleteTurn(params.turnId)
+          yield* revise(conversations, step, params.contextRevision)
+        }),
+      [fx.reap]: (_, step) =>
+        Effect.flatMap(ConversationsRepository.make, (conversations) => conversations.deleteConversation(step.actorId))
+    },
+    jobs: {
+      [fx.judgeHead]: (params, job) =>
+        Effect.map(replies.judge(job.actorId, params), (verdict) => ({
+          type: "reply.judged" as const,
+          inputId: params.inputId,
+          revision: params.revision,
+          verdict
+        }))
+    }
+  })
+}
+
+export type ConversationActor = ReturnType<typeof conversationActor>
+
+/** An input with visible_in_context false makes a turn born excluded from context. */
+const visibilityOf = (members: unknown) =>
+  typeof members === "object" &&
+  members !== null &&
+  (members as { visible_in_context?: unknown }).visible_in_context === false
+    ? "excluded_from_context"
+    : "visible"
+
+const modelRefOf = (model: unknown) =>
+  typeof model === "object" && model !== null && typeof (model as { model_ref?: unknown }).model_ref === "string"
+    ? (model as { model_ref: string }).model_ref
+    : null
+
+const consume = (
+  conversations: ConversationsRepository["Service"],
+  inputId: string,
+  turnId: string,
+  variantId: string,
+  step: StepInfo
+) =>
+  conversations.updateInput(
+    inputId,
+    { state: "consumed", blockedReason: null, turnPublicId: turnId, variantPublicId: variantId },
+    step.now
+  )
+
+const revise = (conversations: ConversationsRepository["Service"], step: StepInfo, contextRevision: number) =>
+  conversations.updateConversation(step.actorId, { contextRevision, activity: true }, step.now)

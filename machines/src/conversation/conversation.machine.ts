@@ -1,0 +1,897 @@
+// A conversation (spec "States and transitions", rows "Conversation", "Input", "Steering input";
+// supplement "Queue, drain, steering", "Turns and variants"):
+//   active --archive, not a subagent or side--> archived (conversation_ended archived)
+//   archived --unarchive, not a subagent or side--> active
+//   active|archived --delete, no reply pending or running--> tombstoned (conversation_ended
+//     tombstoned), reaped 30 days later (durable timer)
+//   input pending --drain, lane idle, no block--> consumed into a turn
+//   input pending --drain, cannot be served--> blocked (FIFO held behind it)
+//   input blocked --edit--> pending (re-judged); pending or blocked --delete--> gone
+//   steering input held --edit delivery_mode steer_now--> promoted
+// The drain runs after every step that may free the lane or change the head: a message becomes a
+// completed turn at once; a direct reply's head is judged by a job (its prompt within the model's
+// window) and then opens a running turn whose sample is an inference request told to reply here.
+// Every refusal names the spec's code (`refuse`); ids arrive minted in events.
+import { setup } from "xstate"
+import type { BlockedReason, ConversationContext, ConversationInput, Lane, QueueEntry, Tail } from "./context.ts"
+import {
+  conversationEffects as fx,
+  type JudgeHeadParams,
+  type MaterializeParams,
+  type OpenReplyParams,
+  type OpenSampleParams,
+  type RecordChangesParams,
+  type RecordStateParams,
+  type SettleSampleParams,
+  type TurnParams,
+  type UpdateInputParams
+} from "./effects.ts"
+import type { ConversationEvent } from "./events.ts"
+
+/** Caller-authored inputs a conversation holds unconsumed (scheduled ones included). */
+export const inputQueueLimit = 16
+/** A tombstone's rows are reaped this long after DELETE. */
+export const reapAfterMillis = 30 * 24 * 60 * 60 * 1000
+
+type Context = ConversationContext
+type Event = ConversationEvent
+type EventOf<T extends Event["type"]> = Extract<Event, { type: T }>
+type Item = { readonly type: string; readonly [member: string]: unknown }
+
+type EffectRequest =
+  | { readonly type: typeof fx.recordChanges; readonly params: RecordChangesParams }
+  | { readonly type: typeof fx.recordState; readonly params: RecordStateParams }
+  | { readonly type: typeof fx.refuse; readonly params: { readonly reason: string } }
+  | { readonly type: typeof fx.insertInput; readonly params: import("./effects.ts").InsertInputParams }
+  | { readonly type: typeof fx.updateInput; readonly params: UpdateInputParams }
+  | { readonly type: typeof fx.deleteInput; readonly params: { readonly inputId: string } }
+  | {
+      readonly type: typeof fx.reorderInputs
+      readonly params: { readonly positions: ReadonlyArray<{ inputId: string; queuePosition: number }> }
+    }
+  | { readonly type: typeof fx.materializeMessage; readonly params: MaterializeParams }
+  | { readonly type: typeof fx.openReply; readonly params: OpenReplyParams }
+  | { readonly type: typeof fx.openSample; readonly params: OpenSampleParams }
+  | { readonly type: typeof fx.settleSample; readonly params: SettleSampleParams }
+  | { readonly type: typeof fx.cancelRequest; readonly params: { readonly requestId: string } }
+  | {
+      readonly type: typeof fx.editTurn
+      readonly params: TurnParams & { readonly variantId: string; readonly text: string }
+    }
+  | { readonly type: typeof fx.activateVariant; readonly params: TurnParams & { readonly variantId: string } }
+  | { readonly type: typeof fx.setVisibility; readonly params: TurnParams & { readonly visibility: string } }
+  | {
+      readonly type: typeof fx.concealVariant
+      readonly params: { readonly turnId: string; readonly variantId: string; readonly concealed: boolean }
+    }
+  | { readonly type: typeof fx.deleteTurn; readonly params: TurnParams }
+  | { readonly type: typeof fx.reap }
+  | { readonly type: typeof fx.judgeHead; readonly params: JudgeHeadParams }
+
+/** A step's work: a draft of the context it changes and what it asks the shell to do. */
+interface Draft {
+  context: {
+    -readonly [K in keyof Context]: Context[K]
+  } & { queue: Array<QueueEntry> }
+  request(action: EffectRequest): void
+  emit(item: Item): void
+  due(inputId: string, delay: number): void
+  undue(inputId: string): void
+  reapLater(): void
+}
+
+const dueTimer = (inputId: string) => `due:${inputId}`
+
+/** Kernel rows first, then arrival order. */
+const readOrder = (queue: ReadonlyArray<QueueEntry>) =>
+  [...queue].sort((a, b) => Number(b.kernel) - Number(a.kernel) || a.queuePosition - b.queuePosition)
+
+const entryOf = (context: Context, inputId: string) => context.queue.find((entry) => entry.inputId === inputId)
+
+const replace = (draft: Draft, entry: QueueEntry) => {
+  draft.context.queue = draft.context.queue.map((each) => (each.inputId === entry.inputId ? entry : each))
+}
+
+const refuse = (draft: Draft, reason: string) => draft.request({ type: fx.refuse, params: { reason } })
+
+const bumpRevision = (draft: Draft) => {
+  draft.context.contextRevision += 1
+  return draft.context.contextRevision
+}
+
+const block = (draft: Draft, entry: QueueEntry, reason: BlockedReason) => {
+  replace(draft, { ...entry, state: "blocked", blockedReason: reason })
+  draft.request({
+    type: fx.updateInput,
+    params: {
+      inputId: entry.inputId,
+      changes: {},
+      state: "blocked",
+      blockedReason: reason,
+      lockVersion: entry.lockVersion
+    }
+  })
+  draft.emit({ type: "input_blocked", input_public_id: entry.inputId, blocked_reason: reason })
+}
+
+const turnStatusItem = (
+  tail: Tail,
+  variantId: string,
+  variantStatus: string,
+  extra: Record<string, unknown> = {}
+): Item => ({
+  type: "turn_status",
+  turn_public_id: tail.turnId,
+  turn_kind: tail.kind,
+  status: tail.status,
+  variant_public_id: variantId,
+  variant_status: variantStatus,
+  ...extra
+})
+
+/** A message head: a completed turn spoken by its author, the input consumed. */
+const materializeMessage = (draft: Draft, entry: QueueEntry) => {
+  const context = draft.context
+  const position = context.nextPosition
+  context.nextPosition += 1
+  context.queue = context.queue.filter((each) => each.inputId !== entry.inputId)
+  const revision = bumpRevision(draft)
+  const tail: Tail = { turnId: entry.ids.turnId, position, kind: "message", status: "completed" }
+  context.tail = tail
+  draft.request({
+    type: fx.materializeMessage,
+    params: {
+      inputId: entry.inputId,
+      turnId: entry.ids.turnId,
+      variantId: entry.ids.variantId,
+      position,
+      contextRevision: revision
+    }
+  })
+  draft.emit({
+    type: "turn_created",
+    turn_public_id: tail.turnId,
+    position,
+    kind: "message",
+    role: entry.role,
+    answering_user_public_id: null,
+    input_public_id: entry.inputId
+  })
+  draft.emit({
+    type: "input_materialized",
+    input_public_id: entry.inputId,
+    turn_public_id: tail.turnId,
+    variant_public_id: entry.ids.variantId,
+    run_public_id: null
+  })
+  draft.emit(turnStatusItem(tail, entry.ids.variantId, "completed"))
+}
+
+/** While the lane is idle, the first due row that is not a held steer heads and is served. */
+const drain = (draft: Draft) => {
+  const context = draft.context
+  while (context.lane === null) {
+    const head = readOrder(context.queue).find((entry) => entry.state !== "steering" && entry.dueAt === null)
+    if (head === undefined || head.state === "blocked") return
+    if (head.kind === "message") {
+      materializeMessage(draft, head)
+      continue
+    }
+    const plan = head.reply
+    if (plan === null || plan.model === null || !plan.modelKnown) {
+      block(draft, head, "unknown_model")
+      return
+    }
+    context.lane = {
+      phase: "judging",
+      kind: "reply",
+      turnId: head.ids.turnId,
+      variantId: head.ids.variantId,
+      requestId: head.ids.requestId,
+      inputId: head.inputId,
+      model: plan.model,
+      fallback:
+        plan.fallbackModel === null
+          ? null
+          : { model: plan.fallbackModel, variantId: head.ids.fallbackVariantId, requestId: head.ids.fallbackRequestId },
+      displayedVariantId: null,
+      canceled: false
+    }
+    draft.request({
+      type: fx.judgeHead,
+      params: { inputId: head.inputId, model: plan.model, revision: context.contextRevision }
+    })
+  }
+}
+
+/** A settled turn releases its held steers (back to pending, in order) before the drain. */
+const releaseSteers = (draft: Draft) => {
+  for (const entry of readOrder(draft.context.queue)) {
+    if (entry.state !== "steering") continue
+    const released: QueueEntry = { ...entry, state: "pending", lockVersion: entry.lockVersion + 1 }
+    replace(draft, released)
+    draft.request({
+      type: fx.updateInput,
+      params: {
+        inputId: entry.inputId,
+        changes: {},
+        state: "pending",
+        blockedReason: null,
+        lockVersion: released.lockVersion
+      }
+    })
+    draft.emit({
+      type: "input_edited",
+      input_public_id: entry.inputId,
+      state: "pending",
+      lock_version: released.lockVersion,
+      reason: "steer_released"
+    })
+  }
+}
+
+/** A judging lane for `inputId` is dropped (its head was edited or deleted): the drain judges anew. */
+const dropJudging = (draft: Draft, inputId: string) => {
+  const lane = draft.context.lane
+  if (lane !== null && lane.phase === "judging" && lane.inputId === inputId) draft.context.lane = null
+}
+
+const accept = (draft: Draft, event: EventOf<"input.accept">) => {
+  const context = draft.context
+  const { input } = event
+  if (event.expectedContextRevision !== undefined && event.expectedContextRevision !== context.contextRevision) {
+    return refuse(draft, "stale_context")
+  }
+  if (event.expectedTailTurnId !== undefined && event.expectedTailTurnId !== context.tail?.turnId) {
+    return refuse(draft, "stale_timeline")
+  }
+  const held = context.queue.filter((entry) => !entry.kernel).length
+  if (!input.kernel && held >= inputQueueLimit) return refuse(draft, "input_queue_full")
+  const steering = input.deliveryMode !== "queue" && context.lane !== null && context.lane.phase === "running"
+  const state = steering ? "steering" : "pending"
+  const queuePosition = context.nextQueuePosition
+  context.nextQueuePosition += 1
+  context.queue = [
+    ...context.queue,
+    {
+      inputId: input.inputId,
+      kind: input.kind,
+      kernel: input.kernel,
+      role: input.role,
+      state,
+      blockedReason: null,
+      deliveryMode: input.deliveryMode,
+      dueAt: input.dueAt,
+      queuePosition,
+      lockVersion: 0,
+      authorId: input.authorId,
+      reply: input.reply,
+      ids: input.ids
+    }
+  ]
+  draft.request({ type: fx.insertInput, params: { input, queuePosition, state } })
+  draft.emit({ type: "input_accepted", ...input.item, state, queue_position: queuePosition })
+  if (input.dueAt !== null) draft.due(input.inputId, Math.max(0, input.dueAt - event.at))
+  drain(draft)
+}
+
+const editInput = (draft: Draft, event: EventOf<"input.edit">) => {
+  const entry = entryOf(draft.context, event.inputId)
+  if (entry === undefined) return refuse(draft, "not_found")
+  if (entry.kernel) return refuse(draft, "kernel_input_immutable")
+  if (entry.state === "steering") return refuse(draft, "steering_held")
+  if (event.expectedLockVersion !== undefined && event.expectedLockVersion !== entry.lockVersion) {
+    return refuse(draft, "stale_object")
+  }
+  const dueAt = event.dueAt === undefined ? entry.dueAt : event.dueAt
+  const edited: QueueEntry = {
+    ...entry,
+    state: "pending",
+    blockedReason: null,
+    dueAt,
+    reply: event.reply === undefined ? entry.reply : event.reply,
+    lockVersion: entry.lockVersion + 1
+  }
+  replace(draft, edited)
+  draft.request({
+    type: fx.updateInput,
+    params: {
+      inputId: entry.inputId,
+      changes: event.changes,
+      state: "pending",
+      blockedReason: null,
+      ...(event.dueAt === undefined ? {} : { dueAt: event.dueAt }),
+      lockVersion: edited.lockVersion
+    }
+  })
+  draft.emit({
+    type: "input_edited",
+    input_public_id: entry.inputId,
+    state: "pending",
+    lock_version: edited.lockVersion,
+    reason: "edit"
+  })
+  if (event.dueAt !== undefined) {
+    draft.undue(entry.inputId)
+    if (event.dueAt !== null) draft.due(entry.inputId, Math.max(0, event.dueAt - event.at))
+  }
+  dropJudging(draft, entry.inputId)
+  drain(draft)
+}
+
+const promote = (draft: Draft, event: EventOf<"input.promote">) => {
+  const entry = entryOf(draft.context, event.inputId)
+  if (entry === undefined) return refuse(draft, "not_found")
+  if (entry.kernel) return refuse(draft, "kernel_input_immutable")
+  if (entry.state !== "steering") return refuse(draft, "validation_failed")
+  if (event.expectedLockVersion !== undefined && event.expectedLockVersion !== entry.lockVersion) {
+    return refuse(draft, "stale_object")
+  }
+  const promoted: QueueEntry = { ...entry, deliveryMode: "steer_now", lockVersion: entry.lockVersion + 1 }
+  replace(draft, promoted)
+  draft.request({
+    type: fx.updateInput,
+    params: {
+      inputId: entry.inputId,
+      changes: {},
+      state: "steering",
+      blockedReason: null,
+      deliveryMode: "steer_now",
+      lockVersion: promoted.lockVersion
+    }
+  })
+  draft.emit({
+    type: "input_edited",
+    input_public_id: entry.inputId,
+    state: "steering",
+    lock_version: promoted.lockVersion,
+    reason: "promoted"
+  })
+}
+
+const deleteInput = (draft: Draft, event: EventOf<"input.delete">) => {
+  const entry = entryOf(draft.context, event.inputId)
+  if (entry === undefined) return refuse(draft, "not_found")
+  if (entry.kernel) return refuse(draft, "kernel_input_immutable")
+  draft.context.queue = draft.context.queue.filter((each) => each.inputId !== entry.inputId)
+  draft.request({ type: fx.deleteInput, params: { inputId: entry.inputId } })
+  draft.emit({ type: "input_deleted", input_public_id: entry.inputId })
+  if (entry.dueAt !== null) draft.undue(entry.inputId)
+  dropJudging(draft, entry.inputId)
+  drain(draft)
+}
+
+const reorder = (draft: Draft, event: EventOf<"input.reorder">) => {
+  const own = draft.context.queue.filter((entry) => !entry.kernel && entry.authorId === event.authorId)
+  const named = new Set(event.inputIds)
+  const exact =
+    named.size === event.inputIds.length && named.size === own.length && own.every((entry) => named.has(entry.inputId))
+  if (!exact) return refuse(draft, "queue_changed")
+  const positions = own.map((entry) => entry.queuePosition).sort((a, b) => a - b)
+  const moved = event.inputIds.map((inputId, index) => ({ inputId, queuePosition: positions[index]! }))
+  for (const { inputId, queuePosition } of moved) {
+    replace(draft, { ...entryOf(draft.context, inputId)!, queuePosition })
+  }
+  draft.request({ type: fx.reorderInputs, params: { positions: moved } })
+  drain(draft)
+}
+
+/** The judged head opens its running turn (one transaction: turn_created, input_materialized, running). */
+const openReply = (draft: Draft, lane: Lane, entry: QueueEntry) => {
+  const context = draft.context
+  const position = context.nextPosition
+  context.nextPosition += 1
+  context.queue = context.queue.filter((each) => each.inputId !== entry.inputId)
+  const revision = bumpRevision(draft)
+  const tail: Tail = { turnId: lane.turnId, position, kind: "direct_reply", status: "running" }
+  context.tail = tail
+  context.lane = { ...lane, phase: "running" }
+  draft.request({
+    type: fx.openReply,
+    params: {
+      inputId: entry.inputId,
+      turnId: lane.turnId,
+      variantId: lane.variantId,
+      requestId: lane.requestId,
+      position,
+      model: lane.model,
+      answererId: entry.reply!.answererId,
+      contextRevision: revision
+    }
+  })
+  draft.emit({
+    type: "turn_created",
+    turn_public_id: lane.turnId,
+    position,
+    kind: "direct_reply",
+    role: "assistant",
+    answering_user_public_id: entry.reply!.answererId,
+    input_public_id: entry.inputId
+  })
+  draft.emit({
+    type: "input_materialized",
+    input_public_id: entry.inputId,
+    turn_public_id: lane.turnId,
+    variant_public_id: lane.variantId,
+    run_public_id: null
+  })
+  draft.emit(turnStatusItem(tail, lane.variantId, "running"))
+}
+
+const judged = (draft: Draft, event: EventOf<"reply.judged">) => {
+  const lane = draft.context.lane
+  if (lane === null || lane.phase !== "judging" || lane.inputId !== event.inputId) return
+  const entry = entryOf(draft.context, event.inputId)
+  if (entry === undefined) return
+  if (event.revision !== draft.context.contextRevision) {
+    draft.request({
+      type: fx.judgeHead,
+      params: { inputId: entry.inputId, model: lane.model, revision: draft.context.contextRevision }
+    })
+    return
+  }
+  if (event.verdict === "ready") return openReply(draft, lane, entry)
+  draft.context.lane = null
+  block(draft, entry, event.verdict)
+}
+
+const sampleSource = (lane: Lane) => (lane.kind === "fallback" ? "fallback" : "inference")
+
+/**
+ * A sample's inference request answered: settle it, re-ask a declined first sample once, or end
+ * the turn; an archived conversation settles without draining (unarchive drains).
+ */
+const replied = (draft: Draft, event: EventOf<"inference.replied">, drains = true) => {
+  const context = draft.context
+  const lane = context.lane
+  if (lane === null || lane.phase !== "running" || lane.requestId !== event.requestId) return
+  const tail = context.tail!
+  const regeneration = lane.kind === "regeneration"
+  const rescued = event.declined && lane.kind === "reply" && lane.fallback !== null && !lane.canceled
+  const variantStatus = event.status
+  const turnStatus = rescued ? "running" : regeneration ? "completed" : event.status
+  // A completed sample is shown; a first sample shows its failure; a failed regeneration or a
+  // declined sample a fallback reruns stays in the deck, inactive.
+  const activate = event.status === "completed" || (!regeneration && !rescued)
+  const failureReasonKey =
+    event.status === "completed" ? null : (event.errorCode ?? (event.status === "canceled" ? "canceled" : event.status))
+  const settledTail: Tail = { ...tail, status: turnStatus }
+  context.tail = settledTail
+  const revision = rescued ? context.contextRevision : bumpRevision(draft)
+  draft.request({
+    type: fx.settleSample,
+    params: {
+      turnId: lane.turnId,
+      variantId: lane.variantId,
+      requestId: lane.requestId,
+      variantStatus,
+      turnStatus,
+      activate,
+      failureReasonKey,
+      usage: event.usage,
+      contextRevision: revision
+    }
+  })
+  if (event.usage !== null) {
+    draft.emit({ type: "usage", turn_public_id: lane.turnId, variant_public_id: lane.variantId, ...event.usage })
+  }
+  if (event.status === "completed") context.lastReplyModel = lane.model
+  if (rescued) {
+    const fallback = lane.fallback!
+    draft.emit({
+      type: "turn_variant",
+      turn_public_id: lane.turnId,
+      variant_public_id: lane.variantId,
+      source: sampleSource(lane),
+      status: variantStatus,
+      active: false
+    })
+    context.lane = {
+      ...lane,
+      kind: "fallback",
+      variantId: fallback.variantId,
+      requestId: fallback.requestId,
+      model: fallback.model,
+      fallback: null
+    }
+    draft.request({
+      type: fx.openSample,
+      params: {
+        turnId: lane.turnId,
+        variantId: fallback.variantId,
+        requestId: fallback.requestId,
+        model: fallback.model,
+        source: "fallback",
+        originVariantId: lane.variantId,
+        overrides: {}
+      }
+    })
+    draft.emit({
+      type: "turn_variant",
+      turn_public_id: lane.turnId,
+      variant_public_id: fallback.variantId,
+      source: "fallback",
+      status: "running",
+      active: false
+    })
+    return
+  }
+  if (regeneration || lane.kind === "fallback") {
+    draft.emit({
+      type: "turn_variant",
+      turn_public_id: lane.turnId,
+      variant_public_id: lane.variantId,
+      source: sampleSource(lane),
+      status: variantStatus,
+      active: activate
+    })
+  }
+  draft.emit(
+    turnStatusItem(
+      settledTail,
+      activate ? lane.variantId : (lane.displayedVariantId ?? lane.variantId),
+      activate ? variantStatus : "completed",
+      failureReasonKey === null || turnStatus === "completed" ? {} : { failure_reason_key: failureReasonKey }
+    )
+  )
+  context.lane = null
+  releaseSteers(draft)
+  if (drains) drain(draft)
+}
+
+/** Content verbs aim at the tail: elsewhere, or in a frozen prefix, a branch is required. */
+const tailRefusal = (context: Context, turnId: string): string | null => {
+  const tail = context.tail
+  if (tail === null || tail.turnId !== turnId || tail.position <= context.frozenThrough) return "branch_required"
+  if (context.lane !== null && context.lane.phase === "running" && context.lane.turnId === turnId) return "not_terminal"
+  if (tail.kind === "compaction_summary") return "kernel_authored"
+  return null
+}
+
+const editTurn = (draft: Draft, event: EventOf<"turn.edit">) => {
+  const refusal = tailRefusal(draft.context, event.turnId)
+  if (refusal !== null) return refuse(draft, refusal)
+  const revision = bumpRevision(draft)
+  draft.request({
+    type: fx.editTurn,
+    params: { turnId: event.turnId, variantId: event.variantId, text: event.text, contextRevision: revision }
+  })
+  draft.emit({
+    type: "turn_variant",
+    turn_public_id: event.turnId,
+    variant_public_id: event.variantId,
+    source: "edit",
+    status: "completed",
+    active: true
+  })
+}
+
+const regenerate = (draft: Draft, event: EventOf<"turn.regenerate">) => {
+  const context = draft.context
+  const refusal = tailRefusal(context, event.turnId)
+  if (refusal !== null) return refuse(draft, refusal)
+  if (context.lane !== null) return refuse(draft, "conversation_busy")
+  const tail = context.tail!
+  if (tail.kind !== "direct_reply") return refuse(draft, "validation_failed")
+  context.tail = { ...tail, status: "running" }
+  context.lane = {
+    phase: "running",
+    kind: "regeneration",
+    turnId: event.turnId,
+    variantId: event.variantId,
+    requestId: event.requestId,
+    inputId: null,
+    model: event.model,
+    fallback: null,
+    displayedVariantId: event.displayedVariantId,
+    canceled: false
+  }
+  draft.request({
+    type: fx.openSample,
+    params: {
+      turnId: event.turnId,
+      variantId: event.variantId,
+      requestId: event.requestId,
+      model: event.model,
+      source: "inference",
+      originVariantId: event.displayedVariantId,
+      overrides: event.overrides
+    }
+  })
+  draft.emit({
+    type: "turn_variant",
+    turn_public_id: event.turnId,
+    variant_public_id: event.variantId,
+    source: "inference",
+    status: "running",
+    active: false
+  })
+  draft.emit(turnStatusItem(context.tail, event.variantId, "running"))
+}
+
+const activate = (draft: Draft, event: EventOf<"turn.activate">) => {
+  const refusal = tailRefusal(draft.context, event.turnId)
+  if (refusal !== null) return refuse(draft, refusal)
+  const revision = bumpRevision(draft)
+  draft.request({
+    type: fx.activateVariant,
+    params: { turnId: event.turnId, variantId: event.variantId, contextRevision: revision }
+  })
+  draft.emit({
+    type: "turn_variant",
+    turn_public_id: event.turnId,
+    variant_public_id: event.variantId,
+    status: "completed",
+    active: true
+  })
+}
+
+const runningTurn = (context: Context, turnId: string) =>
+  context.lane !== null && context.lane.phase === "running" && context.lane.turnId === turnId
+
+const setVisibility = (draft: Draft, event: EventOf<"turn.visibility">) => {
+  if (runningTurn(draft.context, event.turnId)) return refuse(draft, "not_terminal")
+  const revision = bumpRevision(draft)
+  draft.request({
+    type: fx.setVisibility,
+    params: { turnId: event.turnId, visibility: event.visibility, contextRevision: revision }
+  })
+  draft.emit({ type: "visibility", turn_public_id: event.turnId, visibility: event.visibility })
+}
+
+const concealVariant = (draft: Draft, event: EventOf<"variant.conceal">) => {
+  const lane = draft.context.lane
+  if (lane !== null && lane.phase === "running" && lane.variantId === event.variantId) {
+    return refuse(draft, "not_terminal")
+  }
+  draft.request({ type: fx.concealVariant, params: event })
+}
+
+const deleteTurn = (draft: Draft, event: EventOf<"turn.delete">) => {
+  const context = draft.context
+  const refusal = tailRefusal(context, event.turnId)
+  if (refusal !== null) return refuse(draft, refusal)
+  const position = context.tail!.position
+  const revision = bumpRevision(draft)
+  context.tail = event.previousTail
+  draft.request({ type: fx.deleteTurn, params: { turnId: event.turnId, contextRevision: revision } })
+  draft.emit({ type: "turn_deleted", turn_public_id: event.turnId, position })
+}
+
+const cancelReply = (draft: Draft) => {
+  const lane = draft.context.lane
+  if (lane === null || lane.phase !== "running" || lane.canceled) return
+  draft.context.lane = { ...lane, canceled: true, fallback: null }
+  draft.request({ type: fx.cancelRequest, params: { requestId: lane.requestId } })
+}
+
+const configure = (draft: Draft, event: EventOf<"conversation.configure">) => {
+  const context = draft.context
+  context.lockVersion += 1
+  if (event.changes.memory_context !== undefined) bumpRevision(draft)
+  draft.request({
+    type: fx.recordChanges,
+    params: { changes: event.changes, lockVersion: context.lockVersion, contextRevision: context.contextRevision }
+  })
+  if (event.item !== null) draft.emit({ type: String(event.item.type), ...event.item })
+}
+
+const edit = (draft: Draft, event: EventOf<"conversation.edit">) => {
+  const context = draft.context
+  if (event.lockVersion !== context.lockVersion) return refuse(draft, "stale_object")
+  context.lockVersion += 1
+  draft.request({
+    type: fx.recordChanges,
+    params: { changes: event.changes, lockVersion: context.lockVersion, contextRevision: context.contextRevision }
+  })
+}
+
+const memoryWritten = (draft: Draft) => {
+  bumpRevision(draft)
+  draft.request({
+    type: fx.recordChanges,
+    params: { changes: {}, lockVersion: draft.context.lockVersion, contextRevision: draft.context.contextRevision }
+  })
+}
+
+const lifecycleRefusal = (context: Context) =>
+  context.subagent ? "subagent_follows_parent" : context.side ? "side_conversation" : null
+
+const recordState = (draft: Draft, state: RecordStateParams["state"]) => {
+  draft.context.lockVersion += 1
+  draft.request({ type: fx.recordState, params: { state, lockVersion: draft.context.lockVersion } })
+}
+
+const archive = (draft: Draft) => {
+  recordState(draft, "archived")
+  cancelReply(draft)
+  draft.emit({ type: "conversation_ended", reason: "archived" })
+}
+
+/** A scheduled input came due: it may head now (an archived conversation drains on unarchive). */
+const due = (draft: Draft, event: EventOf<"input.due">, drains = true) => {
+  const entry = entryOf(draft.context, event.inputId)
+  if (entry === undefined || entry.dueAt === null) return
+  replace(draft, { ...entry, dueAt: null })
+  if (drains) drain(draft)
+}
+
+const busy = (context: Context) => context.lane !== null && context.lane.phase === "running"
+
+const tombstone = (draft: Draft) => {
+  const context = draft.context
+  context.lane = null
+  recordState(draft, "tombstoned")
+  for (const entry of context.queue) if (entry.dueAt !== null) draft.undue(entry.inputId)
+  draft.emit({ type: "conversation_ended", reason: "tombstoned" })
+  draft.reapLater()
+}
+
+const conversationSetup = setup({
+  types: {
+    context: {} as Context,
+    input: {} as ConversationInput,
+    events: {} as Event,
+    emitted: {} as Item
+  },
+  actions: {
+    [fx.recordChanges]: (_, _params: RecordChangesParams) => {},
+    [fx.recordState]: (_, _params: RecordStateParams) => {},
+    [fx.refuse]: (_, _params: { reason: string }) => {},
+    [fx.insertInput]: (_, _params: import("./effects.ts").InsertInputParams) => {},
+    [fx.updateInput]: (_, _params: UpdateInputParams) => {},
+    [fx.deleteInput]: (_, _params: { inputId: string }) => {},
+    [fx.reorderInputs]: (_, _params: { positions: ReadonlyArray<{ inputId: string; queuePosition: number }> }) => {},
+    [fx.materializeMessage]: (_, _params: MaterializeParams) => {},
+    [fx.openReply]: (_, _params: OpenReplyParams) => {},
+    [fx.openSample]: (_, _params: OpenSampleParams) => {},
+    [fx.settleSample]: (_, _params: SettleSampleParams) => {},
+    [fx.cancelRequest]: (_, _params: { requestId: string }) => {},
+    [fx.editTurn]: (_, _params: TurnParams & { variantId: string; text: string }) => {},
+    [fx.activateVariant]: (_, _params: TurnParams & { variantId: string }) => {},
+    [fx.setVisibility]: (_, _params: TurnParams & { visibility: string }) => {},
+    [fx.concealVariant]: (_, _params: { turnId: string; variantId: string; concealed: boolean }) => {},
+    [fx.deleteTurn]: (_, _params: TurnParams) => {},
+    [fx.reap]: () => {},
+    [fx.judgeHead]: (_, _params: JudgeHeadParams) => {}
+  },
+  guards: {
+    lifecycleRefused: ({ context }: { context: Context }) => lifecycleRefusal(context) !== null,
+    busy: ({ context }: { context: Context }) => busy(context)
+  }
+})
+
+/** The transition's actions: `work` on a draft of the context, then what it asked, in order. */
+const step = <T extends Event["type"]>(work: (draft: Draft, event: EventOf<T>) => void) =>
+  conversationSetup.enqueueActions(({ context, event, enqueue }) => {
+    const draft: Draft = {
+      context: { ...context, queue: [...context.queue] },
+      request: (action) => enqueue(action as never),
+      emit: (item) => enqueue.emit(item),
+      due: (inputId, delay) => enqueue.raise({ type: "input.due", inputId }, { id: dueTimer(inputId), delay }),
+      undue: (inputId) => enqueue.cancel(dueTimer(inputId)),
+      reapLater: () => enqueue.raise({ type: "conversation.reap" }, { id: "reap", delay: reapAfterMillis })
+    }
+    work(draft, event as EventOf<T>)
+    enqueue.assign(draft.context)
+  })
+
+/** Commands an archived conversation answers 409 conversation_archived. */
+const archivedRefusal = step((draft) => refuse(draft, "conversation_archived"))
+
+const refuseLifecycle = step((draft) => refuse(draft, lifecycleRefusal(draft.context)!))
+
+/** DELETE is refused while a reply is pending or running (the domain judges the tree's others). */
+const tombstoneTransitions = [
+  { guard: "busy" as const, actions: step((draft) => refuse(draft, "conversation_busy")) },
+  { target: "tombstoned" as const, actions: step(tombstone) }
+]
+
+export const conversationMachine = conversationSetup.createMachine({
+  id: "conversation",
+  context: ({ input }) => ({
+    publicId: input.publicId,
+    side: input.side,
+    subagent: input.subagent,
+    lockVersion: 0,
+    contextRevision: 0,
+    nextPosition: input.tail === null ? input.firstPosition : input.tail.position + 1,
+    nextQueuePosition: 0,
+    queue: [],
+    lane: null,
+    tail: input.tail,
+    lastReplyModel: null,
+    frozenThrough: input.firstPosition - 1
+  }),
+  initial: "active",
+  on: {
+    "conversation.freeze": {
+      actions: step<"conversation.freeze">((draft, event) => {
+        draft.context.frozenThrough = Math.max(draft.context.frozenThrough, event.through)
+      })
+    }
+  },
+  states: {
+    active: {
+      meta: { waitsOn: "its members (inputs), its reply's inference request, or its scheduled inputs' timers" },
+      on: {
+        "conversation.edit": { actions: step(edit) },
+        "conversation.configure": { actions: step(configure) },
+        "conversation.memoryWritten": { actions: step(memoryWritten) },
+        "conversation.archive": [
+          { guard: "lifecycleRefused", actions: refuseLifecycle },
+          { target: "archived", actions: step(archive) }
+        ],
+        "conversation.tombstone": tombstoneTransitions,
+        "conversation.cancel": { actions: step(cancelReply) },
+        "input.accept": { actions: step(accept) },
+        "input.edit": { actions: step(editInput) },
+        "input.promote": { actions: step(promote) },
+        "input.delete": { actions: step(deleteInput) },
+        "input.reorder": { actions: step(reorder) },
+        "input.due": { actions: step<"input.due">((draft, event) => due(draft, event)) },
+        "reply.judged": { actions: step(judged) },
+        "inference.replied": { actions: step(replied) },
+        "turn.edit": { actions: step(editTurn) },
+        "turn.regenerate": { actions: step(regenerate) },
+        "turn.activate": { actions: step(activate) },
+        "turn.visibility": { actions: step(setVisibility) },
+        "turn.delete": { actions: step(deleteTurn) },
+        "variant.conceal": { actions: step(concealVariant) }
+      }
+    },
+    archived: {
+      meta: { waitsOn: "its members (unarchive or delete)" },
+      on: {
+        "conversation.unarchive": [
+          { guard: "lifecycleRefused", actions: refuseLifecycle },
+          {
+            target: "active",
+            actions: step((draft) => {
+              recordState(draft, "active")
+              drain(draft)
+            })
+          }
+        ],
+        "conversation.configure": {
+          actions: step<"conversation.configure">((draft, event) =>
+            Object.keys(event.changes).some((name) => name !== "access")
+              ? refuse(draft, "conversation_archived")
+              : configure(draft, event)
+          )
+        },
+        "conversation.tombstone": tombstoneTransitions,
+        "inference.replied": {
+          actions: step<"inference.replied">((draft, event) => replied(draft, event, false))
+        },
+        "input.due": { actions: step<"input.due">((draft, event) => due(draft, event, false)) },
+        "reply.judged": {
+          actions: step<"reply.judged">((draft, event) => {
+            if (draft.context.lane?.inputId === event.inputId) draft.context.lane = null
+          })
+        },
+        "conversation.edit": { actions: archivedRefusal },
+        "conversation.memoryWritten": { actions: archivedRefusal },
+        "input.accept": { actions: archivedRefusal },
+        "input.edit": { actions: archivedRefusal },
+        "input.promote": { actions: archivedRefusal },
+        "input.delete": { actions: archivedRefusal },
+        "input.reorder": { actions: archivedRefusal },
+        "turn.edit": { actions: archivedRefusal },
+        "turn.regenerate": { actions: archivedRefusal },
+        "turn.activate": { actions: archivedRefusal },
+        "turn.visibility": { actions: archivedRefusal },
+        "turn.delete": { actions: archivedRefusal },
+        "variant.conceal": { actions: archivedRefusal },
+        "conversation.cancel": { actions: step(cancelReply) }
+      }
+    },
+    tombstoned: {
+      meta: { waitsOn: "its reap, 30 days after DELETE" },
+      on: { "conversation.reap": { target: "reaped", actions: { type: fx.reap } } }
+    },
+    reaped: { type: "final" }
+  }
+})
+
+export const conversationVersion = 1

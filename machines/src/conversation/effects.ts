@@ -1,0 +1,125 @@
+// Effect requests of a conversation: the row writes of each step (the conversation row, its
+// inputs, turns and variants, the inference requests its replies ask), the refusal of a command
+// its state does not allow, the cancellation told to a running reply, and the judging job.
+import type { BlockedReason } from "./context.ts"
+import type { AcceptedInput, ConversationChanges } from "./events.ts"
+
+export const conversationEffects = {
+  /** Writes changed fields, lock_version and context_revision to the conversation row. */
+  recordChanges: "conversation.recordChanges",
+  /** Writes the lifecycle state (active, archived, tombstoned) and context_revision. */
+  recordState: "conversation.recordState",
+  /** The machine refuses the command: `reason` is the spec's code. */
+  refuse: "conversation.refuse",
+  /** Inserts an accepted input row at its queue position. */
+  insertInput: "conversation.insertInput",
+  /** Writes an input's edit, state and blocked reason, bumping its lock_version. */
+  updateInput: "conversation.updateInput",
+  /** Deletes an unconsumed input row. */
+  deleteInput: "conversation.deleteInput",
+  /** Writes new queue positions. */
+  reorderInputs: "conversation.reorderInputs",
+  /** A message input becomes a completed turn (its text the one variant), the input consumed. */
+  materializeMessage: "conversation.materializeMessage",
+  /** A direct reply's input becomes a running turn and variant, its request sealed and asked. */
+  openReply: "conversation.openReply",
+  /** Another sample of a turn (fallback or regeneration): a variant and its request, asked. */
+  openSample: "conversation.openSample",
+  /** A sample ended: its text and usage copied to the variant, the turn's status and active variant. */
+  settleSample: "conversation.settleSample",
+  /** Tells a running sample's inference request to cancel. */
+  cancelRequest: "conversation.cancelRequest",
+  /** An edit's new candidate (source edit), activated. */
+  editTurn: "conversation.editTurn",
+  activateVariant: "conversation.activateVariant",
+  setVisibility: "conversation.setVisibility",
+  concealVariant: "conversation.concealVariant",
+  deleteTurn: "conversation.deleteTurn",
+  /** Deletes the conversation's rows 30 days after its tombstone. */
+  reap: "conversation.reapRows",
+  /** After commit: judges a direct reply's head (prompt within the model's window) and reports reply.judged. */
+  judgeHead: "conversation.judgeHead"
+} as const
+
+export type LifecycleState = "active" | "archived" | "tombstoned"
+
+export interface RecordChangesParams {
+  readonly changes: ConversationChanges
+  readonly lockVersion: number
+  readonly contextRevision: number
+}
+
+export interface RecordStateParams {
+  readonly state: LifecycleState
+  readonly lockVersion: number
+}
+
+export interface RefuseParams {
+  readonly reason: string
+}
+
+export interface InsertInputParams {
+  readonly input: AcceptedInput
+  readonly queuePosition: number
+  readonly state: "pending" | "steering"
+}
+
+export interface UpdateInputParams {
+  readonly inputId: string
+  readonly changes: Readonly<Record<string, unknown>>
+  readonly state: "pending" | "steering" | "blocked"
+  readonly blockedReason: BlockedReason | null
+  readonly deliveryMode?: "queue" | "steer" | "steer_now"
+  readonly dueAt?: number | null
+  /** The row's lock_version after this write. */
+  readonly lockVersion: number
+}
+
+export interface MaterializeParams {
+  readonly inputId: string
+  readonly turnId: string
+  readonly variantId: string
+  readonly position: number
+  readonly contextRevision: number
+}
+
+export interface OpenReplyParams extends MaterializeParams {
+  readonly requestId: string
+  readonly model: string
+  readonly answererId: string
+}
+
+export interface OpenSampleParams {
+  readonly turnId: string
+  readonly variantId: string
+  readonly requestId: string
+  readonly model: string
+  readonly source: "fallback" | "inference"
+  /** The candidate whose sealed request is asked again (with `overrides`). */
+  readonly originVariantId: string
+  readonly overrides: Readonly<Record<string, unknown>>
+}
+
+export interface SettleSampleParams {
+  readonly turnId: string
+  readonly variantId: string
+  readonly requestId: string
+  readonly variantStatus: "completed" | "failed" | "canceled" | "timed_out"
+  readonly turnStatus: "running" | "completed" | "failed" | "canceled" | "timed_out"
+  /** The candidate becomes the turn's active one. */
+  readonly activate: boolean
+  readonly failureReasonKey: string | null
+  readonly usage: Readonly<Record<string, unknown>> | null
+  readonly contextRevision: number
+}
+
+export interface TurnParams {
+  readonly turnId: string
+  readonly contextRevision: number
+}
+
+export interface JudgeHeadParams {
+  readonly inputId: string
+  readonly model: string
+  readonly revision: number
+}

@@ -1,0 +1,134 @@
+// Events of a conversation: its commands (each judged by the domain for standing and shape first,
+// then by the machine against the conversation's state), the timers of its scheduled inputs and
+// reap, the judging job's verdict, and the reply told by an inference request it asked.
+import { Schema } from "effect"
+import { InferenceReplied } from "../inferenceRequest/events.ts"
+import { BlockedReason, MintedIds, ReplyPlan, Tail } from "./context.ts"
+
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+
+/** Fields of the conversation row a command replaces (PATCH, access, default runner, memory_context). */
+export const ConversationChanges = Schema.Struct({
+  title: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  metadata: Schema.optionalKey(JsonObject),
+  access: Schema.optionalKey(JsonObject),
+  default_runner_executor_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  memory_context: Schema.optionalKey(Schema.NullOr(JsonObject))
+})
+export type ConversationChanges = typeof ConversationChanges.Type
+
+/** An input as accepted: what the queue entry remembers and the row the binding inserts. */
+export const AcceptedInput = Schema.Struct({
+  inputId: Schema.String,
+  kind: Schema.Literals(["message", "direct_reply"]),
+  kernel: Schema.Boolean,
+  role: Schema.String,
+  deliveryMode: Schema.Literals(["queue", "steer", "steer_now"]),
+  dueAt: Schema.NullOr(Schema.Number),
+  authorId: Schema.String,
+  reply: Schema.NullOr(ReplyPlan),
+  ids: MintedIds,
+  /** The row's stored members (text, model, history, attachments, speaker, ...), as the binding writes them. */
+  row: JsonObject,
+  /** The input_accepted item's payload, but for queue_position and state (the machine's). */
+  item: JsonObject
+})
+export type AcceptedInput = typeof AcceptedInput.Type
+
+export const TurnVisibility = Schema.Literals(["visible", "hidden", "excluded_from_context"])
+
+export const ConversationEvent = Schema.Union([
+  /** PATCH (title, metadata) with the presented lock_version. */
+  Schema.Struct({
+    type: Schema.Literal("conversation.edit"),
+    lockVersion: Schema.Number,
+    changes: ConversationChanges
+  }),
+  /** Access, default runner or memory_context replaced (no lock_version presented); `item` is narrated. */
+  Schema.Struct({
+    type: Schema.Literal("conversation.configure"),
+    changes: ConversationChanges,
+    item: Schema.NullOr(JsonObject)
+  }),
+  /** A conversation-scope memory write (the next reply's material changed). */
+  Schema.Struct({ type: Schema.Literal("conversation.memoryWritten") }),
+  Schema.Struct({ type: Schema.Literal("conversation.archive") }),
+  Schema.Struct({ type: Schema.Literal("conversation.unarchive") }),
+  /** DELETE; refused while a reply is pending or running. */
+  Schema.Struct({ type: Schema.Literal("conversation.tombstone") }),
+  /** Conversation-level cancellation of the running reply. */
+  Schema.Struct({ type: Schema.Literal("conversation.cancel") }),
+  /** A live child (a fork) reads positions up to `through` by reference. */
+  Schema.Struct({ type: Schema.Literal("conversation.freeze"), through: Schema.Number }),
+  /** Timers: a scheduled input came due; the tombstone's reap. */
+  Schema.Struct({ type: Schema.Literal("input.due"), inputId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("conversation.reap") }),
+  Schema.Struct({
+    type: Schema.Literal("input.accept"),
+    at: Schema.Number,
+    input: AcceptedInput,
+    expectedContextRevision: Schema.optionalKey(Schema.Number),
+    expectedTailTurnId: Schema.optionalKey(Schema.String)
+  }),
+  Schema.Struct({
+    type: Schema.Literal("input.edit"),
+    at: Schema.Number,
+    inputId: Schema.String,
+    expectedLockVersion: Schema.optionalKey(Schema.Number),
+    /** The row's changed members. */
+    changes: JsonObject,
+    /** The re-judged plan of a direct reply. */
+    reply: Schema.optionalKey(Schema.NullOr(ReplyPlan)),
+    /** A new delivery time (null: due now); absent keeps it. */
+    dueAt: Schema.optionalKey(Schema.NullOr(Schema.Number))
+  }),
+  /** A held steer's only edit: delivery_mode steer_now. */
+  Schema.Struct({
+    type: Schema.Literal("input.promote"),
+    inputId: Schema.String,
+    expectedLockVersion: Schema.optionalKey(Schema.Number)
+  }),
+  Schema.Struct({ type: Schema.Literal("input.delete"), inputId: Schema.String }),
+  /** Reorder by `authorId`: `inputIds` must be exactly its unconsumed non-kernel rows. */
+  Schema.Struct({
+    type: Schema.Literal("input.reorder"),
+    authorId: Schema.String,
+    inputIds: Schema.Array(Schema.String)
+  }),
+  /** The judging job's verdict on a direct reply's head at `revision`. */
+  Schema.Struct({
+    type: Schema.Literal("reply.judged"),
+    inputId: Schema.String,
+    revision: Schema.Number,
+    verdict: Schema.Union([Schema.Literal("ready"), BlockedReason])
+  }),
+  InferenceReplied,
+  Schema.Struct({
+    type: Schema.Literal("turn.edit"),
+    turnId: Schema.String,
+    variantId: Schema.String,
+    text: Schema.String
+  }),
+  Schema.Struct({
+    type: Schema.Literal("turn.regenerate"),
+    turnId: Schema.String,
+    /** The candidate shown now (it keeps rendering until the new one completes). */
+    displayedVariantId: Schema.String,
+    variantId: Schema.String,
+    requestId: Schema.String,
+    model: Schema.String,
+    /** The request members a regeneration overrides (model, configuration, ...). */
+    overrides: JsonObject
+  }),
+  Schema.Struct({ type: Schema.Literal("turn.activate"), turnId: Schema.String, variantId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("turn.visibility"), turnId: Schema.String, visibility: TurnVisibility }),
+  /** DELETE of the tail; `previousTail` becomes the tail (the domain read it: only the tail moves). */
+  Schema.Struct({ type: Schema.Literal("turn.delete"), turnId: Schema.String, previousTail: Schema.NullOr(Tail) }),
+  Schema.Struct({
+    type: Schema.Literal("variant.conceal"),
+    turnId: Schema.String,
+    variantId: Schema.String,
+    concealed: Schema.Boolean
+  })
+])
+export type ConversationEvent = typeof ConversationEvent.Type

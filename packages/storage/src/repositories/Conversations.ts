@@ -1,0 +1,643 @@
+// Rows of `conversations`, `conversation_inputs`, `conversation_turns` and
+// `conversation_variants`. The conversation row is inserted at creation with its actor; every
+// later write (the conversation's fields, its inputs, turns and variants) is its binding's.
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
+
+const Json = Schema.Unknown
+const NullId = Schema.NullOr(Schema.BigInt)
+
+export const ConversationRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  workspace_id: Schema.BigInt,
+  creator_id: Schema.BigInt,
+  answerer_id: Schema.BigInt,
+  title: Schema.NullOr(Schema.String),
+  metadata: Json,
+  billing_subject: Schema.NullOr(Schema.String),
+  source_conversation_id: NullId,
+  source_public_id: Schema.NullOr(Schema.String),
+  forked_position: Schema.NullOr(Schema.Number),
+  forked_from_turn_public_id: Schema.NullOr(Schema.String),
+  forked_from_variant_public_id: Schema.NullOr(Schema.String),
+  parent_id: NullId,
+  parent_public_id: Schema.NullOr(Schema.String),
+  spawn_node_key: Schema.NullOr(Schema.String),
+  label: Schema.NullOr(Schema.String),
+  side: Schema.Boolean,
+  state: Schema.Literals(["active", "archived", "tombstoned"]),
+  archived_at: Schema.NullOr(Schema.Date),
+  tombstoned_at: Schema.NullOr(Schema.Date),
+  default_runner_executor_id: NullId,
+  access: Json,
+  memory_context: Json,
+  context: Json,
+  usage_summary: Json,
+  lock_version: Schema.Number,
+  context_revision: Schema.Number,
+  last_reply_model: Schema.NullOr(Schema.String),
+  last_activity_at: Schema.Date,
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type ConversationRow = typeof ConversationRow.Type
+
+const selectConversation = `
+  SELECT c.*, s.public_id::text AS source_public_id, p.public_id::text AS parent_public_id
+  FROM conversations c
+  LEFT JOIN conversations s ON s.id = c.source_conversation_id
+  LEFT JOIN conversations p ON p.id = c.parent_id`
+
+export const NewConversation = Schema.Struct({
+  publicId: Schema.String,
+  workspaceId: Schema.BigInt,
+  creatorId: Schema.BigInt,
+  answererId: Schema.BigInt,
+  title: Schema.NullOr(Schema.String),
+  metadataJson: Schema.String,
+  billingSubject: Schema.NullOr(Schema.String),
+  defaultRunnerExecutorId: NullId,
+  accessJson: Schema.String,
+  memoryContextJson: Schema.NullOr(Schema.String),
+  usageSummaryJson: Schema.String,
+  side: Schema.Boolean,
+  sourceConversationId: NullId,
+  forkedPosition: Schema.NullOr(Schema.Number),
+  forkedFromTurnPublicId: Schema.NullOr(Schema.String),
+  forkedFromVariantPublicId: Schema.NullOr(Schema.String),
+  now: Schema.Date
+})
+export type NewConversation = typeof NewConversation.Type
+
+const insertConversation = Effect.fnUntraced(function* (row: NewConversation) {
+  const sql = yield* SqlClient
+  const [inserted] = yield* sql<{ id: bigint }>`
+    INSERT INTO conversations (public_id, workspace_id, creator_id, answerer_id, title, metadata, billing_subject,
+      default_runner_executor_id, access, memory_context, usage_summary, side, source_conversation_id,
+      forked_position, forked_from_turn_public_id, forked_from_variant_public_id, state, last_activity_at,
+      created_at, updated_at)
+    VALUES (${row.publicId}, ${row.workspaceId}, ${row.creatorId}, ${row.answererId}, ${row.title},
+      ${row.metadataJson}::jsonb, ${row.billingSubject}, ${row.defaultRunnerExecutorId}, ${row.accessJson}::jsonb,
+      ${row.memoryContextJson}::jsonb, ${row.usageSummaryJson}::jsonb, ${row.side}, ${row.sourceConversationId},
+      ${row.forkedPosition}, ${row.forkedFromTurnPublicId}, ${row.forkedFromVariantPublicId}, 'active', ${row.now},
+      ${row.now}, ${row.now})
+    RETURNING id`
+  return inserted!.id
+})
+
+const findConversation = Rows.maybe("Conversations.findConversation", {
+  Request: Schema.String,
+  Result: ConversationRow,
+  execute: (publicId, sql) => sql`${sql.literal(selectConversation)} WHERE c.public_id = ${publicId}`
+})
+
+const findConversationById = Rows.maybe("Conversations.findConversationById", {
+  Request: Schema.BigInt,
+  Result: ConversationRow,
+  execute: (id, sql) => sql`${sql.literal(selectConversation)} WHERE c.id = ${id}`
+})
+
+export const ConversationFilter = Schema.Struct({
+  workspaceIds: Schema.Array(Schema.BigInt),
+  /** roots: no parent, not a side; sides; children of a parent. */
+  scope: Schema.Union([Schema.Literal("roots"), Schema.Literal("sides"), Schema.Struct({ parentId: Schema.BigInt })]),
+  states: Schema.Array(Schema.String),
+  answererId: NullId,
+  metadata: Schema.NullOr(Schema.Struct({ key: Schema.String, value: Schema.String })),
+  orderBy: Schema.Literals(["public_id", "last_activity_at"]),
+  order: Schema.Literals(["asc", "desc"]),
+  /** The keyset position after which to read: the ordering value and the public id. */
+  after: Schema.NullOr(Schema.Struct({ value: Schema.String, publicId: Schema.String })),
+  limit: Schema.Number
+})
+export type ConversationFilter = typeof ConversationFilter.Type
+
+const listConversations = Rows.all("Conversations.listConversations", {
+  Request: ConversationFilter,
+  Result: ConversationRow,
+  execute: (filter, sql) => {
+    const asc = filter.order === "asc"
+    const direction = sql.literal(asc ? "ASC" : "DESC")
+    const compare = sql.literal(asc ? ">" : "<")
+    const scope =
+      filter.scope === "roots"
+        ? sql`c.parent_id IS NULL AND NOT c.side`
+        : filter.scope === "sides"
+          ? sql`c.side`
+          : sql`c.parent_id = ${filter.scope.parentId}`
+    const answerer = filter.answererId === null ? sql`TRUE` : sql`c.answerer_id = ${filter.answererId}`
+    const metadata =
+      filter.metadata === null
+        ? sql`TRUE`
+        : sql`(c.metadata ->> ${filter.metadata.key} = ${filter.metadata.value}
+               AND jsonb_typeof(c.metadata -> ${filter.metadata.key}) IN ('string', 'number', 'boolean'))`
+    const byActivity = filter.orderBy === "last_activity_at"
+    const after =
+      filter.after === null
+        ? sql`TRUE`
+        : byActivity
+          ? sql`(c.last_activity_at, c.public_id) ${compare} (${filter.after.value}::timestamptz, ${filter.after.publicId}::uuid)`
+          : sql`c.public_id ${compare} ${filter.after.publicId}::uuid`
+    const ordering = byActivity
+      ? sql`c.last_activity_at ${direction}, c.public_id ${direction}`
+      : sql`c.public_id ${direction}`
+    return sql`
+      ${sql.literal(selectConversation)}
+      WHERE c.workspace_id = ANY(${[...filter.workspaceIds]}::bigint[]) AND c.state = ANY(${[...filter.states]}::text[])
+        AND ${scope} AND ${answerer} AND ${metadata} AND ${after}
+      ORDER BY ${ordering}
+      LIMIT ${filter.limit}`
+  }
+})
+
+/** Writes the named fields (JSON members as JSON text) with the actor's fences. */
+const updateConversation = Effect.fnUntraced(function* (
+  publicId: string,
+  fields: {
+    readonly title?: string | null
+    readonly metadataJson?: string
+    readonly accessJson?: string
+    readonly defaultRunnerExecutorId?: bigint | null
+    readonly memoryContextJson?: string | null
+    readonly state?: "active" | "archived" | "tombstoned"
+    readonly lockVersion?: number
+    readonly contextRevision?: number
+    readonly lastReplyModel?: string
+    readonly contextJson?: string
+    readonly usageSummaryJson?: string
+    readonly activity?: boolean
+  },
+  now: Date
+) {
+  const sql = yield* SqlClient
+  const set = (value: unknown) => value !== undefined
+  yield* sql`
+    UPDATE conversations SET
+      title = CASE WHEN ${set(fields.title)} THEN ${fields.title ?? null} ELSE title END,
+      metadata = COALESCE(${fields.metadataJson ?? null}::jsonb, metadata),
+      access = COALESCE(${fields.accessJson ?? null}::jsonb, access),
+      default_runner_executor_id = CASE WHEN ${set(fields.defaultRunnerExecutorId)}
+        THEN ${fields.defaultRunnerExecutorId ?? null}::bigint ELSE default_runner_executor_id END,
+      memory_context = CASE WHEN ${set(fields.memoryContextJson)}
+        THEN ${fields.memoryContextJson ?? null}::jsonb ELSE memory_context END,
+      state = COALESCE(${fields.state ?? null}, state),
+      archived_at = CASE WHEN ${fields.state ?? null}::text = 'archived' THEN ${now}::timestamptz
+        WHEN ${fields.state ?? null}::text = 'active' THEN NULL ELSE archived_at END,
+      tombstoned_at = CASE WHEN ${fields.state ?? null}::text = 'tombstoned' THEN ${now}::timestamptz ELSE tombstoned_at END,
+      lock_version = COALESCE(${fields.lockVersion ?? null}::integer, lock_version),
+      context_revision = COALESCE(${fields.contextRevision ?? null}::integer, context_revision),
+      last_reply_model = COALESCE(${fields.lastReplyModel ?? null}, last_reply_model),
+      context = COALESCE(${fields.contextJson ?? null}::jsonb, context),
+      usage_summary = COALESCE(${fields.usageSummaryJson ?? null}::jsonb, usage_summary),
+      last_activity_at = CASE WHEN ${fields.activity === true} THEN ${now}::timestamptz ELSE last_activity_at END,
+      updated_at = ${now}
+    WHERE public_id = ${publicId}`
+})
+
+const deleteConversation = Effect.fnUntraced(function* (publicId: string) {
+  const sql = yield* SqlClient
+  yield* sql`DELETE FROM conversations WHERE public_id = ${publicId}`
+})
+
+export const InputRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  conversation_id: Schema.BigInt,
+  queue_position: Schema.Number,
+  kind: Schema.String,
+  state: Schema.Literals(["pending", "steering", "blocked", "consumed"]),
+  blocked_reason: Schema.NullOr(Schema.String),
+  delivery_mode: Schema.String,
+  role: Schema.String,
+  origin: Schema.String,
+  author_id: Schema.BigInt,
+  speaker_id: Schema.BigInt,
+  answerer_id: NullId,
+  text: Schema.String,
+  members: Json,
+  deliver_at: Schema.NullOr(Schema.Date),
+  lock_version: Schema.Number,
+  turn_public_id: Schema.NullOr(Schema.String),
+  variant_public_id: Schema.NullOr(Schema.String),
+  consumed_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type InputRow = typeof InputRow.Type
+
+export interface NewInput {
+  readonly publicId: string
+  readonly conversationId: bigint
+  readonly queuePosition: number
+  readonly kind: string
+  readonly state: string
+  readonly deliveryMode: string
+  readonly role: string
+  readonly origin: string
+  readonly authorId: bigint
+  readonly speakerId: bigint
+  readonly answererId: bigint | null
+  readonly text: string
+  readonly membersJson: string
+  readonly deliverAt: Date | null
+  readonly now: Date
+}
+
+const insertInput = Effect.fnUntraced(function* (row: NewInput) {
+  const sql = yield* SqlClient
+  yield* sql`
+    INSERT INTO conversation_inputs (public_id, conversation_id, queue_position, kind, state, delivery_mode, role,
+      origin, author_id, speaker_id, answerer_id, text, members, deliver_at, created_at, updated_at)
+    VALUES (${row.publicId}, ${row.conversationId}, ${row.queuePosition}, ${row.kind}, ${row.state},
+      ${row.deliveryMode}, ${row.role}, ${row.origin}, ${row.authorId}, ${row.speakerId}, ${row.answererId},
+      ${row.text}, ${row.membersJson}::jsonb, ${row.deliverAt}, ${row.now}, ${row.now})`
+})
+
+const findInput = Rows.maybe("Conversations.findInput", {
+  Request: Schema.String,
+  Result: InputRow,
+  execute: (publicId, sql) => sql`SELECT * FROM conversation_inputs WHERE public_id = ${publicId}`
+})
+
+/** Unconsumed inputs in read order: kernel rows first, then arrival. */
+const queueOf = Rows.all("Conversations.queueOf", {
+  Request: Schema.BigInt,
+  Result: InputRow,
+  execute: (conversationId, sql) => sql`
+    SELECT * FROM conversation_inputs WHERE conversation_id = ${conversationId} AND state <> 'consumed'
+    ORDER BY (origin IN ('task_result', 'child')) DESC, queue_position`
+})
+
+const updateInput = Effect.fnUntraced(function* (
+  publicId: string,
+  fields: {
+    readonly state?: string
+    readonly blockedReason?: string | null
+    readonly deliveryMode?: string
+    readonly text?: string
+    readonly membersJson?: string
+    readonly deliverAt?: Date | null
+    readonly queuePosition?: number
+    readonly lockVersion?: number
+    readonly turnPublicId?: string
+    readonly variantPublicId?: string
+  },
+  now: Date
+) {
+  const sql = yield* SqlClient
+  const set = (value: unknown) => value !== undefined
+  yield* sql`
+    UPDATE conversation_inputs SET
+      state = COALESCE(${fields.state ?? null}, state),
+      blocked_reason = CASE WHEN ${set(fields.blockedReason)} THEN ${fields.blockedReason ?? null} ELSE blocked_reason END,
+      delivery_mode = COALESCE(${fields.deliveryMode ?? null}, delivery_mode),
+      text = COALESCE(${fields.text ?? null}, text),
+      members = members || COALESCE(${fields.membersJson ?? null}::jsonb, '{}'::jsonb),
+      deliver_at = CASE WHEN ${set(fields.deliverAt)} THEN ${fields.deliverAt ?? null}::timestamptz ELSE deliver_at END,
+      queue_position = COALESCE(${fields.queuePosition ?? null}::integer, queue_position),
+      lock_version = COALESCE(${fields.lockVersion ?? null}::integer, lock_version),
+      turn_public_id = COALESCE(${fields.turnPublicId ?? null}::uuid, turn_public_id),
+      variant_public_id = COALESCE(${fields.variantPublicId ?? null}::uuid, variant_public_id),
+      consumed_at = CASE WHEN ${fields.state ?? null}::text = 'consumed' THEN ${now}::timestamptz ELSE consumed_at END,
+      updated_at = ${now}
+    WHERE public_id = ${publicId}`
+})
+
+const deleteInput = Effect.fnUntraced(function* (publicId: string) {
+  const sql = yield* SqlClient
+  yield* sql`DELETE FROM conversation_inputs WHERE public_id = ${publicId}`
+})
+
+export const TurnRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  conversation_id: Schema.BigInt,
+  position: Schema.Number,
+  kind: Schema.String,
+  role: Schema.String,
+  status: Schema.String,
+  visibility: Schema.String,
+  origin: Schema.String,
+  answerer_id: NullId,
+  speaker_id: NullId,
+  prompt_text: Schema.NullOr(Schema.String),
+  input_public_id: Schema.NullOr(Schema.String),
+  active_variant_public_id: Schema.NullOr(Schema.String),
+  failure_reason_key: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type TurnRow = typeof TurnRow.Type
+
+export interface NewTurn {
+  readonly publicId: string
+  readonly conversationId: bigint
+  readonly position: number
+  readonly kind: string
+  readonly role: string
+  readonly status: string
+  readonly visibility: string
+  readonly origin: string
+  readonly answererId: bigint | null
+  readonly speakerId: bigint | null
+  readonly promptText: string | null
+  readonly inputPublicId: string | null
+  readonly activeVariantPublicId: string | null
+  readonly now: Date
+}
+
+const insertTurn = Effect.fnUntraced(function* (row: NewTurn) {
+  const sql = yield* SqlClient
+  const [inserted] = yield* sql<{ id: bigint }>`
+    INSERT INTO conversation_turns (public_id, conversation_id, position, kind, role, status, visibility, origin,
+      answerer_id, speaker_id, prompt_text, input_public_id, active_variant_public_id, created_at, updated_at)
+    VALUES (${row.publicId}, ${row.conversationId}, ${row.position}, ${row.kind}, ${row.role}, ${row.status},
+      ${row.visibility}, ${row.origin}, ${row.answererId}, ${row.speakerId}, ${row.promptText}, ${row.inputPublicId},
+      ${row.activeVariantPublicId}, ${row.now}, ${row.now})
+    RETURNING id`
+  return inserted!.id
+})
+
+const findTurn = Rows.maybe("Conversations.findTurn", {
+  Request: Schema.String,
+  Result: TurnRow,
+  execute: (publicId, sql) => sql`SELECT * FROM conversation_turns WHERE public_id = ${publicId}`
+})
+
+const updateTurn = Effect.fnUntraced(function* (
+  publicId: string,
+  fields: {
+    readonly status?: string
+    readonly visibility?: string
+    readonly activeVariantPublicId?: string
+    readonly failureReasonKey?: string | null
+  },
+  now: Date
+) {
+  const sql = yield* SqlClient
+  const set = (value: unknown) => value !== undefined
+  yield* sql`
+    UPDATE conversation_turns SET
+      status = COALESCE(${fields.status ?? null}, status),
+      visibility = COALESCE(${fields.visibility ?? null}, visibility),
+      active_variant_public_id = COALESCE(${fields.activeVariantPublicId ?? null}::uuid, active_variant_public_id),
+      failure_reason_key = CASE WHEN ${set(fields.failureReasonKey)} THEN ${fields.failureReasonKey ?? null}
+        ELSE failure_reason_key END,
+      updated_at = ${now}
+    WHERE public_id = ${publicId}`
+})
+
+const deleteTurn = Effect.fnUntraced(function* (publicId: string) {
+  const sql = yield* SqlClient
+  yield* sql`DELETE FROM conversation_turns WHERE public_id = ${publicId}`
+})
+
+/** Where a conversation's timeline reads: its own turns, then each source's below its fork position. */
+export const TimelineChain = Schema.Struct({
+  conversationIds: Schema.Array(Schema.BigInt),
+  /** Positions read from each, exclusive upper bound (null: every position). */
+  below: Schema.Array(Schema.NullOr(Schema.Number))
+})
+export type TimelineChain = typeof TimelineChain.Type
+
+export const TimelineWindow = Schema.Struct({
+  chain: TimelineChain,
+  afterPosition: Schema.NullOr(Schema.Number),
+  beforePosition: Schema.NullOr(Schema.Number),
+  includeHidden: Schema.Boolean,
+  /** newest: the window nearest the tail; oldest: nearest afterPosition. */
+  from: Schema.Literals(["newest", "oldest"]),
+  limit: Schema.Number
+})
+export type TimelineWindow = typeof TimelineWindow.Type
+
+const TimelineTurnRow = Schema.Struct({ ...TurnRow.fields, own: Schema.Boolean })
+export type TimelineTurnRow = typeof TimelineTurnRow.Type
+
+const chainJoin = (chain: TimelineChain, sql: SqlClient) => sql`
+  JOIN unnest(${[...chain.conversationIds]}::bigint[], ${chain.below.map((below) => below ?? 2147483647)}::integer[])
+    WITH ORDINALITY AS chain(conversation_id, below, depth)
+    ON t.conversation_id = chain.conversation_id AND t.position < chain.below`
+
+const timeline = Rows.all("Conversations.timeline", {
+  Request: TimelineWindow,
+  Result: TimelineTurnRow,
+  execute: (window, sql) => {
+    const after = window.afterPosition === null ? sql`TRUE` : sql`t.position > ${window.afterPosition}`
+    const before = window.beforePosition === null ? sql`TRUE` : sql`t.position < ${window.beforePosition}`
+    const hidden = window.includeHidden ? sql`TRUE` : sql`t.visibility <> 'hidden'`
+    const direction = sql.literal(window.from === "newest" ? "DESC" : "ASC")
+    return sql`
+      SELECT t.*, chain.depth = 1 AS own FROM conversation_turns t ${chainJoin(window.chain, sql)}
+      WHERE ${after} AND ${before} AND ${hidden}
+      ORDER BY t.position ${direction}
+      LIMIT ${window.limit}`
+  }
+})
+
+/** Whether any turn of the chain lies outside [after, before] (for has_older / has_newer). */
+const turnBeyond = Rows.maybe("Conversations.turnBeyond", {
+  Request: Schema.Struct({
+    chain: TimelineChain,
+    below: Schema.NullOr(Schema.Number),
+    above: Schema.NullOr(Schema.Number),
+    includeHidden: Schema.Boolean
+  }),
+  Result: Schema.Struct({ found: Schema.Boolean }),
+  execute: (request, sql) => {
+    const side = request.below !== null ? sql`t.position < ${request.below}` : sql`t.position > ${request.above ?? 0}`
+    const hidden = request.includeHidden ? sql`TRUE` : sql`t.visibility <> 'hidden'`
+    return sql`
+      SELECT EXISTS (SELECT 1 FROM conversation_turns t ${chainJoin(request.chain, sql)} WHERE ${side} AND ${hidden})
+        AS found`
+  }
+})
+
+/** The newest turn of the conversation itself below `position` (the tail after a deletion). */
+const ownTurnBelow = Rows.maybe("Conversations.ownTurnBelow", {
+  Request: Schema.Struct({ conversationId: Schema.BigInt, position: Schema.Number }),
+  Result: TurnRow,
+  execute: (request, sql) => sql`
+    SELECT * FROM conversation_turns WHERE conversation_id = ${request.conversationId} AND position < ${request.position}
+    ORDER BY position DESC LIMIT 1`
+})
+
+/** The settled, unhidden turns of the chain in order (the material a prompt is assembled from). */
+const historyOf = Rows.all("Conversations.historyOf", {
+  Request: TimelineChain,
+  Result: TimelineTurnRow,
+  execute: (chain, sql) => sql`
+    SELECT t.*, chain.depth = 1 AS own FROM conversation_turns t ${chainJoin(chain, sql)}
+    WHERE t.visibility = 'visible' AND t.status IN ('completed', 'failed', 'canceled', 'timed_out')
+    ORDER BY t.position`
+})
+
+export const VariantRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  turn_id: Schema.BigInt,
+  turn_public_id: Schema.String,
+  source: Schema.String,
+  status: Schema.String,
+  model: Json,
+  content: Schema.String,
+  usage: Json,
+  failure_reason_key: Schema.NullOr(Schema.String),
+  origin_variant_public_id: Schema.NullOr(Schema.String),
+  inference_request_public_id: Schema.NullOr(Schema.String),
+  run_public_id: Schema.NullOr(Schema.String),
+  concealed: Schema.Boolean,
+  memory_context: Json,
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type VariantRow = typeof VariantRow.Type
+
+export interface NewVariant {
+  readonly publicId: string
+  readonly turnId: bigint
+  readonly source: string
+  readonly status: string
+  readonly modelJson: string | null
+  readonly content: string
+  readonly originVariantPublicId: string | null
+  readonly inferenceRequestPublicId: string | null
+  readonly now: Date
+}
+
+const insertVariant = Effect.fnUntraced(function* (row: NewVariant) {
+  const sql = yield* SqlClient
+  yield* sql`
+    INSERT INTO conversation_variants (public_id, turn_id, source, status, model, content, origin_variant_public_id,
+      inference_request_public_id, created_at, updated_at)
+    VALUES (${row.publicId}, ${row.turnId}, ${row.source}, ${row.status}, ${row.modelJson}::jsonb, ${row.content},
+      ${row.originVariantPublicId}, ${row.inferenceRequestPublicId}, ${row.now}, ${row.now})`
+})
+
+const selectVariant = `
+  SELECT v.*, t.public_id::text AS turn_public_id FROM conversation_variants v
+  JOIN conversation_turns t ON t.id = v.turn_id`
+
+const findVariant = Rows.maybe("Conversations.findVariant", {
+  Request: Schema.String,
+  Result: VariantRow,
+  execute: (publicId, sql) => sql`${sql.literal(selectVariant)} WHERE v.public_id = ${publicId}`
+})
+
+/** Every variant of the turns, in creation order. */
+const variantsOf = Rows.all("Conversations.variantsOf", {
+  Request: Schema.Array(Schema.BigInt),
+  Result: VariantRow,
+  execute: (turnIds, sql) =>
+    sql`${sql.literal(selectVariant)} WHERE v.turn_id = ANY(${[...turnIds]}::bigint[]) ORDER BY v.id`
+})
+
+/** Settles a variant, its text copied from the inference request that made it. */
+const settleVariant = Effect.fnUntraced(function* (
+  publicId: string,
+  fields: { readonly status: string; readonly usageJson: string | null; readonly failureReasonKey: string | null },
+  now: Date
+) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE conversation_variants v SET
+      status = ${fields.status},
+      usage = COALESCE(${fields.usageJson}::jsonb, v.usage),
+      failure_reason_key = ${fields.failureReasonKey},
+      content = COALESCE((SELECT COALESCE(r.result ->> 'output_text', r.attempt_text) FROM inference_requests r
+                          WHERE r.public_id = v.inference_request_public_id), v.content),
+      updated_at = ${now}
+    WHERE v.public_id = ${publicId}`
+})
+
+const concealVariant = Effect.fnUntraced(function* (publicId: string, concealed: boolean, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE conversation_variants SET concealed = ${concealed}, updated_at = ${now} WHERE public_id = ${publicId}`
+})
+
+export const SpeakerRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  handle: Schema.String,
+  kind: Schema.Literals(["human", "agent"]),
+  display_name: Schema.String,
+  status: Schema.String,
+  role: Schema.String,
+  steward_id: NullId,
+  configuration: Json
+})
+export type SpeakerRow = typeof SpeakerRow.Type
+
+/** The users named by `ids`, as speakers and answerers are shown. */
+const speakers = Rows.all("Conversations.speakers", {
+  Request: Schema.Array(Schema.BigInt),
+  Result: SpeakerRow,
+  execute: (ids, sql) => sql`
+    SELECT id, public_id, handle, kind, display_name, status, role, steward_id, configuration FROM users
+    WHERE id = ANY(${[...new Set(ids)]}::bigint[])`
+})
+
+/** A user of the account by public id or handle. */
+const principal = Rows.maybe("Conversations.principal", {
+  Request: Schema.Struct({
+    accountId: Schema.BigInt,
+    publicId: Schema.NullOr(Schema.String),
+    handle: Schema.NullOr(Schema.String)
+  }),
+  Result: SpeakerRow,
+  execute: (request, sql) => sql`
+    SELECT id, public_id, handle, kind, display_name, status, role, steward_id, configuration FROM users
+    WHERE account_id = ${request.accountId}
+      AND (public_id::text = ${request.publicId ?? ""} OR handle = ${request.handle ?? ""})
+    LIMIT 1`
+})
+
+/** Workspaces of the account the human sees (owner, or account-wide), not tombstoned. */
+const visibleWorkspaceIds = Effect.fnUntraced(function* (accountId: bigint, humanId: bigint) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<{ id: bigint }>`
+    SELECT id FROM workspaces WHERE account_id = ${accountId} AND state <> 'tombstoned'
+      AND (owner_id = ${humanId} OR access_mode = 'account_wide')`
+  return rows.map((row) => row.id)
+})
+
+export class ConversationsRepository extends Context.Service<ConversationsRepository>()(
+  "@troupe/storage/ConversationsRepository",
+  {
+    make: Effect.map(SqlClient, (sql) =>
+      Rows.bind(sql, {
+        insertConversation,
+        findConversation,
+        findConversationById,
+        listConversations,
+        updateConversation,
+        deleteConversation,
+        insertInput,
+        findInput,
+        queueOf,
+        updateInput,
+        deleteInput,
+        insertTurn,
+        findTurn,
+        updateTurn,
+        deleteTurn,
+        timeline,
+        turnBeyond,
+        ownTurnBelow,
+        historyOf,
+        insertVariant,
+        findVariant,
+        variantsOf,
+        settleVariant,
+        concealVariant,
+        speakers,
+        principal,
+        visibleWorkspaceIds
+      })
+    )
+  }
+) {
+  static readonly layer = Layer.effect(ConversationsRepository, ConversationsRepository.make)
+}
