@@ -1,6 +1,7 @@
 // The account the hostile-input walk stands on: an owner signed in, two agents and a runner
 // connected through the real device flow, every kind of credential, and a workspace, store entries,
-// a named agent and an upload to name in paths, gathered as the context hostile variants are built in.
+// a conversation (with a store entry), a named agent and an upload to name in paths, gathered as
+// the context hostile variants are built in.
 import { randomUUID } from "node:crypto"
 import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "../http/oauth/support-device.ts"
 import { sampleFromSchema } from "./hostile-bodies.ts"
@@ -66,6 +67,30 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
   const workspaceEntry = (
     await made(server, "POST", `/agent_api/v1/workspaces/${workspace}/store_entries`, agent.access_token, entry)
   ).store_entry.public_id
+  const conversation = (
+    await made(server, "POST", `/agent_api/v1/workspaces/${workspace}/conversations`, agent.access_token, {
+      conversation: { title: "Hostile" }
+    })
+  ).conversation.public_id
+  const conversationEntry = (
+    await made(
+      server,
+      "POST",
+      `/agent_api/v1/workspaces/${workspace}/conversations/${conversation}/store_entries`,
+      agent.access_token,
+      entry
+    )
+  ).store_entry.public_id
+  // A scheduled input stays in the queue: the input doors reach their bodies with it.
+  const queued = (
+    await made(
+      server,
+      "POST",
+      `/agent_api/v1/workspaces/${workspace}/conversations/${conversation}/inputs`,
+      agent.access_token,
+      { input: { kind: "message", text: "later", deliver_in: "1d" } }
+    )
+  ).input.public_id
   const namedAgent = "hostile-helper"
   await made(
     server,
@@ -119,6 +144,9 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
     // Pages name resources that do not exist, so a form that slips through changes nothing.
     if (route.door === "page") return randomUUID()
     if (name === "workspace_id") return workspace
+    if (name === "conversation_id") return conversation
+    if (name === "input_id") return queued
+    if (name === "store_entry_id" && route.path.includes("{conversation_id}")) return conversationEntry
     if (name === "store_entry_id") return route.path.includes("{workspace_id}") ? workspaceEntry : profileEntry
     if (name === "name") return namedAgent
     if (name === "slot") return route.path.includes("{workspace_id}") ? "character" : "summarizer"

@@ -115,7 +115,9 @@ export const unlistedRoutes: ReadonlyArray<Route> = [
   page("GET", "/inspector"),
   page("GET", "/inspector/{file}"),
   page("POST", "/inspector/supervisors/{kind}/restart", { body: undefined, fields: undefined, csrf: "header" }),
-  page("POST", "/inspector/actors/{kind}/{id}/restart", { body: undefined, fields: undefined, csrf: "header" })
+  page("POST", "/inspector/actors/{kind}/{id}/restart", { body: undefined, fields: undefined, csrf: "header" }),
+  page("GET", "/conversations/{id}"),
+  page("GET", "/assets/{file}")
 ]
 
 /** A route's plane from its OpenAPI group (tag), else from its path. */
@@ -234,8 +236,17 @@ const memory = (path: string) => ({
 const memoryDoors = {
   "/agent_api/v1/profile/memory": memory("user/hostile.md"),
   "/agent_api/v1/workspaces/{workspace_id}/memory": memory("workspace/hostile.md"),
-  "/agent_api/v1/profile/agents/{name}/memory": memory("agent/hostile.md")
+  "/agent_api/v1/profile/agents/{name}/memory": memory("agent/hostile.md"),
+  "/agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/memory": memory("conversation/hostile.md")
 }
+
+/** Creates whose body may be left out (every member optional): an empty or null body is a create. */
+export const optionalBodies: ReadonlySet<string> = new Set([
+  "POST /agent_api/v1/workspaces/{workspace_id}/conversations",
+  "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/forks",
+  "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/turns/{turn_id}/regeneration",
+  "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/compaction"
+])
 
 const storeEntry = { store_entry: { namespace: "hostile", key: "hostile-key", value: new FreeJson({ a: "b" }, true) } }
 const storeEntryPatch = { store_entry: { value: new FreeJson({ a: "c" }, true), lock_version: 0 } }
@@ -258,12 +269,19 @@ export const sampleBodies = (ids: SampleIds): Record<string, unknown> => ({
   "PATCH /agent_api/v1/profile/store_entries/{store_entry_id}": storeEntryPatch,
   "POST /agent_api/v1/workspaces/{workspace_id}/store_entries": storeEntry,
   "PATCH /agent_api/v1/workspaces/{workspace_id}/store_entries/{store_entry_id}": storeEntryPatch,
+  "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/store_entries": storeEntry,
+  "PATCH /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/store_entries/{store_entry_id}":
+    storeEntryPatch,
   "PUT /agent_api/v1/executor/announcement": {
     tools: [tool],
     environment: new FreeJson({ os: "linux", cwd: "/srv" }),
     documents: [{ name: "README", description: "How to use me" }]
   },
   "POST /agent_api/v1/workspaces": { workspace: { name: "Hostile", metadata: new FreeJson({ color: "blue" }) } },
+  // A stale lock_version: a well-formed edit is refused (409) and changes nothing.
+  "PATCH /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}": {
+    conversation: { title: "Hostile renamed", metadata: new FreeJson({ color: "red" }), lock_version: 999999 }
+  },
   "PATCH /agent_api/v1/workspaces/{workspace_id}": {
     workspace: { name: "Hostile renamed", metadata: new FreeJson({ color: "red" }), lock_version: 0 }
   },

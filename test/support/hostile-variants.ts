@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto"
 import { formVariants, jsonVariants, multipartVariants } from "./hostile-bodies.ts"
 import { baseline, fill, make, type Variant, type VariantContext } from "./hostile-requests.ts"
-import type { Route } from "./hostile-routes.ts"
+import { optionalBodies, type Route } from "./hostile-routes.ts"
 
 const credentialVariants = (route: Route, context: VariantContext): Array<Variant> => {
   // The cable refuses a credential inside the Action Cable protocol, after the upgrade (test/http/cable).
@@ -70,11 +70,21 @@ const badQueryValues: ReadonlyArray<readonly [string, string]> = [
   ["overlong (8 KB)", "A".repeat(8192)]
 ]
 
+/** Query parameters for which 0 is a well-formed value. */
+const zeroTaken: ReadonlySet<string> = new Set([
+  "lock_version",
+  "archived",
+  "side",
+  "include_hidden",
+  "after_position",
+  "before_position"
+])
+
 const queryVariants = (route: Route, context: VariantContext): Array<Variant> =>
   route.query.flatMap((param) => [
-    // 0 is the current lock_version of the test's resources.
+    // 0 is the current lock_version of the test's resources, a boolean's false, the position before the first turn.
     ...badQueryValues
-      .filter(([label]) => label !== "zero" || param !== "lock_version")
+      .filter(([label]) => label !== "zero" || !zeroTaken.has(param))
       .map(([label, value]) => ({
         name: `query ${param}: ${label}`,
         request: make(route, context, { query: `${param}=${value}` })
@@ -124,11 +134,17 @@ const parserVariants = (route: Route, context: VariantContext): Array<Variant> =
 /** Every hostile variant of a route. */
 export const variantsOf = (route: Route, context: VariantContext): Array<Variant> => {
   const sample = route.body === "json" ? (context.sample(route) ?? {}) : undefined
+  const bodiless = optionalBodies.has(`${route.method} ${route.path}`)
   return [
     ...credentialVariants(route, context),
     ...pathVariants(route, context),
     ...queryVariants(route, context),
-    ...(route.body === "json" ? jsonVariants(route, context, sample) : []),
+    // A create whose body may be left out accepts an empty or null body: not hostile there.
+    ...(route.body === "json"
+      ? jsonVariants(route, context, sample).filter(
+          (variant) => !bodiless || (variant.name !== "empty body" && variant.name !== "whole body: null")
+        )
+      : []),
     ...(route.body === "form" ? formVariants(route, context) : []),
     ...(route.body === "multipart" ? multipartVariants(route, context) : []),
     ...(route.websocket ? websocketVariants(route, context) : []),

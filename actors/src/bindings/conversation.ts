@@ -20,19 +20,36 @@ export interface SampleRequest {
   readonly conversation: ConversationRow
   readonly requestId: string
   readonly model: string
-  /** A reply's input (its prompt assembled now), or the sample whose sealed request is asked again. */
+  /**
+   * A reply's input (its prompt assembled now), the sample whose sealed request is asked again, or
+   * a compaction summary (its summarizer reads the transcript since the newest summary).
+   */
   readonly from:
     | { readonly input: string }
     | { readonly sealedBy: string; readonly overrides: Readonly<Record<string, unknown>> }
+    | { readonly summary: true }
+}
+
+/** A head over its model's window whose history is to be summarized first: the summary's minted ids. */
+export interface WallCompaction {
+  readonly compact: {
+    readonly turnId: string
+    readonly variantId: string
+    readonly requestId: string
+    readonly model: string
+  }
 }
 
 /** The domain's side of a conversation's replies. */
 export interface ConversationReplies {
-  /** Whether a direct reply's head can be served now (its assembled prompt within the model's window). */
+  /**
+   * Whether a direct reply's head can be served now (its assembled prompt within the model's
+   * window), or its history is to be compacted first (a wall).
+   */
   readonly judge: (
     conversationId: string,
     params: JudgeHeadParams
-  ) => Effect.Effect<"ready" | BlockedReason, unknown, SqlClient>
+  ) => Effect.Effect<"ready" | BlockedReason | WallCompaction, unknown, SqlClient>
   /** Seals a sample's request: its inference request row inserted; answers the request actor's input. */
   readonly seal: (request: SampleRequest) => Effect.Effect<InferenceRequestInput, SqlError, SqlClient>
   /** The effective model block of a variant asked of `model`. */
@@ -138,6 +155,8 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             now: step.now
           })
           yield* conversations.updateConversation(step.actorId, { activity: true }, step.now)
+          // The acceptance answers the row as accepted (the drain that follows may consume it).
+          return { state: params.state, queuePosition: params.queuePosition }
         }),
       [fx.updateInput]: (params, step) =>
         Effect.flatMap(ConversationsRepository.make, (conversations) => {
@@ -280,6 +299,48 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             from: { sealedBy: origin.inference_request_public_id, overrides: params.overrides }
           })
         }),
+      [fx.openSummary]: (params, step) =>
+        Effect.gen(function* () {
+          const { conversations, row } = yield* conversationOf(step)
+          const turnId = yield* conversations.insertTurn({
+            publicId: params.turnId,
+            conversationId: row.id,
+            position: params.position,
+            kind: "compaction_summary",
+            role: "user",
+            status: "running",
+            visibility: "visible",
+            origin: "kernel",
+            answererId: null,
+            speakerId: null,
+            promptText: null,
+            inputPublicId: null,
+            activeVariantPublicId: params.variantId,
+            now: step.now
+          })
+          yield* conversations.insertVariant({
+            publicId: params.variantId,
+            turnId,
+            source: "inference",
+            status: "running",
+            modelJson: JSON.stringify(replies.modelBlock(params.model)),
+            content: "",
+            originVariantPublicId: null,
+            inferenceRequestPublicId: params.requestId,
+            now: step.now
+          })
+          yield* conversations.updateConversation(
+            step.actorId,
+            { contextRevision: params.contextRevision, activity: true },
+            step.now
+          )
+          yield* ask(step, {
+            conversation: row,
+            requestId: params.requestId,
+            model: params.model,
+            from: { summary: true }
+          })
+        }),
       [fx.settleSample]: (params, step) =>
         Effect.gen(function* () {
           const { conversations, row } = yield* conversationOf(step)
@@ -311,7 +372,9 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             {
               contextRevision: params.contextRevision,
               activity: true,
-              ...(params.variantStatus === "completed" && model !== null ? { lastReplyModel: model } : {}),
+              ...(params.variantStatus === "completed" && model !== null && params.summary !== true
+                ? { lastReplyModel: model }
+                : {}),
               ...(accounted === undefined
                 ? {}
                 : {
@@ -375,12 +438,17 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
     },
     jobs: {
       [fx.judgeHead]: (params, job) =>
-        Effect.map(replies.judge(job.actorId, params), (verdict) => ({
-          type: "reply.judged" as const,
-          inputId: params.inputId,
-          revision: params.revision,
-          verdict
-        }))
+        Effect.map(replies.judge(job.actorId, params), (verdict) =>
+          typeof verdict === "object"
+            ? {
+                type: "conversation.compact" as const,
+                trigger: "wall" as const,
+                ...verdict.compact,
+                inputId: params.inputId,
+                revision: params.revision
+              }
+            : { type: "reply.judged" as const, inputId: params.inputId, revision: params.revision, verdict }
+        )
     }
   })
 }

@@ -59,10 +59,13 @@ export const QueueEntry = Schema.Struct({
 })
 export type QueueEntry = typeof QueueEntry.Type
 
+export const CompactionTrigger = Schema.Literals(["manual", "wall"])
+export type CompactionTrigger = typeof CompactionTrigger.Type
+
 /** The reply being made: a first sample, a fallback, a regeneration or a compaction summary. */
 export const Lane = Schema.Struct({
   phase: Schema.Literals(["judging", "running"]),
-  kind: Schema.Literals(["reply", "fallback", "regeneration"]),
+  kind: Schema.Literals(["reply", "fallback", "regeneration", "summary"]),
   turnId: Schema.String,
   variantId: Schema.String,
   requestId: Schema.String,
@@ -72,7 +75,9 @@ export const Lane = Schema.Struct({
   fallback: Schema.NullOr(Schema.Struct({ model: Schema.String, variantId: Schema.String, requestId: Schema.String })),
   /** A regeneration's: the candidate that stays active until the new one completes. */
   displayedVariantId: Schema.NullOr(Schema.String),
-  canceled: Schema.Boolean
+  canceled: Schema.Boolean,
+  /** A summary's: what asked for the compaction (the door, or a head over the window). */
+  trigger: Schema.optionalKey(CompactionTrigger)
 })
 export type Lane = typeof Lane.Type
 

@@ -20,6 +20,7 @@ import {
   type MaterializeParams,
   type OpenReplyParams,
   type OpenSampleParams,
+  type OpenSummaryParams,
   type RecordChangesParams,
   type RecordStateParams,
   type SettleSampleParams,
@@ -52,6 +53,7 @@ type EffectRequest =
   | { readonly type: typeof fx.materializeMessage; readonly params: MaterializeParams }
   | { readonly type: typeof fx.openReply; readonly params: OpenReplyParams }
   | { readonly type: typeof fx.openSample; readonly params: OpenSampleParams }
+  | { readonly type: typeof fx.openSummary; readonly params: OpenSummaryParams }
   | { readonly type: typeof fx.settleSample; readonly params: SettleSampleParams }
   | { readonly type: typeof fx.cancelRequest; readonly params: { readonly requestId: string } }
   | {
@@ -469,13 +471,14 @@ const replied = (draft: Draft, event: EventOf<"inference.replied">, drains = tru
       activate,
       failureReasonKey,
       usage: event.usage,
-      contextRevision: revision
+      contextRevision: revision,
+      ...(lane.kind === "summary" ? { summary: true } : {})
     }
   })
   if (event.usage !== null) {
     draft.emit({ type: "usage", turn_public_id: lane.turnId, variant_public_id: lane.variantId, ...event.usage })
   }
-  if (event.status === "completed") context.lastReplyModel = lane.model
+  if (event.status === "completed" && lane.kind !== "summary") context.lastReplyModel = lane.model
   if (rescued) {
     const fallback = lane.fallback!
     draft.emit({
@@ -534,9 +537,83 @@ const replied = (draft: Draft, event: EventOf<"inference.replied">, drains = tru
       failureReasonKey === null || turnStatus === "completed" ? {} : { failure_reason_key: failureReasonKey }
     )
   )
+  if (lane.kind === "summary" && event.status === "completed") {
+    draft.emit({ type: "context_compacted", trigger: lane.trigger ?? "manual", turn_public_id: lane.turnId })
+  }
   context.lane = null
   releaseSteers(draft)
   if (drains) drain(draft)
+}
+
+/** A compaction_summary turn opens running (role user, no speaker) and its summarizer is asked. */
+const openSummary = (draft: Draft, event: EventOf<"conversation.compact">) => {
+  const context = draft.context
+  const position = context.nextPosition
+  context.nextPosition += 1
+  const revision = bumpRevision(draft)
+  const tail: Tail = { turnId: event.turnId, position, kind: "compaction_summary", status: "running" }
+  context.tail = tail
+  context.lane = {
+    phase: "running",
+    kind: "summary",
+    turnId: event.turnId,
+    variantId: event.variantId,
+    requestId: event.requestId,
+    inputId: null,
+    model: event.model,
+    fallback: null,
+    displayedVariantId: null,
+    canceled: false,
+    trigger: event.trigger
+  }
+  draft.request({
+    type: fx.openSummary,
+    params: {
+      turnId: event.turnId,
+      variantId: event.variantId,
+      requestId: event.requestId,
+      position,
+      model: event.model,
+      contextRevision: revision
+    }
+  })
+  draft.emit({
+    type: "turn_created",
+    turn_public_id: event.turnId,
+    position,
+    kind: "compaction_summary",
+    role: "user",
+    answering_user_public_id: null,
+    input_public_id: null
+  })
+  draft.emit(turnStatusItem(tail, event.variantId, "running"))
+}
+
+/**
+ * A compaction. manual: refused while a reply or summary is under way (conversation_busy, judged
+ * first), or with nothing after the newest completed summary (nothing_to_compact). wall: the head
+ * being judged is summarized for first (its verdict at an older revision is asked again).
+ */
+const compact = (draft: Draft, event: EventOf<"conversation.compact">) => {
+  const context = draft.context
+  if (event.trigger === "manual") {
+    if (context.lane !== null) return refuse(draft, "conversation_busy")
+    const tail = context.tail
+    if (tail === null || (tail.kind === "compaction_summary" && tail.status === "completed")) {
+      return refuse(draft, "nothing_to_compact")
+    }
+    return openSummary(draft, event)
+  }
+  const lane = context.lane
+  if (lane === null || lane.phase !== "judging" || lane.inputId !== event.inputId) return
+  if (event.revision !== context.contextRevision) {
+    draft.request({
+      type: fx.judgeHead,
+      params: { inputId: lane.inputId, model: lane.model, revision: context.contextRevision }
+    })
+    return
+  }
+  openSummary(draft, event)
 }
 
 /** Content verbs aim at the tail: elsewhere, or in a frozen prefix, a branch is required. */
@@ -745,6 +822,7 @@ const conversationSetup = setup({
     [fx.materializeMessage]: (_, _params: MaterializeParams) => {},
     [fx.openReply]: (_, _params: OpenReplyParams) => {},
     [fx.openSample]: (_, _params: OpenSampleParams) => {},
+    [fx.openSummary]: (_, _params: OpenSummaryParams) => {},
     [fx.settleSample]: (_, _params: SettleSampleParams) => {},
     [fx.cancelRequest]: (_, _params: { requestId: string }) => {},
     [fx.editTurn]: (_, _params: TurnParams & { variantId: string; text: string }) => {},
@@ -757,7 +835,9 @@ const conversationSetup = setup({
   },
   guards: {
     lifecycleRefused: ({ context }: { context: Context }) => lifecycleRefusal(context) !== null,
-    busy: ({ context }: { context: Context }) => busy(context)
+    busy: ({ context }: { context: Context }) => busy(context),
+    /** A running sample not yet told to cancel (else the command changes nothing). */
+    cancelable: ({ context }: { context: Context }) => busy(context) && !context.lane!.canceled
   }
 })
 
@@ -809,6 +889,12 @@ export const conversationMachine = conversationSetup.createMachine({
       actions: step<"conversation.freeze">((draft, event) => {
         draft.context.frozenThrough = Math.max(draft.context.frozenThrough, event.through)
       })
+    },
+    "conversation.forked": {
+      actions: step<"conversation.forked">((draft, event) => {
+        draft.context.frozenThrough = Math.max(draft.context.frozenThrough, event.through)
+        draft.emit({ ...event.item, type: "fork_created" })
+      })
     }
   },
   states: {
@@ -823,7 +909,7 @@ export const conversationMachine = conversationSetup.createMachine({
           { target: "archived", actions: step(archive) }
         ],
         "conversation.tombstone": tombstoneTransitions,
-        "conversation.cancel": { actions: step(cancelReply) },
+        "conversation.cancel": { guard: "cancelable", actions: step(cancelReply) },
         "input.accept": { actions: step(accept) },
         "input.edit": { actions: step(editInput) },
         "input.promote": { actions: step(promote) },
@@ -831,6 +917,7 @@ export const conversationMachine = conversationSetup.createMachine({
         "input.reorder": { actions: step(reorder) },
         "input.due": { actions: step<"input.due">((draft, event) => due(draft, event)) },
         "reply.judged": { actions: step(judged) },
+        "conversation.compact": { actions: step(compact) },
         "inference.replied": { actions: step(replied) },
         "turn.edit": { actions: step(editTurn) },
         "turn.regenerate": { actions: step(regenerate) },
@@ -870,6 +957,12 @@ export const conversationMachine = conversationSetup.createMachine({
             if (draft.context.lane?.inputId === event.inputId) draft.context.lane = null
           })
         },
+        "conversation.compact": {
+          actions: step<"conversation.compact">((draft, event) => {
+            if (event.trigger === "manual") return refuse(draft, "conversation_archived")
+            if (draft.context.lane?.inputId === event.inputId) draft.context.lane = null
+          })
+        },
         "conversation.edit": { actions: archivedRefusal },
         "conversation.memoryWritten": { actions: archivedRefusal },
         "input.accept": { actions: archivedRefusal },
@@ -883,7 +976,7 @@ export const conversationMachine = conversationSetup.createMachine({
         "turn.visibility": { actions: archivedRefusal },
         "turn.delete": { actions: archivedRefusal },
         "variant.conceal": { actions: archivedRefusal },
-        "conversation.cancel": { actions: step(cancelReply) }
+        "conversation.cancel": { guard: "cancelable", actions: step(cancelReply) }
       }
     },
     tombstoned: {

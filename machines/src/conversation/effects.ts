@@ -25,6 +25,8 @@ export const conversationEffects = {
   openReply: "conversation.openReply",
   /** Another sample of a turn (fallback or regeneration): a variant and its request, asked. */
   openSample: "conversation.openSample",
+  /** A compaction_summary turn opens running (role user, no speaker), its summarizer's request sealed and asked. */
+  openSummary: "conversation.openSummary",
   /** A sample ended: its text and usage copied to the variant, the turn's status and active variant. */
   settleSample: "conversation.settleSample",
   /** Tells a running sample's inference request to cancel. */
@@ -100,6 +102,15 @@ export interface OpenSampleParams {
   readonly overrides: Readonly<Record<string, unknown>>
 }
 
+export interface OpenSummaryParams {
+  readonly turnId: string
+  readonly variantId: string
+  readonly requestId: string
+  readonly position: number
+  readonly model: string
+  readonly contextRevision: number
+}
+
 export interface SettleSampleParams {
   readonly turnId: string
   readonly variantId: string
@@ -111,6 +122,8 @@ export interface SettleSampleParams {
   readonly failureReasonKey: string | null
   readonly usage: Readonly<Record<string, unknown>> | null
   readonly contextRevision: number
+  /** A compaction summary's sample (not a reply: the last reply model stays). */
+  readonly summary?: boolean
 }
 
 export interface TurnParams {

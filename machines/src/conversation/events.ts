@@ -3,7 +3,7 @@
 // reap, the judging job's verdict, and the reply told by an inference request it asked.
 import { Schema } from "effect"
 import { InferenceReplied } from "../inferenceRequest/events.ts"
-import { BlockedReason, MintedIds, ReplyPlan, Tail } from "./context.ts"
+import { BlockedReason, CompactionTrigger, MintedIds, ReplyPlan, Tail } from "./context.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
@@ -60,6 +60,8 @@ export const ConversationEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("conversation.cancel") }),
   /** A live child (a fork) reads positions up to `through` by reference. */
   Schema.Struct({ type: Schema.Literal("conversation.freeze"), through: Schema.Number }),
+  /** A fork or side was made of it: `conversation.freeze` through `through`, `item` narrated (fork_created). */
+  Schema.Struct({ type: Schema.Literal("conversation.forked"), through: Schema.Number, item: JsonObject }),
   /** Timers: a scheduled input came due; the tombstone's reap. */
   Schema.Struct({ type: Schema.Literal("input.due"), inputId: Schema.String }),
   Schema.Struct({ type: Schema.Literal("conversation.reap") }),
@@ -101,6 +103,20 @@ export const ConversationEvent = Schema.Union([
     inputId: Schema.String,
     revision: Schema.Number,
     verdict: Schema.Union([Schema.Literal("ready"), BlockedReason])
+  }),
+  /**
+   * A compaction: a summary turn (ids minted) asked of `model`. manual: the door's (refused while
+   * anything runs); wall: the judging job's for the head `inputId` at `revision`, summarized first.
+   */
+  Schema.Struct({
+    type: Schema.Literal("conversation.compact"),
+    trigger: CompactionTrigger,
+    turnId: Schema.String,
+    variantId: Schema.String,
+    requestId: Schema.String,
+    model: Schema.String,
+    inputId: Schema.optionalKey(Schema.String),
+    revision: Schema.optionalKey(Schema.Number)
   }),
   InferenceReplied,
   Schema.Struct({

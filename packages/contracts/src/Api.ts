@@ -5,6 +5,11 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { ExecutorGroup } from "./executor/Executor.ts"
 import { ExecutorUploadsGroup } from "./executor/Uploads.ts"
+import { ConversationContextGroup } from "./member/ConversationContext.ts"
+import { ConversationInputsGroup } from "./member/ConversationInputs.ts"
+import { ConversationMemoryGroup } from "./member/ConversationMemory.ts"
+import { ConversationStoreEntriesGroup } from "./member/ConversationStoreEntries.ts"
+import { ConversationsGroup } from "./member/Conversations.ts"
 import { ExecutorsGroup } from "./member/Executors.ts"
 import { InferenceRequestsGroup } from "./member/InferenceRequests.ts"
 import { NamedAgentMemoryGroup, ProfileMemoryGroup, WorkspaceMemoryGroup } from "./member/Memory.ts"
@@ -14,6 +19,7 @@ import { PrincipalsGroup } from "./member/Principals.ts"
 import { MemberProfileGroup } from "./member/Profile.ts"
 import { PromptDocumentsGroup } from "./member/PromptDocuments.ts"
 import { ProfileStoreEntriesGroup, WorkspaceStoreEntriesGroup } from "./member/StoreEntries.ts"
+import { TurnsGroup } from "./member/Turns.ts"
 import { UploadsGroup } from "./member/Uploads.ts"
 import { WorkspacesGroup } from "./member/Workspaces.ts"
 import { OAuthGroup } from "./oauth/OAuth.ts"
@@ -85,6 +91,12 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(ExecutorUploadsGroup)
   .add(ModelsGroup)
   .add(InferenceRequestsGroup)
+  .add(ConversationsGroup)
+  .add(ConversationInputsGroup)
+  .add(TurnsGroup)
+  .add(ConversationContextGroup)
+  .add(ConversationMemoryGroup)
+  .add(ConversationStoreEntriesGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Troupe API",

@@ -12,6 +12,11 @@ import { ExecutorHandlers } from "./executor/Executor.ts"
 import { ExecutorUploadsHandlers } from "./executor/Uploads.ts"
 import { HealthRoutes } from "./Health.ts"
 import { MemberAuthenticationLive } from "./member/Authentication.ts"
+import { ConversationContextHandlers } from "./member/ConversationContext.ts"
+import { ConversationInputsHandlers } from "./member/ConversationInputs.ts"
+import { ConversationMemoryHandlers } from "./member/ConversationMemory.ts"
+import { ConversationStoreEntriesHandlers } from "./member/ConversationStoreEntries.ts"
+import { ConversationsHandlers } from "./member/Conversations.ts"
 import { ExecutorsHandlers } from "./member/Executors.ts"
 import { InferenceRequestBudgetLive, InferenceRequestsHandlers } from "./member/InferenceRequests.ts"
 import { NamedAgentMemoryHandlers, ProfileMemoryHandlers, WorkspaceMemoryHandlers } from "./member/Memory.ts"
@@ -26,6 +31,7 @@ import {
   StoreEntryBudgetLive,
   WorkspaceStoreEntriesHandlers
 } from "./member/StoreEntries.ts"
+import { TurnsHandlers } from "./member/Turns.ts"
 import { UploadsHandlers } from "./member/Uploads.ts"
 import { WorkspacesHandlers } from "./member/Workspaces.ts"
 import { OAuthRoutes } from "./oauth/Routes.ts"
@@ -68,7 +74,13 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(
       UploadsHandlers,
       ExecutorUploadsHandlers,
       ModelsHandlers,
-      InferenceRequestsHandlers
+      InferenceRequestsHandlers,
+      ConversationsHandlers,
+      ConversationInputsHandlers,
+      TurnsHandlers,
+      ConversationContextHandlers,
+      ConversationMemoryHandlers,
+      ConversationStoreEntriesHandlers
     ).pipe(Layer.provide(ApiMiddleware))
   )
 )

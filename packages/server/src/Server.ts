@@ -17,7 +17,14 @@ import { ApplicationLogin } from "@troupe/domain/connections/ApplicationLogin"
 import { deviceAuthorizationActor } from "@troupe/domain/connections/Connections"
 import { DeviceFlow } from "@troupe/domain/connections/DeviceFlow"
 import { Stewardship } from "@troupe/domain/connections/Stewardship"
+import { ConversationContext } from "@troupe/domain/conversations/ContextEstimate"
+import { ConversationMemory } from "@troupe/domain/conversations/ConversationMemory"
 import { ConversationDefinition, Conversations } from "@troupe/domain/conversations/Conversations"
+import { ConversationForks } from "@troupe/domain/conversations/Forks"
+import { Inputs } from "@troupe/domain/conversations/Inputs"
+import { LiveReplies } from "@troupe/domain/conversations/LiveReplies"
+import { ConversationSettings } from "@troupe/domain/conversations/Settings"
+import { Turns } from "@troupe/domain/conversations/Turns"
 import { Executors } from "@troupe/domain/executors/Executors"
 import {
   InferenceRequestDefinition,
@@ -116,7 +123,16 @@ export const domainLayer = (config: ServerConfig) =>
     (base) =>
       Layer.mergeAll(
         InferenceRequests.layer,
-        Conversations.layer,
+        // The conversation doors' services read conversations through the Conversations service.
+        Layer.mergeAll(
+          Inputs.layer,
+          Turns.layer,
+          ConversationContext.layer,
+          ConversationForks.layer,
+          LiveReplies.layer,
+          ConversationSettings.layer,
+          ConversationMemory.layer
+        ).pipe(Layer.provideMerge(Conversations.layer)),
         Uploads.layer.pipe(Layer.provide(inferenceNamingRules))
       ).pipe(Layer.provideMerge(base)),
     Layer.provideMerge(repositoriesLayer),

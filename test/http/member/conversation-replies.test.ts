@@ -1,17 +1,12 @@
-// A conversation's direct replies through the real server's runtime on real PostgreSQL: the
-// conversation actor drains its queue, asks an inference request (local/echo) told to reply to it
-// by a durable message, and settles the turn from that reply; the feed carries the decided items.
-// (Driven through the domain service until the conversation doors are wired.)
-import { stepChannel, type StepNotice } from "@troupe/actors/ActorHost"
 import type { Caller } from "@troupe/domain/accounts/Caller"
 import { Conversations } from "@troupe/domain/conversations/Conversations"
 import type { ConversationEvent } from "@troupe/machines/conversation/events"
 import { newPublicId } from "@troupe/storage/Ids"
-import { EventBus } from "@troupe/storage/EventBus"
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
+import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -40,23 +35,8 @@ const conversations = <A, E>(f: (service: Conversations["Service"]) => Effect.Ef
 const feed = async (conversationId: string) =>
   (await conversations((service) => service.events(caller, workspaceId, conversationId, undefined, 200))).items
 
-/** Waits until `done` holds after one of the conversation's committed steps (or already does). */
 const waitFor = (conversationId: string, done: () => Promise<boolean>) =>
-  server.run(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const notices = yield* (yield* EventBus).subscribe(stepChannel)
-        if (yield* Effect.promise(done)) return
-        yield* notices.pipe(
-          Stream.map((text) => JSON.parse(text) as StepNotice),
-          Stream.filter((notice) => notice.kind === "conversation" && notice.actorId === conversationId),
-          Stream.mapEffect(() => Effect.promise(done)),
-          Stream.takeUntil((finished) => finished),
-          Stream.runDrain
-        )
-      })
-    ).pipe(Effect.timeout("20 seconds"))
-  )
+  waitForConversation(server, conversationId, done)
 
 const turnStatuses = (conversationId: string) =>
   server.run(
@@ -100,7 +80,13 @@ const accept = (conversationId: string, kind: "message" | "direct_reply", text: 
         answerer_id: null,
         members: {}
       },
-      item: { input_public_id: inputId, kind, delivery_mode: "queue", origin: "agent", author_public_id: agent.publicId }
+      item: {
+        input_public_id: inputId,
+        kind,
+        delivery_mode: "queue",
+        origin: "agent",
+        author_public_id: agent.publicId
+      }
     }
   }
   return conversations((service) =>
@@ -129,7 +115,9 @@ describe("conversation replies", () => {
     const id = created.public_id
     await accept(id, "direct_reply", "hello")
     await waitFor(id, async () => (await turnStatuses(id)).some((turn) => turn.status === "completed"))
-    expect(await turnStatuses(id)).toEqual([{ position: 1, kind: "direct_reply", status: "completed", content: "echo: hello" }])
+    expect(await turnStatuses(id)).toEqual([
+      { position: 1, kind: "direct_reply", status: "completed", content: "echo: hello" }
+    ])
     const items = await feed(id)
     expect(items.map((item) => item.type)).toEqual([
       "input_accepted",

@@ -2,7 +2,8 @@
 // at every door; `memoryEndpoints` builds the six for a door's /memory path. Paths carry the
 // scope in the body, never in the URL. Bodies are `{memory: {...}}` or the same members at top
 // level; members whose faults are 422s carry their codes (MemoryMembers.ts). Answers are encoded
-// from the stored rows. This module has the profile, workspace and named-agent doors.
+// from the stored rows. This module has the profile, workspace and named-agent doors (the
+// conversation door, whose bodies add a speaker, is ConversationMemory.ts).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, ContentTooLarge, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
@@ -46,34 +47,34 @@ const expected = {
   expected_lock_version: Schema.NullOr(LockVersion)
 }
 
-export const MemoryShowBody = wrappedOrTopLevel("memory", Schema.Struct({ path: MemoryPath }))
-
-export const MemoryWriteBody = wrappedOrTopLevel(
-  "memory",
-  Schema.Struct({
+/** The members of each verb's body, for doors that add their own (the conversation door's speaker). */
+export const memoryMembers = {
+  show: { path: MemoryPath },
+  write: {
     path: MemoryPath,
     content: MemoryContent,
     description: Schema.optionalKey(MemoryDescription),
     ...expected
-  })
-)
-
-export const MemoryEditBody = wrappedOrTopLevel(
-  "memory",
-  Schema.Struct({ path: MemoryPath, old_text: MemoryOldText, new_text: MemoryNewText, ...expected })
-)
-
-export const MemoryRemoveBody = wrappedOrTopLevel("memory", Schema.Struct({ path: MemoryPath, ...expected }))
-
-export const MemoryGrepBody = wrappedOrTopLevel(
-  "memory",
-  Schema.Struct({
+  },
+  edit: { path: MemoryPath, old_text: MemoryOldText, new_text: MemoryNewText, ...expected },
+  remove: { path: MemoryPath, ...expected },
+  grep: {
     pattern: Schema.String,
     path: Schema.optionalKey(MemoryFilterPath),
     ignore_case: Schema.optionalKey(Schema.Boolean),
     limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 500 })))
-  })
-)
+  }
+}
+
+export const MemoryShowBody = wrappedOrTopLevel("memory", Schema.Struct(memoryMembers.show))
+
+export const MemoryWriteBody = wrappedOrTopLevel("memory", Schema.Struct(memoryMembers.write))
+
+export const MemoryEditBody = wrappedOrTopLevel("memory", Schema.Struct(memoryMembers.edit))
+
+export const MemoryRemoveBody = wrappedOrTopLevel("memory", Schema.Struct(memoryMembers.remove))
+
+export const MemoryGrepBody = wrappedOrTopLevel("memory", Schema.Struct(memoryMembers.grep))
 
 // ContentTooLarge: a body over the server-wide bound (4 MiB) is 413 before any handler reads it.
 const errors = [BadRequest, Forbidden, NotFound, Conflict, ContentTooLarge, Unprocessable]

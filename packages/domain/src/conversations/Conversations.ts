@@ -4,7 +4,7 @@
 // what depends on its state. Standing is judged here first (Standing.ts), in the spec's order.
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { conversationActor } from "@troupe/actors/bindings/conversation"
-import { type StreamPage, Streams } from "@troupe/actors/Streams"
+import { encodeStreamCursor, type StreamPage, Streams } from "@troupe/actors/Streams"
 import type { ConversationChanges, ConversationEvent } from "@troupe/machines/conversation/events"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
@@ -14,6 +14,7 @@ import {
   ConversationsRepository,
   type SpeakerRow
 } from "@troupe/storage/repositories/Conversations"
+import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
@@ -22,8 +23,10 @@ import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, Invalid, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
-import { Workspaces } from "../workspaces/Workspaces.ts"
+import { type Workspace, Workspaces } from "../workspaces/Workspaces.ts"
+import { contactRefusal } from "./Contact.ts"
 import { makeConversationReplies } from "./Replies.ts"
+import { defaultRunnerBlock, judgeMemoryContext, judgeRunner, type MemoryContextMembers } from "./Settings.ts"
 import { type Level, levelOf, type StoredAccess } from "./Standing.ts"
 import {
   type ConversationSummaryView,
@@ -51,11 +54,14 @@ export type Refused = Absent | NotPermitted | StateConflict | Invalid | Stale | 
 
 export interface AccessMembers {
   readonly default: Level
-  readonly entries?: ReadonlyArray<{
-    readonly user_public_id?: string
-    readonly handle?: string
-    readonly level: Level
-  }>
+  readonly entries?:
+    | ReadonlyArray<{
+        readonly user_public_id?: string | null | undefined
+        readonly handle?: string | null | undefined
+        readonly level: Level
+      }>
+    | null
+    | undefined
 }
 
 export interface CreateMembers {
@@ -63,6 +69,8 @@ export interface CreateMembers {
   readonly metadata?: Readonly<Record<string, unknown>> | null | undefined
   readonly billing_subject?: string | null | undefined
   readonly answering_user_public_id?: string | null | undefined
+  readonly default_runner_executor_public_id?: string | null | undefined
+  readonly memory_context?: MemoryContextMembers | null | undefined
   readonly access?: AccessMembers | null | undefined
 }
 
@@ -88,6 +96,8 @@ export interface Standing {
   readonly row: ConversationRow
   readonly workspacePublicId: string
   readonly workspaceAccountId: bigint
+  /** The workspace's messaging policy (the contact rule reads it). */
+  readonly messaging: Workspace["messaging"]
   readonly level: Level
 }
 
@@ -219,7 +229,7 @@ export class Conversations extends Context.Service<
       const repository = yield* ConversationsRepository
       const definition = yield* ConversationDefinition
       const actors = (yield* ActorHost).ref(definition)
-      const db = yield* withRepositories(ConversationsRepository)
+      const db = yield* withRepositories(ConversationsRepository, ExecutorsRepository)
 
       const people = (ids: ReadonlyArray<bigint>) =>
         Effect.map(db(repository.speakers(ids)), (rows) => new Map(rows.map((row) => [row.id, row])) as People)
@@ -253,6 +263,7 @@ export class Conversations extends Context.Service<
             row,
             workspacePublicId: workspace.public_id,
             workspaceAccountId: workspace.account_id,
+            messaging: workspace.messaging,
             level
           } satisfies Standing
         })
@@ -261,13 +272,9 @@ export class Conversations extends Context.Service<
         Effect.gen(function* () {
           const outcome = yield* actors.send(target.row.public_id, event).pipe(Effect.orDie)
           if (outcome._tag === "Vetoed") return yield* refusalOf(outcome.reason)
+          // Not accepted in this state: a command that changes nothing here (a repeated archive,
+          // a cancellation with nothing running); a tombstone is absent.
           if (outcome._tag === "Rejected") {
-            if (outcome.state === "archived") {
-              return yield* new StateConflict({
-                code: "conversation_archived",
-                message: "The conversation is archived"
-              })
-            }
             if (outcome.state === "tombstoned" || outcome.state === "reaped") return yield* notFound()
             return { applied: false, replies: {} }
           }
@@ -284,8 +291,8 @@ export class Conversations extends Context.Service<
             workspacePublicId: target.workspacePublicId,
             activeTurn: null,
             held: queue.filter((input) => input.origin !== "task_result" && input.origin !== "child").length,
-            latestCursor: page.pagination.watermark > 0 ? String(page.pagination.watermark) : null,
-            defaultRunner: null
+            latestCursor: page.pagination.watermark > 0 ? encodeStreamCursor(BigInt(page.pagination.watermark)) : null,
+            defaultRunner: yield* db(defaultRunnerBlock(row))
           })
         })
 
@@ -294,10 +301,13 @@ export class Conversations extends Context.Service<
         Effect.gen(function* () {
           const entries: Array<StoredAccess["entries"][number]> = []
           for (const entry of access.entries ?? []) {
-            const bothSpellings = entry.user_public_id !== undefined && entry.handle !== undefined
+            const bothSpellings = entry.user_public_id != null && entry.handle != null
             const found = bothSpellings
               ? undefined
-              : yield* principal(accountId, { publicId: entry.user_public_id, handle: entry.handle })
+              : yield* principal(accountId, {
+                  publicId: entry.user_public_id ?? undefined,
+                  handle: entry.handle ?? undefined
+                })
             const ineligible =
               found === undefined ||
               found.id === row.creator ||
@@ -405,6 +415,22 @@ export class Conversations extends Context.Service<
           Effect.gen(function* () {
             const workspace = yield* workspaces.writable(caller, workspaceId)
             const answerer = yield* answererOf(caller, workspace.account_id, members.answering_user_public_id)
+            yield* db(contactRefusal(caller, workspace, answerer))
+            const answererRow = (yield* people([answerer])).get(answerer)!
+            const runner =
+              members.default_runner_executor_public_id == null
+                ? null
+                : yield* db(judgeRunner(workspace.account_id, answererRow, members.default_runner_executor_public_id))
+            const memoryContext =
+              members.memory_context == null
+                ? null
+                : yield* db(
+                    judgeMemoryContext(
+                      caller,
+                      { id: workspace.id, accountId: workspace.account_id },
+                      members.memory_context
+                    )
+                  )
             const access = yield* resolveAccess(
               workspace.account_id,
               { creator: caller.user.id, answerer },
@@ -428,9 +454,9 @@ export class Conversations extends Context.Service<
                   title: members.title ?? null,
                   metadataJson: JSON.stringify(members.metadata ?? {}),
                   billingSubject: members.billing_subject ?? null,
-                  defaultRunnerExecutorId: null,
+                  defaultRunnerExecutorId: runner?.id ?? null,
                   accessJson: JSON.stringify(access),
-                  memoryContextJson: null,
+                  memoryContextJson: memoryContext === null ? null : JSON.stringify(memoryContext),
                   usageSummaryJson: JSON.stringify(emptyUsageSummary()),
                   side: false,
                   sourceConversationId: null,
@@ -449,6 +475,7 @@ export class Conversations extends Context.Service<
               row,
               workspacePublicId: workspace.public_id,
               workspaceAccountId: workspace.account_id,
+              messaging: workspace.messaging,
               level: "full"
             })
           }),

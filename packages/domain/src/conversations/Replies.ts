@@ -1,53 +1,227 @@
-// How a conversation's direct replies are asked (supplement "Assembly, estimate, compaction"): the
-// prompt assembled from the history (settled visible turns, a reply
-// as its prompt then its content, adjacent same-role messages merged, oldest cut first to fit the
-// model's window) and the input; judged against the window before the turn opens; sealed as an
-// inference request the conversation's actor starts, told to reply to it.
-import type { ConversationReplies, SampleRequest } from "@troupe/actors/bindings/conversation"
+// How a conversation's samples are asked (supplement "Assembly, estimate, compaction"): the
+// material of a prompt loaded from rows (the answerer's system prompt, the workspace's character,
+// the speaker's human's persona, memory by the conversation's memory_context, the history), put in
+// order by Assembly.ts; a direct reply's head judged against its model's window (walls: blocked,
+// cut, or compacted first); a reply's or a summary's request sealed as an inference request the
+// conversation's actor starts, told to reply to it.
+import type { ConversationReplies, SampleRequest, WallCompaction } from "@troupe/actors/bindings/conversation"
 import type { BlockedReason } from "@troupe/machines/conversation/context"
+import { newPublicId } from "@troupe/storage/Ids"
 import { type ConversationRow, ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
+import { type Anchor, MemoryRepository } from "@troupe/storage/repositories/Memory"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
+import { type Host, PromptDocumentsRepository } from "@troupe/storage/repositories/PromptDocuments"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { emptyUsageSummary, makeInferenceAttempts } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
+import { isObject } from "../kernel/Json.ts"
+import { now } from "../kernel/Now.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
+import {
+  assemble,
+  type Count,
+  compactable,
+  defaultSummarizerInstructions,
+  type HistoryBound,
+  type HistoryTurn,
+  type Material,
+  type Message,
+  type Role,
+  type Slot,
+  summaryRequest
+} from "./Assembly.ts"
 import { chainOf } from "./Timeline.ts"
 
-type Message = { readonly role: string; readonly content: string }
-
-/** Adjacent messages of one role become one, their texts joined by a blank line. */
-export const merged = (messages: ReadonlyArray<Message>): Array<Message> => {
-  const out: Array<Message> = []
-  for (const message of messages) {
-    const last = out.at(-1)
-    if (last !== undefined && last.role === message.role) {
-      out[out.length - 1] = { role: last.role, content: `${last.content}\n\n${message.content}` }
-    } else out.push(message)
-  }
-  return out
+/** Whose prompt: the answering agent, and the speaker whose human's persona and user/ memory it reads. */
+export interface Parties {
+  readonly answererId: bigint
+  readonly speakerId: bigint
 }
 
-/** The history's messages, oldest first, from the settled visible turns and their active variants. */
-const historyMessages = (conversation: ConversationRow) =>
+/** The loaded material, and the memory paths it included. */
+export interface LoadedMaterial extends Material {
+  readonly memoryPaths: ReadonlyArray<string>
+}
+
+type Catalog = ModelCatalog["Service"]
+
+/** A model's counter: its provider's tokenizer over text messages (0 when the model has no provider). */
+export const counterFor =
+  (catalog: Catalog, ref: string): Count =>
+  (messages) => {
+    const model = catalog.find(ref)
+    if (model === undefined || messages.length === 0) return Effect.succeed(0)
+    return catalog.providerFor(ref).pipe(
+      Effect.flatMap((provider) =>
+        provider.countInput({
+          workload: "text_generation",
+          modelRef: ref,
+          upstreamModel: model.upstream_model,
+          messages: messages.map((message) => ({
+            role: message.role,
+            content: [{ type: "text", text: message.content }]
+          })),
+          tools: [],
+          reasoning: { enabled: false, effort: null },
+          attempt: 1,
+          earlierAttemptsOnModel: 0
+        })
+      ),
+      Effect.map((counted) => counted.tokens),
+      Effect.orElseSucceed(() => 0)
+    )
+  }
+
+/** The model serves text generation in the catalog. */
+export const servesText = (catalog: Catalog, ref: string | null | undefined): ref is string =>
+  typeof ref === "string" && (catalog.find(ref)?.workloads.includes("text_generation") ?? false)
+
+/** A turn's compaction policy, as its answerer declared it (null: none declared). */
+export const compactionPolicyOf = (configuration: unknown) => {
+  const policy = renderConfiguration(configuration).compaction_policy as unknown
+  return isObject(policy)
+    ? {
+        mode: typeof policy.mode === "string" ? policy.mode : "kernel",
+        model: typeof policy.model === "string" ? policy.model : null
+      }
+    : null
+}
+
+/** The history bound an input (or an estimate) states. */
+export const historyBoundOf = (history: unknown): HistoryBound => {
+  if (!isObject(history)) return {}
+  const number = (value: unknown) => (typeof value === "number" ? value : null)
+  return { max_entries: number(history.max_entries), token_budget_share: number(history.token_budget_share) }
+}
+
+const statesBound = (bound: HistoryBound) => bound.max_entries != null || bound.token_budget_share != null
+
+const macroPattern = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g
+
+const rendered = (text: string, values: Readonly<Record<string, string>>) =>
+  text.replace(macroPattern, (whole, name: string) => values[name] ?? whole)
+
+/** Every settled visible turn of the conversation's timeline, with its active candidate's text. */
+export const historyTurns = (conversation: ConversationRow) =>
   Effect.gen(function* () {
     const conversations = yield* ConversationsRepository.make
     const chain = yield* chainOf(conversations, conversation)
     const turns = yield* conversations.historyOf(chain)
     const variants = yield* conversations.variantsOf(turns.map((turn) => turn.id))
-    const active = new Map(variants.map((variant) => [variant.public_id, variant]))
-    const messages: Array<Message> = []
-    for (const turn of turns) {
-      const content =
-        turn.active_variant_public_id === null ? "" : (active.get(turn.active_variant_public_id)?.content ?? "")
-      if (turn.kind === "direct_reply") {
-        if (turn.prompt_text !== null && turn.prompt_text !== "")
-          messages.push({ role: "user", content: turn.prompt_text })
-        if (content !== "") messages.push({ role: "assistant", content })
-      } else if (turn.kind === "compaction_summary") messages.push({ role: "user", content })
-      else if (content !== "") messages.push({ role: turn.role, content })
-    }
-    return messages
+    const byId = new Map(variants.map((variant) => [variant.public_id, variant]))
+    return turns.map(
+      (turn): HistoryTurn => ({
+        kind: turn.kind,
+        role: turn.role,
+        status: turn.status,
+        promptText: turn.prompt_text,
+        content: turn.active_variant_public_id === null ? "" : (byId.get(turn.active_variant_public_id)?.content ?? "")
+      })
+    )
   })
+
+const defaultScopes = ["conversation", "workspace", "user"]
+
+/** The memory block: the documents the conversation's memory_context binds (skills aside), by path. */
+const memoryOf = (conversation: ConversationRow, humanId: bigint, answererId: bigint) =>
+  Effect.gen(function* () {
+    const context = conversation.memory_context
+    const scopes =
+      isObject(context) && Array.isArray(context.bindings)
+        ? context.bindings.flatMap((binding: unknown) =>
+            isObject(binding) && typeof binding.scope === "string" ? [binding.scope] : []
+          )
+        : defaultScopes
+    const anchors = [...new Set(scopes)].flatMap((scope): Array<Anchor> => {
+      switch (scope) {
+        case "conversation":
+          return [{ kind: "conversation", id: conversation.id }]
+        case "workspace":
+          return [{ kind: "workspace", id: conversation.workspace_id }]
+        case "user":
+          return [{ kind: "user", id: humanId }]
+        case "agent":
+          return [{ kind: "agent", id: answererId }]
+        default:
+          return []
+      }
+    })
+    if (anchors.length === 0) return { text: null, paths: [] }
+    const documents = (yield* (yield* MemoryRepository.make).documentTexts(anchors, undefined)).filter(
+      (document) => document.path.split("/")[1] !== "skills"
+    )
+    return {
+      text:
+        documents.length === 0
+          ? null
+          : `Memory:\n\n${documents.map((document) => `${document.path}\n${document.content}`).join("\n\n")}`,
+      paths: documents.map((document) => document.path)
+    }
+  })
+
+/** The material of a prompt for `parties`, `input` its last user text. */
+export const loadMaterial = (conversation: ConversationRow, parties: Parties, input: string | null) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient
+    const conversations = yield* ConversationsRepository.make
+    const documents = yield* PromptDocumentsRepository.make
+    const named = yield* NamedAgentsRepository.make
+    const people = yield* conversations.speakers([parties.answererId, parties.speakerId])
+    const answerer = people.find((person) => person.id === parties.answererId)
+    const speaker = people.find((person) => person.id === parties.speakerId)
+    const humanId = speaker === undefined ? conversation.creator_id : (speaker.steward_id ?? speaker.id)
+    const human =
+      humanId === speaker?.id ? speaker : (yield* conversations.speakers([humanId])).find((p) => p.id === humanId)
+    const [workspace] = yield* sql<{
+      name: string
+    }>`SELECT name FROM workspaces WHERE id = ${conversation.workspace_id}`
+    const macros: Record<string, string> = {
+      agent: answerer?.display_name ?? "",
+      user: human?.display_name ?? "",
+      workspace: workspace?.name ?? "",
+      date: (yield* now).toISOString().slice(0, 10),
+      conversation_kind: conversation.side ? "side" : conversation.parent_id === null ? "conversation" : "child"
+    }
+    const document = (host: Host, slot: string) =>
+      Effect.map(documents.findDocument(host, slot), (row) =>
+        row === undefined ? undefined : { role: row.role as Role, text: row.content }
+      )
+    const definition = yield* named.findByUserId(parties.answererId)
+    const found: Array<readonly [Slot["name"], { role: Role; text: string } | undefined]> = [
+      [
+        "system_prompt",
+        definition?.system_prompt
+          ? { role: "system", text: definition.system_prompt }
+          : yield* document({ kind: "user", id: parties.answererId }, "system_prompt")
+      ],
+      ["character", yield* document({ kind: "workspace", id: conversation.workspace_id }, "character")],
+      ["persona", yield* document({ kind: "user", id: humanId }, "persona")]
+    ]
+    const slots = found.flatMap(
+      ([name, slot]): Array<Slot> =>
+        slot === undefined ? [] : [{ name, role: slot.role, text: rendered(slot.text, macros) }]
+    )
+    const memory = yield* memoryOf(conversation, humanId, parties.answererId)
+    return {
+      slots,
+      memory: memory.text,
+      memoryPaths: memory.paths,
+      history: yield* historyTurns(conversation),
+      input
+    } satisfies LoadedMaterial
+  })
+
+/** The summarizer's instructions: the answerer's summarizer prompt document, else the built-in ones. */
+const summarizerInstructions = (answererId: bigint) =>
+  Effect.flatMap(PromptDocumentsRepository.make, (documents) =>
+    Effect.map(
+      documents.findDocument({ kind: "user", id: answererId }, "summarizer"),
+      (row) => row?.content ?? defaultSummarizerInstructions
+    )
+  )
 
 const asker = (conversation: ConversationRow) => ({
   userId: conversation.creator_id,
@@ -61,46 +235,78 @@ const textCall = (model: string, messages: ReadonlyArray<Message>): CreateMember
   input: messages as ReadonlyArray<InputMessage>
 })
 
-export const makeConversationReplies = (catalog: ModelCatalog["Service"]): ConversationReplies => {
+export const makeConversationReplies = (catalog: Catalog): ConversationReplies => {
   const attempts = makeInferenceAttempts(catalog, () => "")
 
-  /** The prompt of a reply to `inputId`: system, history cut oldest-first to fit, then the input. */
-  const assemble = (conversation: ConversationRow, inputId: string, model: string) =>
+  /** A reply's prompt for its input: material assembled under the input's history bound. */
+  const assembleReply = (conversation: ConversationRow, inputId: string, model: string) =>
     Effect.gen(function* () {
       const conversations = yield* ConversationsRepository.make
       const input = yield* conversations.findInput(inputId)
-      const tail = input === undefined || input.text === "" ? [] : [{ role: "user", content: input.text }]
-      let history = yield* historyMessages(conversation)
-      for (;;) {
-        const messages = merged([...history, ...tail])
-        const judged = yield* Effect.result(judgeCreate(catalog, textCall(model, messages), asker(conversation)))
-        if (judged._tag === "Success" || history.length === 0) return { messages, judged }
-        history = history.slice(1)
+      const parties: Parties = {
+        answererId: input?.answerer_id ?? conversation.answerer_id,
+        speakerId: input?.speaker_id ?? conversation.creator_id
       }
+      const members = isObject(input?.members) ? input.members : {}
+      const material = yield* loadMaterial(conversation, parties, input?.text ?? null)
+      const bound = historyBoundOf(members.history)
+      const limit = catalog.find(model)?.context_window ?? 0
+      const assembled = yield* assemble(material, bound, limit, counterFor(catalog, model))
+      return { assembled, material, bound, limit, parties, rawMode: members.context_mode === "raw" }
+    })
+
+  /**
+   * A direct reply's head at its wall: the rest alone over the limit blocks; history to cut with
+   * no stated bound is cut oldest-first (policy off), blocks (raw), or is summarized first.
+   */
+  const judge = (conversationId: string, inputId: string, model: string) =>
+    Effect.gen(function* () {
+      const conversations = yield* ConversationsRepository.make
+      const conversation = yield* conversations.findConversation(conversationId)
+      if (conversation === undefined || !servesText(catalog, model)) return "unknown_model" as BlockedReason
+      const { assembled, material, bound, limit, parties, rawMode } = yield* assembleReply(conversation, inputId, model)
+      if (assembled.restTokens > limit) return "estimated_input_exceeds_model_limit" satisfies BlockedReason
+      if (statesBound(bound) || assembled.history.skipped_reason !== "budget_exceeded") return "ready" as const
+      const [answerer] = yield* conversations.speakers([parties.answererId])
+      const policy = compactionPolicyOf(answerer?.configuration)
+      if (policy?.mode === "off") return "ready" as const
+      if (rawMode && policy?.mode !== "delegate") return "compaction_unavailable_under_raw" satisfies BlockedReason
+      const newest = material.history.at(-1)
+      const failedSummary = newest?.kind === "compaction_summary" && newest.status !== "completed"
+      if (failedSummary || !compactable(material.history)) return "ready" as const
+      const summarizer = [policy?.model, conversation.last_reply_model].find((ref) => servesText(catalog, ref)) ?? model
+      return {
+        compact: { turnId: newPublicId(), variantId: newPublicId(), requestId: newPublicId(), model: summarizer }
+      } satisfies WallCompaction
+    })
+
+  /** A summary's request: the answerer's summarizer reading the transcript, trimmed oldest-first to fit. */
+  const summaryMessages = (conversation: ConversationRow, model: string) =>
+    Effect.gen(function* () {
+      const instructions = yield* summarizerInstructions(conversation.answerer_id)
+      const turns = yield* historyTurns(conversation)
+      const limit = catalog.find(model)?.context_window ?? 0
+      return yield* summaryRequest(instructions, turns, limit, counterFor(catalog, model))
+    })
+
+  const membersOf = (request: SampleRequest) =>
+    Effect.gen(function* () {
+      const { from } = request
+      if ("input" in from) {
+        const { assembled } = yield* assembleReply(request.conversation, from.input, request.model)
+        return textCall(request.model, assembled.messages)
+      }
+      if ("summary" in from) return textCall(request.model, yield* summaryMessages(request.conversation, request.model))
+      const requests = yield* InferenceRequestsRepository.make
+      return yield* resealed(requests, from.sealedBy, request.model, from.overrides)
     })
 
   return {
-    judge: (conversationId, params) =>
-      Effect.gen(function* () {
-        const conversations = yield* ConversationsRepository.make
-        const conversation = yield* conversations.findConversation(conversationId)
-        if (conversation === undefined) return "unknown_model" as BlockedReason
-        const { judged } = yield* assemble(conversation, params.inputId, params.model)
-        if (judged._tag === "Success") return "ready" as const
-        return (
-          judged.failure.code === "input_over_model_limit" ? "estimated_input_exceeds_model_limit" : "unknown_model"
-        ) satisfies BlockedReason
-      }),
+    judge: (conversationId, params) => judge(conversationId, params.inputId, params.model),
     seal: (request: SampleRequest) =>
       Effect.gen(function* () {
         const requests = yield* InferenceRequestsRepository.make
-        const members =
-          "input" in request.from
-            ? textCall(
-                request.model,
-                (yield* assemble(request.conversation, request.from.input, request.model)).messages
-              )
-            : yield* resealed(requests, request.from.sealedBy, request.model, request.from.overrides)
+        const members = yield* membersOf(request)
         const judged = yield* judgeCreate(catalog, members, asker(request.conversation), false).pipe(Effect.orDie)
         yield* requests.insertRequest({
           publicId: request.requestId,

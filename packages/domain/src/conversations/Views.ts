@@ -58,7 +58,15 @@ export interface FullExtras {
   readonly activeTurn: string | null
   readonly held: number
   readonly latestCursor: string | null
-  readonly defaultRunner: Readonly<Record<string, unknown>> | null
+  readonly defaultRunner: DefaultRunnerBlock | null
+}
+
+/** A conversation's default runner as shown: the executor, its name and presence. */
+export interface DefaultRunnerBlock {
+  readonly executor_public_id: string
+  readonly display_name: string
+  readonly presence: "online" | "offline" | "not_yet_seen"
+  readonly last_seen_at?: Date | null
 }
 
 export const conversationFull = (row: ConversationRow, people: People, extras: FullExtras) => {

@@ -44,6 +44,8 @@ export class Idempotency extends Context.Service<
       E | IdempotencyMismatch | IdempotencyInProgress,
       R
     >
+    /** The acceptance kept for a key, while its window lasts (a receipt door answers it). */
+    readonly stored: (key: ReceiptKey) => Effect.Effect<StoredResponse | undefined>
   }
 >()("@troupe/domain/kernel/Idempotency") {
   static readonly layer = Layer.effect(
@@ -127,7 +129,15 @@ export class Idempotency extends Context.Service<
           })
         )
 
-      return Idempotency.of({ run })
+      const stored = (key: ReceiptKey) =>
+        Effect.gen(function* () {
+          const found = yield* Effect.orDie(receipts.findCompleted(key, yield* now))
+          return found === undefined
+            ? undefined
+            : { status: found.response_status!, headers: found.response_headers ?? {}, body: found.response_body ?? "" }
+        })
+
+      return Idempotency.of({ run, stored })
     })
   )
 }

@@ -44,6 +44,8 @@ export interface Reach {
   readonly roots: ReadonlyArray<Scope> | null
   /** The caller's memory_context_limit grants read access only. */
   readonly readOnly: boolean
+  /** Scopes reached through a read-only binding (the conversation door's). */
+  readonly readOnlyScopes?: ReadonlyArray<Scope>
   /** The workspace's svc.memory is served by a tool provider. */
   readonly overridden: boolean
 }
@@ -144,8 +146,11 @@ const checkOverride = (reach: Reach, path: MemoryPath | undefined) =>
 const writableAnchor = (reach: Reach, path: MemoryPath) =>
   Effect.gen(function* () {
     const anchor = yield* anchorOf(reach, path.scope)
-    if (reach.readOnly) {
-      return yield* new NotPermitted({ code: "memory_read_only", message: "The caller's memory access is read-only" })
+    if (reach.readOnly || reach.readOnlyScopes?.includes(path.scope)) {
+      return yield* new NotPermitted({
+        code: "memory_read_only",
+        message: `${path.scope}/ memory is read-only here (a read binding or the caller's limit)`
+      })
     }
     return anchor
   })

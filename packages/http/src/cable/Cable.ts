@@ -26,6 +26,7 @@ import { sessionCookie } from "../web/Cookies.ts"
 import { ActorChannelLive } from "./ActorChannel.ts"
 import { CableChannels, type CableIdentity } from "./Channels.ts"
 import { type ConnectionTiming, defaultTiming, serveConnection } from "./Connection.ts"
+import { ConversationChannelLive } from "./ConversationChannel.ts"
 import { ExecutorInboxChannelLive } from "./ExecutorInboxChannel.ts"
 import { InferenceRequestChannelLive } from "./InferenceRequestChannel.ts"
 import { negotiateProtocol, offeredProtocols } from "./Protocol.ts"
@@ -167,7 +168,12 @@ const CableEndpoint = HttpRouter.use((router) =>
 )
 
 /** Every channel the cable serves. A new channel adds its registration layer here. */
-export const CableChannelsLive = Layer.mergeAll(ActorChannelLive, ExecutorInboxChannelLive, InferenceRequestChannelLive)
+export const CableChannelsLive = Layer.mergeAll(
+  ActorChannelLive,
+  ExecutorInboxChannelLive,
+  InferenceRequestChannelLive,
+  ConversationChannelLive
+)
 
 /** The cable route with its channels, for Routes.ts to merge. */
 export const CableRoute = Layer.mergeAll(CableEndpoint, CableChannelsLive).pipe(

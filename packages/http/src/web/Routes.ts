@@ -1,7 +1,9 @@
 // The HTML pages: first boot, sign-in and sign-out, home, the state visualizer, device approval,
-// application consent, stewardship and personal access tokens; and the browser upload door.
+// application consent, stewardship, personal access tokens and a conversation (live); and the
+// browser upload door.
 import { Layer } from "effect"
 import { AuthorizePage, AuthorizeSubmit } from "./Authorize.ts"
+import { ConversationPageRoutes } from "./ConversationPage.ts"
 import { DeviceApprovalPage, DeviceApprovalSubmit } from "./DeviceApproval.ts"
 import { HomePage } from "./Home.ts"
 import { InspectorRoutes } from "./Inspector.ts"
@@ -30,5 +32,6 @@ export const WebRoutes = Layer.mergeAll(
   TokensPage,
   CreateToken,
   RevokeToken,
-  BrowserUpload
+  BrowserUpload,
+  ConversationPageRoutes
 )

@@ -3,6 +3,7 @@
 // later write (the conversation's fields, its inputs, turns and variants) is its binding's.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { newPublicId } from "../Ids.ts"
 import * as Rows from "./Rows.ts"
 
 const Json = Schema.Unknown
@@ -474,6 +475,82 @@ const historyOf = Rows.all("Conversations.historyOf", {
     ORDER BY t.position`
 })
 
+/** The newest settled turn of the chain, hidden ones included (where a fork is taken by default). */
+const newestSettledTurn = Rows.maybe("Conversations.newestSettledTurn", {
+  Request: TimelineChain,
+  Result: TimelineTurnRow,
+  execute: (chain, sql) => sql`
+    SELECT t.*, chain.depth = 1 AS own FROM conversation_turns t ${chainJoin(chain, sql)}
+    WHERE t.status IN ('completed', 'failed', 'canceled', 'timed_out')
+    ORDER BY t.position DESC LIMIT 1`
+})
+
+export interface TurnCopy {
+  readonly publicId: string
+  readonly conversationId: bigint
+  /** The turn copied (conversation_turns.id), at its position. */
+  readonly fromTurnId: bigint
+  /** The copy's one candidate, whose status and failure the turn takes. */
+  readonly variantPublicId: string
+  readonly status: string
+  readonly failureReasonKey: string | null
+  readonly now: Date
+}
+
+/** A fork's own copy of its fork turn (a new id, the same position and members). */
+const copyTurn = Effect.fnUntraced(function* (copy: TurnCopy) {
+  const sql = yield* SqlClient
+  const [inserted] = yield* sql<{ id: bigint }>`
+    INSERT INTO conversation_turns (public_id, conversation_id, position, kind, role, status, visibility, origin,
+      answerer_id, speaker_id, prompt_text, input_public_id, active_variant_public_id, failure_reason_key,
+      created_at, updated_at)
+    SELECT ${copy.publicId}, ${copy.conversationId}, position, kind, role, ${copy.status}, visibility, origin,
+      answerer_id, speaker_id, prompt_text, input_public_id, ${copy.variantPublicId}, ${copy.failureReasonKey},
+      ${copy.now}, ${copy.now}
+    FROM conversation_turns WHERE id = ${copy.fromTurnId}
+    RETURNING id`
+  return inserted!.id
+})
+
+/** The copy's one candidate: source fork, its origin the candidate copied (content, model, usage kept). */
+const copyVariant = Effect.fnUntraced(function* (publicId: string, turnId: bigint, fromPublicId: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    INSERT INTO conversation_variants (public_id, turn_id, source, status, model, content, usage, failure_reason_key,
+      origin_variant_public_id, inference_request_public_id, run_public_id, memory_context, created_at, updated_at)
+    SELECT ${publicId}, ${turnId}, 'fork', status, model, content, usage, failure_reason_key, public_id,
+      inference_request_public_id, run_public_id, memory_context, ${now}, ${now}
+    FROM conversation_variants WHERE public_id = ${fromPublicId}`
+})
+
+/**
+ * A fork's copies of what its source hosts (migrations 0007, 0009): the store entries of the
+ * conversation host and the documents of the conversation memory anchor, each under a new id.
+ */
+const copyHostedRows = Effect.fnUntraced(function* (fromId: bigint, toId: bigint, now: Date) {
+  const sql = yield* SqlClient
+  const [counts] = yield* sql<{ entries: number; documents: number }>`
+    SELECT (SELECT count(*)::int FROM store_entries WHERE host_kind = 'conversation' AND host_id = ${fromId}) AS entries,
+      (SELECT count(*)::int FROM memory_documents
+       WHERE anchor_kind = 'conversation' AND anchor_id = ${fromId} AND speaker_id = 0) AS documents`
+  const ids = (count: number) => Array.from({ length: count }, newPublicId)
+  if (counts!.entries > 0) {
+    yield* sql`
+      INSERT INTO store_entries (public_id, host_kind, host_id, namespace, key, value, created_at, updated_at)
+      SELECT (${ids(counts!.entries)}::uuid[])[row_number() OVER (ORDER BY id)], 'conversation', ${toId}, namespace,
+        key, value, ${now}, ${now}
+      FROM store_entries WHERE host_kind = 'conversation' AND host_id = ${fromId}`
+  }
+  if (counts!.documents > 0) {
+    yield* sql`
+      INSERT INTO memory_documents (public_id, anchor_kind, anchor_id, speaker_id, path, content, description,
+        bytesize, written_at, created_at)
+      SELECT (${ids(counts!.documents)}::uuid[])[row_number() OVER (ORDER BY id)], 'conversation', ${toId}, 0, path,
+        content, description, bytesize, written_at, ${now}
+      FROM memory_documents WHERE anchor_kind = 'conversation' AND anchor_id = ${fromId} AND speaker_id = 0`
+  }
+})
+
 export const VariantRow = Schema.Struct({
   id: Schema.BigInt,
   public_id: Schema.String,
@@ -627,6 +704,10 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         turnBeyond,
         ownTurnBelow,
         historyOf,
+        newestSettledTurn,
+        copyTurn,
+        copyVariant,
+        copyHostedRows,
         insertVariant,
         findVariant,
         variantsOf,

@@ -54,6 +54,12 @@ const receiptOf = Rows.maybe("IdempotencyReceipts.claim (existing receipt)", {
     FROM idempotency_receipts WHERE caller = ${caller} AND route = ${route} AND key = ${key}`
 })
 
+/** The completed, unexpired receipt of a key (a receipt read door answers it). */
+const findCompleted = Effect.fnUntraced(function* (key: ReceiptKey, now: Date) {
+  const found = yield* receiptOf(key)
+  return found?.state === "completed" && found.expires_at > now ? found : undefined
+})
+
 /**
  * Claims the key for a new request: drops an expired receipt, then inserts a pending one.
  * Answers the new receipt's id, or the existing live receipt when the key is taken.
@@ -124,7 +130,8 @@ export class IdempotencyReceiptsRepository extends Context.Service<IdempotencyRe
         complete,
         release,
         takeOver,
-        reapExpired
+        reapExpired,
+        findCompleted
       })
     )
   }

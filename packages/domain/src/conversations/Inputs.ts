@@ -1,0 +1,529 @@
+// A conversation's input queue (supplement "Inputs", "Queue, drain, steering"): create (judged
+// here for what needs the catalog and the people, then accepted by the actor, which holds the
+// bound and the fences and drains), the queue read, edits (re-judged), deletes, reorder and the
+// materialization read. The actor decides everything that depends on the queue's state.
+
+import type { ReplyPlan } from "@troupe/machines/conversation/context"
+import { conversationEffects } from "@troupe/machines/conversation/effects"
+import type { AcceptedInput, ConversationEvent } from "@troupe/machines/conversation/events"
+import { isUuid, newPublicId } from "@troupe/storage/Ids"
+import { withRepositories } from "@troupe/storage/Repositories"
+import {
+  type ConversationRow,
+  ConversationsRepository,
+  type InputRow
+} from "@troupe/storage/repositories/Conversations"
+import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
+import { Context, Effect, Layer } from "effect"
+import type { Caller } from "../accounts/Caller.ts"
+import { renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { now } from "../kernel/Now.ts"
+import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
+import { ModelCatalog } from "../models/ModelCatalog.ts"
+import { contactRefusal } from "./Contact.ts"
+import { Conversations, type Refused, type Standing } from "./Conversations.ts"
+import { levelOf } from "./Standing.ts"
+import { type InputView, inputView } from "./Views.ts"
+
+/** What an input create carries (the contract's members). */
+export interface InputMembers {
+  readonly kind?: unknown
+  readonly text?: string | null | undefined
+  readonly attachments?: ReadonlyArray<unknown> | null | undefined
+  readonly model?:
+    | { readonly model: string; readonly reasoning_enabled?: boolean | null; readonly reasoning_effort?: string | null }
+    | null
+    | undefined
+  readonly fallback_models?: ReadonlyArray<string> | null | undefined
+  readonly steps?: ReadonlyArray<unknown> | null | undefined
+  readonly visible_in_context?: boolean | undefined
+  readonly history?: Readonly<Record<string, unknown>> | null | undefined
+  readonly inline?: unknown
+  readonly deliver_at?: string | null | undefined
+  readonly deliver_in?: string | null | undefined
+  readonly delivery_mode?: string | null | undefined
+  readonly answering_user_public_id?: unknown
+  readonly speaker_public_id?: unknown
+  readonly expected_context_revision?: number | null | undefined
+  readonly expected_tail_turn_public_id?: string | null | undefined
+  readonly expected_steering_run_public_id?: string | null | undefined
+  readonly expected_lock_version?: number | undefined
+  readonly [member: string]: unknown
+}
+
+/** Members only a reply takes: a message naming one is refused by name. */
+const replyLaneMembers = [
+  "model",
+  "configuration",
+  "tool_names",
+  "approval_mode",
+  "context_mode",
+  "history",
+  "execution_declaration",
+  "model_selection",
+  "fallback_models",
+  "steps",
+  "variables",
+  "reasoning_replay",
+  "inline",
+  "answering_user_public_id"
+]
+
+/** Members stored on the row as given (the rest are columns or resolved). */
+const storedMembers = [
+  "model",
+  "configuration",
+  "tool_names",
+  "approval_mode",
+  "context_mode",
+  "history",
+  "execution_declaration",
+  "model_selection",
+  "fallback_models",
+  "steps",
+  "variables",
+  "reasoning_replay",
+  "visible_in_context"
+]
+
+const frozenMembers = ["kind", "role", "answering_user_public_id", "speaker_public_id"]
+const twoMinutes = 2 * 60 * 1000
+const tenYears = 10 * 365.25 * 24 * 60 * 60 * 1000
+const durationUnits: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+const invalid = (code: Invalid["code"], message: string) => new Invalid({ code, message })
+const given = (members: InputMembers, name: string) => members[name] !== undefined && members[name] !== null
+
+/** When a row is due: deliver_at (with its offset) or deliver_in from now; null when due at once. */
+const dueAtOf = (members: InputMembers, at: Date) =>
+  Effect.gen(function* () {
+    const { deliver_at, deliver_in } = members
+    if (deliver_at != null && deliver_in != null) {
+      return yield* invalid("deliver_at_ambiguous", "give deliver_at or deliver_in, not both")
+    }
+    if (deliver_in != null) {
+      const amount = Number(deliver_in.slice(0, -1)) * durationUnits[deliver_in.at(-1)!]!
+      if (amount > tenYears) return yield* invalid("deliver_at_too_far", "deliver_in is more than 10 years away")
+      return amount === 0 ? null : at.getTime() + amount
+    }
+    if (deliver_at == null) return undefined
+    const parsed = /(Z|[+-]\d{2}:?\d{2})$/.test(deliver_at) ? Date.parse(deliver_at) : Number.NaN
+    if (Number.isNaN(parsed)) {
+      return yield* new BadParameter({
+        code: "parameter_invalid",
+        message: "deliver_at must be an instant with its offset"
+      })
+    }
+    if (parsed < at.getTime() - twoMinutes) return yield* invalid("deliver_at_in_past", "deliver_at is in the past")
+    if (parsed > at.getTime() + tenYears)
+      return yield* invalid("deliver_at_too_far", "deliver_at is more than 10 years away")
+    return parsed <= at.getTime() ? null : parsed
+  })
+
+export class Inputs extends Context.Service<
+  Inputs,
+  {
+    readonly create: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      members: InputMembers
+    ) => Effect.Effect<InputView, Refused>
+    readonly list: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string
+    ) => Effect.Effect<{ inputs: ReadonlyArray<InputView>; input_queue: { limit: number; held: number } }, Refused>
+    readonly edit: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      inputId: string,
+      members: InputMembers
+    ) => Effect.Effect<InputView, Refused>
+    readonly remove: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      inputId: string
+    ) => Effect.Effect<void, Refused>
+    readonly reorder: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      inputIds: ReadonlyArray<string>
+    ) => Effect.Effect<{ inputs: ReadonlyArray<InputView>; input_queue: { limit: number; held: number } }, Refused>
+    readonly materialization: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      inputId: string,
+      includeHidden: boolean
+    ) => Effect.Effect<
+      {
+        input_public_id: string
+        turn_public_id: string | null
+        variant_public_id: string | null
+        run_public_id: string | null
+      },
+      Refused
+    >
+  }
+>()("@troupe/domain/conversations/Inputs") {
+  static readonly layer = Layer.effect(
+    Inputs,
+    Effect.gen(function* () {
+      const conversations = yield* Conversations
+      const catalog = yield* ModelCatalog
+      const repository = yield* ConversationsRepository
+      const uploads = yield* UploadsRepository
+      const db = yield* withRepositories(ConversationsRepository, UploadsRepository)
+
+      const notFound = () => new Absent({ code: "not_found", message: "No such input" })
+
+      const serves = (model: string | null) =>
+        model !== null && (catalog.find(model)?.workloads.includes("text_generation") ?? false)
+
+      /** The addressee's model (spec "Model selection"), judged against the catalog. */
+      const planOf = (
+        row: ConversationRow,
+        answerer: {
+          readonly id: bigint
+          readonly public_id: string
+          readonly configuration: unknown
+          readonly kind: string
+        },
+        members: InputMembers
+      ): ReplyPlan => {
+        const configuration = answerer.kind === "agent" ? renderConfiguration(answerer.configuration) : undefined
+        const submitted = members.model?.model ?? null
+        const defaultModel = configuration?.default_model ?? null
+        const stored = answerer.id === row.answerer_id
+        const model = stored
+          ? (submitted ?? defaultModel ?? row.last_reply_model)
+          : (defaultModel ?? row.last_reply_model ?? submitted)
+        const fallback = members.fallback_models?.[0] ?? configuration?.fallback_models?.[0] ?? null
+        return {
+          model,
+          modelKnown: serves(model),
+          fallbackModel: serves(fallback) ? fallback : null,
+          answererId: answerer.public_id
+        }
+      }
+
+      const inputIn = (target: Standing, inputId: string) =>
+        Effect.gen(function* () {
+          const row = isUuid(inputId) ? yield* db(repository.findInput(inputId)) : undefined
+          if (!row || row.conversation_id !== target.row.id || row.state === "consumed") return yield* notFound()
+          return row
+        })
+
+      const viewsOf = (target: Standing, rows: ReadonlyArray<InputRow>) =>
+        Effect.map(
+          conversations.people(
+            rows.flatMap((row) => [
+              row.author_id,
+              row.speaker_id,
+              ...(row.answerer_id === null ? [] : [row.answerer_id])
+            ])
+          ),
+          (people) => rows.map((row) => inputView(row, target.row.public_id, people))
+        )
+
+      const queueOf = (target: Standing) =>
+        Effect.gen(function* () {
+          const rows = yield* db(repository.queueOf(target.row.id))
+          const held = rows.filter((row) => row.origin !== "task_result" && row.origin !== "child").length
+          return { inputs: yield* viewsOf(target, rows), input_queue: { limit: 16, held } }
+        })
+
+      /** Attachments as upload descriptors, in order: each an upload of the caller's. */
+      const attachmentsOf = (caller: Caller, attachments: ReadonlyArray<unknown>) =>
+        Effect.forEach(attachments, (attachment, index) =>
+          Effect.gen(function* () {
+            const publicId =
+              typeof attachment === "string"
+                ? attachment
+                : typeof attachment === "object" && attachment !== null
+                  ? String(
+                      (attachment as { upload_public_id?: unknown; public_id?: unknown }).upload_public_id ??
+                        (attachment as { public_id?: unknown }).public_id
+                    )
+                  : ""
+            const upload = isUuid(publicId) ? yield* db(uploads.findUpload(publicId)) : undefined
+            if (!upload || upload.creator_user_id !== caller.user.id) {
+              return yield* invalid("unknown_input_upload", `attachments[${index}] is not an upload of yours`)
+            }
+            return {
+              public_id: upload.public_id,
+              filename: upload.filename,
+              content_type: upload.content_type,
+              byte_size: upload.byte_size
+            }
+          })
+        )
+
+      const send = (target: Standing, event: ConversationEvent) => conversations.send(target, event)
+
+      return Inputs.of({
+        create: (caller, workspaceId, conversationId, members) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const kind = members.kind === "message" ? "message" : "direct_reply"
+            if (kind === "message") {
+              const named = replyLaneMembers.find((name) => given(members, name))
+              if (named !== undefined) return yield* invalid("validation_failed", `${named} is not taken by a message`)
+            }
+            const mode = members.delivery_mode ?? "queue"
+            const steer = mode !== "queue"
+            const accountId = target.workspaceAccountId
+            const self = (yield* conversations.people([caller.user.id])).get(caller.user.id)!
+            let answerer = (yield* conversations.people([target.row.answerer_id])).get(target.row.answerer_id)!
+            if (kind === "direct_reply" && typeof members.answering_user_public_id === "string") {
+              const named = members.answering_user_public_id
+              const found = isUuid(named)
+                ? yield* conversations.principal(accountId, { publicId: named })
+                : yield* conversations.principal(accountId, { handle: named })
+              if (found === undefined)
+                return yield* invalid("principal_unknown", "answering_user_public_id names nobody")
+              const level = levelOf(target.row, {
+                user: { id: found.id, accountId, kind: found.kind, configuration: found.configuration },
+                human: { id: found.steward_id ?? found.id, accountId, kind: "human" }
+              })
+              if (found.kind !== "agent" || found.status !== "active" || level !== "full") {
+                return yield* invalid("answerer_not_eligible", "answering_user_public_id may not answer here")
+              }
+              answerer = found
+            }
+            if (kind === "direct_reply") yield* db(contactRefusal(caller, target, answerer.id))
+            const speakerId = members.speaker_public_id
+            let speaker = self
+            if (typeof speakerId === "string" && speakerId !== self.public_id) {
+              const found = isUuid(speakerId)
+                ? yield* conversations.principal(accountId, { publicId: speakerId })
+                : undefined
+              if (found === undefined || self.kind !== "agent" || self.steward_id !== found.id) {
+                return yield* new NotPermitted({
+                  code: "not_authorized",
+                  message: "speaker_public_id may not be named"
+                })
+              }
+              speaker = found
+            }
+            if ((members.steps?.length ?? 0) > 0) {
+              return yield* invalid(
+                "validation_failed",
+                "steps need a run-backed reply; this addressee answers directly"
+              )
+            }
+            const at = yield* now
+            if (steer && (members.deliver_at != null || members.deliver_in != null)) {
+              return yield* invalid("deliver_at_not_steerable", "a steer is delivered at the next round, not at a time")
+            }
+            const dueAt = (yield* dueAtOf(members, at)) ?? null
+            if (steer && (members.attachments?.length ?? 0) > 0) {
+              return yield* invalid("attachments_not_steerable", "a steer takes no attachments")
+            }
+            if (members.expected_steering_run_public_id != null) {
+              if (!steer)
+                return yield* invalid("steering_guard_requires_steer", "expected_steering_run_public_id needs a steer")
+              return yield* new StateConflict({
+                code: "steering_target_changed",
+                message: "No run-backed reply is running here"
+              })
+            }
+            const model = members.model?.model
+            if (model !== undefined && !/^[^/\s]+\/\S+$/.test(model)) {
+              return yield* invalid("validation_failed", "model must be a provider/model reference")
+            }
+            const attachments = yield* attachmentsOf(caller, members.attachments ?? [])
+            const inputId = newPublicId()
+            const stored = Object.fromEntries(
+              storedMembers.filter((name) => given(members, name)).map((name) => [name, members[name]])
+            )
+            const reply = kind === "direct_reply" ? planOf(target.row, answerer, members) : null
+            const accepted: AcceptedInput = {
+              inputId,
+              kind,
+              kernel: false,
+              role: "user",
+              deliveryMode: mode as AcceptedInput["deliveryMode"],
+              dueAt,
+              authorId: self.public_id,
+              reply,
+              ids: {
+                turnId: newPublicId(),
+                variantId: newPublicId(),
+                requestId: newPublicId(),
+                fallbackVariantId: newPublicId(),
+                fallbackRequestId: newPublicId()
+              },
+              row: {
+                text: members.text ?? "",
+                origin: self.kind === "human" ? "person" : "agent",
+                author_id: String(caller.user.id),
+                speaker_id: String(speaker.id),
+                answerer_id: kind === "direct_reply" ? String(answerer.id) : null,
+                members: {
+                  ...stored,
+                  ...(reply?.model == null ? {} : { model: { ...(members.model ?? {}), model: reply.model } }),
+                  delivery_mode: mode,
+                  attachments,
+                  context_options: {
+                    ...(members.history == null ? {} : { history: members.history }),
+                    ...(members.inline === undefined ? {} : { inline: members.inline })
+                  }
+                }
+              },
+              item: {
+                input_public_id: inputId,
+                kind,
+                delivery_mode: mode,
+                origin: self.kind === "human" ? "person" : "agent",
+                author_public_id: self.public_id,
+                answering_user_public_id: kind === "direct_reply" ? answerer.public_id : null,
+                deliver_at: dueAt === null ? null : new Date(dueAt).toISOString()
+              }
+            }
+            const { replies } = yield* send(target, {
+              type: "input.accept",
+              at: at.getTime(),
+              input: accepted,
+              ...(members.expected_context_revision == null
+                ? {}
+                : { expectedContextRevision: members.expected_context_revision }),
+              ...(members.expected_tail_turn_public_id == null
+                ? {}
+                : { expectedTailTurnId: members.expected_tail_turn_public_id })
+            })
+            const answered = replies[conversationEffects.insertInput] as { state: InputRow["state"] } | undefined
+            const row = (yield* db(repository.findInput(inputId)))!
+            const [view] = yield* viewsOf(target, [row])
+            return {
+              ...view!,
+              state: answered?.state ?? row.state,
+              blocked_reason: null
+            }
+          }),
+        list: (caller, workspaceId, conversationId) =>
+          Effect.flatMap(conversations.standing(caller, workspaceId, conversationId, "read"), queueOf),
+        edit: (caller, workspaceId, conversationId, inputId, members) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const row = yield* inputIn(target, inputId)
+            if (row.origin === "task_result" || row.origin === "child") {
+              return yield* new StateConflict({ code: "kernel_input_immutable", message: "Kernel rows are immutable" })
+            }
+            const frozen = frozenMembers.find((name) => members[name] !== undefined)
+            if (frozen !== undefined) return yield* invalid("validation_failed", `${frozen} is frozen at creation`)
+            const edits = Object.keys(members).filter(
+              (name) => members[name] !== undefined && name !== "expected_lock_version" && name !== "delivery_mode"
+            )
+            const expected =
+              members.expected_lock_version === undefined ? {} : { expectedLockVersion: members.expected_lock_version }
+            if (members.delivery_mode != null) {
+              if (row.state === "steering") {
+                if (edits.length > 0) {
+                  return yield* new StateConflict({
+                    code: "steering_held",
+                    message: "A held steer takes only steer_now"
+                  })
+                }
+                if (members.delivery_mode !== "steer_now") {
+                  return yield* invalid("validation_failed", "delivery_mode of a held steer can only become steer_now")
+                }
+                yield* send(target, { type: "input.promote", inputId: row.public_id, ...expected })
+              } else if (members.delivery_mode !== row.delivery_mode) {
+                return yield* invalid("validation_failed", "delivery_mode of a queued row cannot change")
+              }
+            }
+            if (edits.length > 0 || members.delivery_mode == null) {
+              if (row.state === "steering") {
+                return yield* new StateConflict({ code: "steering_held", message: "A held steer takes only steer_now" })
+              }
+              const stored = row.members as Record<string, unknown>
+              const at = yield* now
+              const dueAt = yield* dueAtOf(members, at)
+              const changedMembers = Object.fromEntries(
+                storedMembers
+                  .filter((name) => members[name] !== undefined && !(name === "steps" && members.steps === null))
+                  .map((name) => [name, members[name]])
+              )
+              const attachments =
+                members.attachments === undefined || members.attachments === null
+                  ? undefined
+                  : yield* attachmentsOf(caller, members.attachments)
+              const merged: Record<string, unknown> = {
+                ...stored,
+                ...changedMembers,
+                ...(attachments === undefined ? {} : { attachments })
+              }
+              const conversationRow = target.row
+              const answererId = row.answerer_id ?? conversationRow.answerer_id
+              const answerer = (yield* conversations.people([answererId])).get(answererId)!
+              const reply =
+                row.kind === "direct_reply"
+                  ? planOf(conversationRow, answerer, {
+                      ...(merged as InputMembers),
+                      model: (merged.model ?? null) as InputMembers["model"]
+                    })
+                  : undefined
+              yield* send(target, {
+                type: "input.edit",
+                at: at.getTime(),
+                inputId: row.public_id,
+                ...expected,
+                changes: {
+                  ...(members.text == null ? {} : { text: members.text }),
+                  members: merged
+                },
+                ...(reply === undefined ? {} : { reply }),
+                ...(dueAt === undefined ? {} : { dueAt })
+              })
+            }
+            const after = (yield* db(repository.findInput(row.public_id)))!
+            const [view] = yield* viewsOf(target, [after])
+            return view!
+          }),
+        remove: (caller, workspaceId, conversationId, inputId) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const row = yield* inputIn(target, inputId)
+            yield* send(target, { type: "input.delete", inputId: row.public_id })
+          }),
+        reorder: (caller, workspaceId, conversationId, inputIds) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const self = (yield* conversations.people([caller.user.id])).get(caller.user.id)!
+            const kernel = (yield* db(repository.queueOf(target.row.id))).filter(
+              (row) => row.origin === "task_result" || row.origin === "child"
+            )
+            if (kernel.some((row) => inputIds.includes(row.public_id))) {
+              return yield* new StateConflict({
+                code: "kernel_input_immutable",
+                message: "Kernel rows keep their place"
+              })
+            }
+            yield* send(target, { type: "input.reorder", authorId: self.public_id, inputIds })
+            return yield* queueOf(target)
+          }),
+        materialization: (caller, workspaceId, conversationId, inputId, includeHidden) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "read")
+            const row = isUuid(inputId) ? yield* db(repository.findInput(inputId)) : undefined
+            if (!row || row.conversation_id !== target.row.id) return yield* notFound()
+            if (row.turn_public_id !== null) {
+              const turn = yield* db(repository.findTurn(row.turn_public_id))
+              if (turn === undefined || (turn.visibility === "hidden" && !includeHidden)) return yield* notFound()
+            }
+            return {
+              input_public_id: row.public_id,
+              turn_public_id: row.turn_public_id,
+              variant_public_id: row.variant_public_id,
+              run_public_id: null
+            }
+          })
+      })
+    })
+  )
+}

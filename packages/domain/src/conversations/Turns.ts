@@ -1,0 +1,379 @@
+// A conversation's turns (supplement "Turns and variants"): the timeline window with inherited
+// entries, turn and variant reads, and the content verbs (edit, regeneration, activation,
+// visibility, DELETE of the tail, variant concealment, cancellation), each one event to the
+// conversation's actor, whose machine judges the tail, the running reply and frozen prefixes.
+import { isUuid, newPublicId } from "@troupe/storage/Ids"
+import { withRepositories } from "@troupe/storage/Repositories"
+import { ConversationsRepository, type TimelineTurnRow, type TurnRow } from "@troupe/storage/repositories/Conversations"
+import { Context, Effect, Layer } from "effect"
+import type { Caller } from "../accounts/Caller.ts"
+import { Idempotency, type ReceiptKey } from "../kernel/Idempotency.ts"
+import { Absent, BadParameter, Invalid, StateConflict } from "../kernel/Refusals.ts"
+import { ModelCatalog } from "../models/ModelCatalog.ts"
+import { Conversations, type Refused, type Standing } from "./Conversations.ts"
+import { chainOf } from "./Timeline.ts"
+import { type ConversationView, type TurnView, turnView, variantView } from "./Views.ts"
+
+export interface WindowQuery {
+  readonly limit?: string | undefined
+  readonly after_position?: string | undefined
+  readonly before_position?: string | undefined
+  readonly include_hidden?: string | undefined
+}
+
+export interface RegenerationMembers {
+  readonly model?: { readonly model: string } | null | undefined
+  readonly configuration?: Readonly<Record<string, unknown>> | null | undefined
+  readonly [member: string]: unknown
+}
+
+type VariantView = ReturnType<typeof variantView>
+
+const badParameter = (message: string) => new BadParameter({ code: "parameter_invalid", message })
+
+const flag = (value: string | undefined, name: string) => {
+  if (value === undefined || value === "false" || value === "0") return Effect.succeed(false)
+  if (value === "true" || value === "1") return Effect.succeed(true)
+  return Effect.fail(badParameter(`${name} must be true, false, 1 or 0`))
+}
+
+const position = (value: string | undefined, name: string) =>
+  value === undefined
+    ? Effect.succeed(null)
+    : /^\d{1,9}$/.test(value)
+      ? Effect.succeed(Number(value))
+      : Effect.fail(badParameter(`${name} must be a turn position`))
+
+export class Turns extends Context.Service<
+  Turns,
+  {
+    readonly list: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      query: WindowQuery
+    ) => Effect.Effect<
+      {
+        turns: ReadonlyArray<TurnView>
+        pagination: {
+          before_position: number | null
+          after_position: number | null
+          has_older: boolean
+          has_newer: boolean
+        }
+      },
+      Refused
+    >
+    readonly show: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      turnId: string,
+      includeHidden: boolean
+    ) => Effect.Effect<TurnView, Refused>
+    readonly variants: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      turnId: string
+    ) => Effect.Effect<
+      { variants: ReadonlyArray<VariantView>; turn: { public_id: string; inherited: boolean } },
+      Refused
+    >
+    readonly edit: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      turnId: string,
+      text: string
+    ) => Effect.Effect<TurnView, Refused>
+    readonly regenerate: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      turnId: string,
+      members: RegenerationMembers
+    ) => Effect.Effect<{ turn: { public_id: string; status: "running" }; variant: VariantView }, Refused>
+    readonly activate: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      turnId: string,
+      variantId: string
+    ) => Effect.Effect<TurnView, Refused>
+    readonly conceal: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      turnId: string,
+      variantId: string,
+      concealed: boolean
+    ) => Effect.Effect<VariantView, Refused>
+    readonly setVisibility: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      turnId: string,
+      visibility: "visible" | "hidden" | "excluded_from_context"
+    ) => Effect.Effect<TurnView, Refused>
+    readonly remove: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      turnId: string
+    ) => Effect.Effect<void, Refused>
+    /** The regeneration acceptance kept for `key` (the caller's, on this turn), while its window lasts. */
+    readonly receipt: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      turnId: string,
+      key: ReceiptKey
+    ) => Effect.Effect<string, Refused>
+    /** Cuts the running reply: `canceled` false when nothing was running. */
+    readonly cancel: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string
+    ) => Effect.Effect<{ conversation: ConversationView; canceled: boolean }, Refused>
+  }
+>()("@troupe/domain/conversations/Turns") {
+  static readonly layer = Layer.effect(
+    Turns,
+    Effect.gen(function* () {
+      const conversations = yield* Conversations
+      const idempotency = yield* Idempotency
+      const catalog = yield* ModelCatalog
+      const repository = yield* ConversationsRepository
+      const db = yield* withRepositories(ConversationsRepository)
+
+      const notFound = () => new Absent({ code: "not_found", message: "No such turn" })
+
+      const views = (turns: ReadonlyArray<TimelineTurnRow>) =>
+        Effect.gen(function* () {
+          const variants = yield* db(repository.variantsOf(turns.map((turn) => turn.id)))
+          const people = yield* conversations.people(
+            turns.flatMap((turn) => [turn.speaker_id, turn.answerer_id].filter((id): id is bigint => id !== null))
+          )
+          return turns.map((turn) => turnView(turn, variants, people))
+        })
+
+      /** A turn of the conversation's timeline (its own, or inherited), as the window reads it. */
+      const turnIn = (target: Standing, turnId: string, includeHidden = true) =>
+        Effect.gen(function* () {
+          const row = isUuid(turnId) ? yield* db(repository.findTurn(turnId)) : undefined
+          if (row === undefined) return yield* notFound()
+          const chain = yield* db(chainOf(repository, target.row))
+          const index = chain.conversationIds.indexOf(row.conversation_id)
+          const bound = chain.below[index]
+          if (index < 0 || (bound !== null && bound !== undefined && row.position >= bound)) return yield* notFound()
+          if (row.visibility === "hidden" && !includeHidden) return yield* notFound()
+          return { ...row, own: index === 0 } satisfies TimelineTurnRow
+        })
+
+      const viewOf = (turn: TimelineTurnRow) => Effect.map(views([turn]), (found) => found[0]!)
+
+      const reread = (turn: TurnRow | TimelineTurnRow, own: boolean) =>
+        Effect.gen(function* () {
+          const row = (yield* db(repository.findTurn(turn.public_id)))!
+          return yield* viewOf({ ...row, own })
+        })
+
+      const variantOf = (turn: TimelineTurnRow, variantId: string) =>
+        Effect.gen(function* () {
+          const variant = isUuid(variantId) ? yield* db(repository.findVariant(variantId)) : undefined
+          if (variant === undefined || variant.turn_id !== turn.id) {
+            return yield* new Absent({ code: "not_found", message: "No such variant" })
+          }
+          return variant
+        })
+
+      return Turns.of({
+        list: (caller, workspaceId, conversationId, query) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "read")
+            const limit = query.limit === undefined ? 25 : Number(query.limit)
+            if (!/^\d{1,3}$/.test(query.limit ?? "25") || limit < 1 || limit > 100) {
+              return yield* badParameter("limit must be 1 to 100")
+            }
+            const after = yield* position(query.after_position, "after_position")
+            const before = yield* position(query.before_position, "before_position")
+            const includeHidden = yield* flag(query.include_hidden, "include_hidden")
+            const chain = yield* db(chainOf(repository, target.row))
+            const rows = yield* db(
+              repository.timeline({
+                chain,
+                afterPosition: after,
+                beforePosition: before,
+                includeHidden,
+                from: after !== null ? "oldest" : "newest",
+                limit
+              })
+            )
+            const ordered = [...rows].sort((a, b) => a.position - b.position)
+            const first = ordered[0]?.position ?? null
+            const last = ordered.at(-1)?.position ?? null
+            const beyond = (side: { below: number | null; above: number | null }) =>
+              Effect.map(db(repository.turnBeyond({ chain, ...side, includeHidden })), (row) => row?.found ?? false)
+            return {
+              turns: yield* views(ordered),
+              pagination: {
+                before_position: first,
+                after_position: last,
+                has_older: first === null ? false : yield* beyond({ below: first, above: null }),
+                has_newer: last === null ? false : yield* beyond({ below: null, above: last })
+              }
+            }
+          }),
+        show: (caller, workspaceId, conversationId, turnId, includeHidden) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "read")
+            return yield* viewOf(yield* turnIn(target, turnId, includeHidden))
+          }),
+        variants: (caller, workspaceId, conversationId, turnId) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "read")
+            const turn = yield* turnIn(target, turnId)
+            const variants = yield* db(repository.variantsOf([turn.id]))
+            const prompt = turn.kind === "direct_reply" ? turn.prompt_text : null
+            return {
+              variants: variants.map((variant) =>
+                variantView(variant, variant.public_id === turn.active_variant_public_id, prompt)
+              ),
+              turn: { public_id: turn.public_id, inherited: !turn.own }
+            }
+          }),
+        edit: (caller, workspaceId, conversationId, turnId, text) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const turn = yield* turnIn(target, turnId)
+            yield* conversations.send(target, {
+              type: "turn.edit",
+              turnId: turn.public_id,
+              variantId: newPublicId(),
+              text
+            })
+            return yield* reread(turn, turn.own)
+          }),
+        regenerate: (caller, workspaceId, conversationId, turnId, members) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const turn = yield* turnIn(target, turnId)
+            if (turn.kind !== "direct_reply") {
+              return yield* new Invalid({ code: "validation_failed", message: "only a direct reply is regenerated" })
+            }
+            const active =
+              turn.active_variant_public_id === null
+                ? undefined
+                : yield* db(repository.findVariant(turn.active_variant_public_id))
+            const asked = members.model?.model ?? (active?.model as { model_ref?: string } | null)?.model_ref
+            if (asked === undefined || !(catalog.find(asked)?.workloads.includes("text_generation") ?? false)) {
+              return yield* new Invalid({ code: "validation_failed", message: "model is not a catalog text model" })
+            }
+            if (active === undefined)
+              return yield* new StateConflict({ code: "not_terminal", message: "Nothing to regenerate" })
+            const variantId = newPublicId()
+            yield* conversations.send(target, {
+              type: "turn.regenerate",
+              turnId: turn.public_id,
+              displayedVariantId: active.public_id,
+              variantId,
+              requestId: newPublicId(),
+              model: asked,
+              overrides: members.configuration == null ? {} : { configuration: members.configuration }
+            })
+            const variant = (yield* db(repository.findVariant(variantId)))!
+            return {
+              turn: { public_id: turn.public_id, status: "running" as const },
+              variant: variantView(variant, false, turn.prompt_text)
+            }
+          }),
+        activate: (caller, workspaceId, conversationId, turnId, variantId) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const turn = yield* turnIn(target, turnId)
+            const variant = yield* variantOf(turn, variantId)
+            if (variant.status === "running" || variant.status === "pending") {
+              return yield* new StateConflict({ code: "not_terminal", message: "The candidate has not settled" })
+            }
+            if (turn.active_variant_public_id !== variant.public_id) {
+              yield* conversations.send(target, {
+                type: "turn.activate",
+                turnId: turn.public_id,
+                variantId: variant.public_id
+              })
+            }
+            return yield* reread(turn, turn.own)
+          }),
+        conceal: (caller, workspaceId, conversationId, turnId, variantId, concealed) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const turn = yield* turnIn(target, turnId)
+            const variant = yield* variantOf(turn, variantId)
+            if (concealed && turn.active_variant_public_id === variant.public_id) {
+              return yield* new Invalid({
+                code: "validation_failed",
+                message: "the active candidate cannot be concealed"
+              })
+            }
+            yield* conversations.send(target, {
+              type: "variant.conceal",
+              turnId: turn.public_id,
+              variantId: variant.public_id,
+              concealed
+            })
+            const after = (yield* db(repository.findVariant(variant.public_id)))!
+            return variantView(after, false, turn.kind === "direct_reply" ? turn.prompt_text : null)
+          }),
+        setVisibility: (caller, workspaceId, conversationId, turnId, visibility) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const turn = yield* turnIn(target, turnId)
+            if (turn.kind === "compaction_summary") {
+              return yield* new StateConflict({ code: "kernel_authored", message: "A summary turn cannot be hidden" })
+            }
+            if (!turn.own) {
+              return yield* new StateConflict({ code: "branch_required", message: "An inherited turn is the source's" })
+            }
+            yield* conversations.send(target, { type: "turn.visibility", turnId: turn.public_id, visibility })
+            return yield* reread(turn, turn.own)
+          }),
+        remove: (caller, workspaceId, conversationId, turnId) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const turn = yield* turnIn(target, turnId)
+            const previous = turn.own
+              ? yield* db(repository.ownTurnBelow({ conversationId: target.row.id, position: turn.position }))
+              : undefined
+            yield* conversations.send(target, {
+              type: "turn.delete",
+              turnId: turn.public_id,
+              previousTail:
+                previous === undefined
+                  ? null
+                  : {
+                      turnId: previous.public_id,
+                      position: previous.position,
+                      kind: previous.kind as "message" | "direct_reply" | "compaction_summary",
+                      status: previous.status
+                    }
+            })
+          }),
+        receipt: (caller, workspaceId, conversationId, turnId, key) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "read")
+            yield* turnIn(target, turnId)
+            const kept = yield* idempotency.stored(key)
+            if (kept === undefined) return yield* new Absent({ code: "not_found", message: "No such regeneration" })
+            return kept.body
+          }),
+        cancel: (caller, workspaceId, conversationId) =>
+          Effect.gen(function* () {
+            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const { applied } = yield* conversations.send(target, { type: "conversation.cancel" })
+            return { conversation: yield* conversations.view(target), canceled: applied }
+          })
+      })
+    })
+  )
+}

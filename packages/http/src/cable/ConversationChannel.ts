@@ -1,0 +1,149 @@
+// AgentAPI::V1::ConversationEventsChannel, or ConversationChannel, {workspace_id, conversation_id,
+// items?, after?} (SUPPLEMENT "Cable"; conversations supplement "Feed and conversation channel"),
+// for member credentials and browser sessions of humans who may read the conversation. `items`:
+// - events (default): every durable item as `{event: <replay item>}`; lifecycle: turn_status,
+//   attention_required and conversation_ended only. `after` as on the inference request channel.
+// - transcript (ephemeral, never replayed): a streaming reply's text_delta / reasoning_delta,
+//   stream_reset when an attempt's output is dropped, and `turn` with its projection when a turn
+//   settles. A reply's deltas ride its inference request's stream, followed from that request's
+//   first item (so a reply already running when the subscription starts arrives whole) until its
+//   result; the conversation's items wait meanwhile, so a turn's `turn` follows its last delta.
+// - progress: the runs' frames (no run-backed replies yet: silent).
+// Anything refused, malformed or invisible is the one rejection.
+import { decodeStreamCursor, type StreamItem, Streams } from "@troupe/actors/Streams"
+import {
+  type ConversationChannelMessage,
+  ConversationChannelParams,
+  conversationChannelNames,
+  type TranscriptItem
+} from "@troupe/contracts/cable/ConversationChannel"
+import type { Caller } from "@troupe/domain/accounts/Caller"
+import { Conversations } from "@troupe/domain/conversations/Conversations"
+import { LiveReplies, type LiveReply } from "@troupe/domain/conversations/LiveReplies"
+import { Turns } from "@troupe/domain/conversations/Turns"
+import { StepFeed } from "@troupe/domain/runtime/StepFeed"
+import { Effect, Layer, Schema, Stream } from "effect"
+import { type CableChannel, type CableIdentity, registerChannel, rejected, SubscriptionRejected } from "./Channels.ts"
+import { type FeedSource, openDurableFeed } from "./DurableFeed.ts"
+
+const lifecycleTypes: ReadonlySet<string> = new Set(["turn_status", "attention_required", "conversation_ended"])
+const settled: ReadonlySet<unknown> = new Set(["completed", "failed", "canceled", "timed_out"])
+
+const decodeParams = Schema.decodeUnknownEffect(ConversationChannelParams)
+
+type Payload = Readonly<Record<string, unknown>>
+const payloadOf = (item: StreamItem): Payload => (item.payload ?? {}) as Payload
+
+/** Nothing follows a tombstone's conversation_ended; an archive's may be followed by an unarchive. */
+const isLast = (item: StreamItem) => item.type === "conversation_ended" && payloadOf(item).reason === "tombstoned"
+
+const startingAfter = (after: string | undefined) =>
+  after === undefined
+    ? Effect.succeed("live" as const)
+    : after === ""
+      ? Effect.succeed(0n)
+      : Effect.mapError(decodeStreamCursor(after), () => new SubscriptionRejected())
+
+/** A member credential, or a human's browser session cookie (the conversation page). */
+const callerOf = (identity: CableIdentity) => {
+  if (identity._tag === "Member") return Effect.succeed(identity.caller)
+  const credential = identity._tag === "Human" ? identity.caller.credential : undefined
+  if (identity._tag !== "Human" || credential?.kind !== "session" || credential.sessionKind !== "browser") {
+    return rejected
+  }
+  return Effect.flatMap(LiveReplies, (live) => live.humanCaller(identity.caller.user.id)).pipe(
+    Effect.flatMap((caller) => (caller === undefined ? rejected : Effect.succeed(caller)))
+  )
+}
+
+/** One item of a reply's inference request as the transcript tells it (most tell nothing). */
+const transcribed = (reply: LiveReply, item: StreamItem): TranscriptItem | undefined => {
+  const ids = { turn_public_id: reply.turnPublicId, variant_public_id: reply.variantPublicId }
+  const text = payloadOf(item).text
+  switch (item.type) {
+    case "text_delta":
+    case "reasoning_delta":
+      return typeof text === "string" ? { type: item.type, ...ids, text } : undefined
+    case "rollback":
+      return { type: "stream_reset", ...ids }
+    default:
+      return undefined
+  }
+}
+
+/** The conversation's transcript for `caller` (its `turn` items read as the turns door answers). */
+const transcript = Effect.fnUntraced(function* (
+  caller: Caller,
+  subscription: ConversationChannelParams,
+  source: FeedSource
+) {
+  const live = yield* LiveReplies
+  const turns = yield* Turns
+  const streams = yield* Streams
+  const stepFeed = yield* StepFeed
+  const { workspace_id: workspaceId, conversation_id: conversationId } = subscription
+  // The conversation's items from now on, opened before the running sample is read: a sample that
+  // starts later is announced there, one that started earlier is found by the read (or both).
+  const items = yield* openDurableFeed(source, "live", isLast)
+  const followed = new Set<string>()
+  const follow = (reply: LiveReply | undefined) => {
+    if (reply === undefined || followed.has(reply.variantPublicId)) return Stream.empty
+    followed.add(reply.variantPublicId)
+    const deltas = openDurableFeed(reply.source, 0n, (item) => item.type === "result").pipe(
+      Effect.provideService(Streams, streams),
+      Effect.provideService(StepFeed, stepFeed)
+    )
+    return Stream.unwrap(deltas).pipe(
+      Stream.map((item) => transcribed(reply, item)),
+      Stream.filter((item): item is TranscriptItem => item !== undefined)
+    )
+  }
+  const settledTurn = (turnId: string) =>
+    turns.show(caller, workspaceId, conversationId, turnId, true).pipe(
+      Effect.map((turn): ReadonlyArray<TranscriptItem> => [{ type: "turn", turn_public_id: turnId, turn }]),
+      Effect.catch(() => Effect.succeed([]))
+    )
+  const told = (item: StreamItem) => {
+    const payload = payloadOf(item)
+    const variantId = payload.variant_public_id
+    const turnId = payload.turn_public_id
+    const starts = item.type === "turn_status" || item.type === "turn_variant"
+    if (starts && payload.status === "running" && typeof variantId === "string") {
+      return Stream.unwrap(Effect.map(live.sample(variantId), follow))
+    }
+    if (item.type === "turn_status" && settled.has(payload.status) && typeof turnId === "string") {
+      return Stream.fromIterableEffect(settledTurn(turnId))
+    }
+    return Stream.empty
+  }
+  const current = yield* live.running(conversationId)
+  return Stream.concat(follow(current), Stream.flatMap(items, told))
+})
+
+const conversationChannel = (name: string): CableChannel<Conversations | LiveReplies | Turns | Streams | StepFeed> => ({
+  name,
+  subscribe: (params, connection) =>
+    Effect.gen(function* () {
+      const caller = yield* callerOf(connection.identity)
+      const subscription = yield* Effect.mapError(decodeParams(params), () => new SubscriptionRejected())
+      const feed = subscription.items ?? "events"
+      if (subscription.after !== undefined && (feed === "transcript" || feed === "progress")) return yield* rejected
+      const after = yield* startingAfter(subscription.after)
+      const source = yield* (yield* Conversations)
+        .eventSource(caller, subscription.workspace_id, subscription.conversation_id)
+        .pipe(Effect.mapError(() => new SubscriptionRejected()))
+      if (feed === "progress") return Stream.never
+      const message = (event: StreamItem | TranscriptItem): ConversationChannelMessage => ({ event })
+      if (feed === "transcript") return Stream.map(yield* transcript(caller, subscription, source), message)
+      const items = yield* openDurableFeed(source, after, isLast)
+      const admitted = feed === "lifecycle" ? Stream.filter(items, (item) => lifecycleTypes.has(item.type)) : items
+      return Stream.map(admitted, message)
+    })
+})
+
+const [upstreamName, shortName] = conversationChannelNames
+
+export const ConversationChannelLive = Layer.mergeAll(
+  registerChannel(conversationChannel(upstreamName)),
+  registerChannel(conversationChannel(shortName))
+)

@@ -1,0 +1,68 @@
+// Handlers of Member: conversation inputs. The domain judges what needs the catalog and the
+// people; the conversation's actor holds the queue bound, the fences and the drain.
+import { TroupeApi } from "@troupe/contracts/Api"
+import { errors } from "@troupe/contracts/Errors"
+import { CurrentMemberCaller, type MemberCaller } from "@troupe/contracts/member/Caller"
+import { Inputs } from "@troupe/domain/conversations/Inputs"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { answerRefusals } from "../conventions/DomainRefusals.ts"
+
+const includeHiddenOf = (value: string | undefined) =>
+  value === undefined || value === "false" || value === "0"
+    ? Effect.succeed(false)
+    : value === "true" || value === "1"
+      ? Effect.succeed(true)
+      : errors.parameterInvalid("include_hidden must be true, false, 1 or 0")
+
+export const ConversationInputsHandlers = HttpApiBuilder.group(
+  TroupeApi,
+  "conversationInputs",
+  Effect.fn(function* (handlers) {
+    const inputs = yield* Inputs
+    const command = <A, E>(run: (caller: MemberCaller) => Effect.Effect<A, E>) =>
+      Effect.flatMap(CurrentMemberCaller, run)
+
+    return handlers
+      .handle("list", ({ params }) =>
+        command((caller) => inputs.list(caller, params.workspace_id, params.conversation_id)).pipe(answerRefusals)
+      )
+      .handle("create", ({ params, payload }) =>
+        command((caller) => inputs.create(caller, params.workspace_id, params.conversation_id, payload)).pipe(
+          Effect.map((input) => ({ input })),
+          answerRefusals
+        )
+      )
+      .handle("update", ({ params, payload }) =>
+        command((caller) =>
+          inputs.edit(caller, params.workspace_id, params.conversation_id, params.input_id, payload)
+        ).pipe(
+          Effect.map((input) => ({ input })),
+          answerRefusals
+        )
+      )
+      .handle("remove", ({ params }) =>
+        command((caller) => inputs.remove(caller, params.workspace_id, params.conversation_id, params.input_id)).pipe(
+          answerRefusals
+        )
+      )
+      .handle("reorder", ({ params, payload }) =>
+        command((caller) => inputs.reorder(caller, params.workspace_id, params.conversation_id, payload.inputs)).pipe(
+          answerRefusals
+        )
+      )
+      .handle("materialization", ({ params, query }) =>
+        Effect.gen(function* () {
+          const includeHidden = yield* includeHiddenOf(query.include_hidden)
+          const materialization = yield* inputs.materialization(
+            yield* CurrentMemberCaller,
+            params.workspace_id,
+            params.conversation_id,
+            params.input_id,
+            includeHidden
+          )
+          return { materialization }
+        }).pipe(answerRefusals)
+      )
+  })
+)

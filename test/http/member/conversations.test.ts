@@ -1,0 +1,490 @@
+// Member: conversations, inputs and turns through the real server on real PostgreSQL: the
+// conversation rows of "States and transitions" (archive, unarchive, delete), the input rows
+// (drain into a turn, blocked, edit, delete, steering), the queue bound, the turn verbs, the feed,
+// and the doors' refusals in the spec's codes.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { twoStewards } from "../../support/account.ts"
+import { waitForConversation } from "../../support/conversations.ts"
+import { bearer, request } from "../../support/http.ts"
+import type { ConnectedAgent } from "../../support/members.ts"
+import { startTestServer, type TestServer } from "../../support/server.ts"
+
+let server: TestServer
+let agent: ConnectedAgent
+let sibling: ConnectedAgent
+let outsider: ConnectedAgent
+let workspaceId: string
+let keys = 0
+
+const as = (who: ConnectedAgent, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(who.token), ...headers }, body })
+const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  as(agent, method, path, body, headers)
+const key = () => ({ "idempotency-key": `conversation-${++keys}` })
+
+const conversationsPath = () => `/workspaces/${workspaceId}/conversations`
+const path = (id: string, rest = "") => `${conversationsPath()}/${id}${rest}`
+
+const createConversation = async (members: Record<string, unknown> = {}) => {
+  const made = await call("POST", conversationsPath(), { conversation: members }, key())
+  expect(made.status).toBe(201)
+  return made.body.conversation.public_id as string
+}
+
+const input = (id: string, members: Record<string, unknown>, headers = key()) =>
+  call("POST", path(id, "/inputs"), { input: members }, headers)
+
+const turns = async (id: string) => (await call("GET", path(id, "/turns?limit=100"))).body.turns as Array<any>
+const feedTypes = async (id: string) =>
+  ((await call("GET", path(id, "/events?limit=200"))).body.events as Array<any>).map((item) => item.type)
+
+/** Waits until the conversation's newest turn has `status`. */
+const settled = (id: string, count: number, status = "completed") =>
+  waitForConversation(server, id, async () => {
+    const found = await turns(id)
+    return found.length === count && found.at(-1)?.status === status
+  })
+
+const slow = (ms = 20_000) => JSON.stringify({ delay_ms: ms, reply: "late" })
+
+beforeAll(async () => {
+  server = await startTestServer()
+  const account = await twoStewards(server, { owner: ["talker", "second-talker"], member: ["outsider"] })
+  agent = account.ownerAgents[0] as ConnectedAgent
+  sibling = account.ownerAgents[1] as ConnectedAgent
+  outsider = account.memberAgents[0] as ConnectedAgent
+  const made = await call("POST", "/workspaces", { workspace: { name: "talk" } }, key())
+  workspaceId = made.body.workspace.public_id
+})
+afterAll(() => server?.close())
+
+describe("conversations", () => {
+  it("create: defaults, the full document, and an idempotent replay", async () => {
+    const headers = key()
+    const made = await call("POST", conversationsPath(), { conversation: { title: "hi", metadata: { a: 1 } } }, headers)
+    expect(made.status).toBe(201)
+    expect(made.body.conversation).toMatchObject({
+      title: "hi",
+      metadata: { a: 1 },
+      billing_subject: null,
+      parent: null,
+      side: false,
+      lock_version: 0,
+      context_revision: 0,
+      answering_user_public_id: agent.publicId,
+      creator_public_id: agent.publicId,
+      access: { default: "full", entries: [] },
+      memory_context: null,
+      context: null,
+      input_queue: { limit: 16, held: 0 }
+    })
+    const again = await call(
+      "POST",
+      conversationsPath(),
+      { conversation: { title: "hi", metadata: { a: 1 } } },
+      headers
+    )
+    expect(again.status).toBe(201)
+    expect(again.headers.get("idempotency-replayed")).toBe("true")
+    expect(again.body.conversation.public_id).toBe(made.body.conversation.public_id)
+  })
+
+  it("create refusals: answerer_not_eligible, principal_not_eligible, billing_subject_too_long", async () => {
+    const human = await call(
+      "POST",
+      conversationsPath(),
+      { conversation: { answering_user_public_id: "01900000-0000-7000-8000-000000000000" } },
+      key()
+    )
+    expect(human.status).toBe(422)
+    expect(human.body.error.code).toBe("answerer_not_eligible")
+    const self = await call(
+      "POST",
+      conversationsPath(),
+      { conversation: { access: { default: "full", entries: [{ user_public_id: agent.publicId, level: "read" }] } } },
+      key()
+    )
+    expect(self.status).toBe(422)
+    expect(self.body.error.code).toBe("principal_not_eligible")
+    const long = await call("POST", conversationsPath(), { conversation: { billing_subject: "x".repeat(256) } }, key())
+    expect(long.status).toBe(422)
+    expect(long.body.error.code).toBe("billing_subject_too_long")
+  })
+
+  it("lists roots with filters and keyset cursors; a cursor under another order is 400", async () => {
+    const a = await createConversation({ metadata: { team: "red" } })
+    await createConversation({ metadata: { team: "blue" } })
+    const red = await call("GET", `${conversationsPath()}?metadata_key=team&metadata_value=red`)
+    expect(red.status).toBe(200)
+    expect(red.body.conversations.map((row: any) => row.public_id)).toEqual([a])
+    const first = await call("GET", `${conversationsPath()}?limit=1`)
+    expect(first.body.conversations).toHaveLength(1)
+    const cursor = first.body.pagination.next_after
+    expect(typeof cursor).toBe("string")
+    const next = await call("GET", `${conversationsPath()}?limit=1&after=${cursor}`)
+    expect(next.body.conversations[0].public_id > first.body.conversations[0].public_id).toBe(true)
+    const wrong = await call("GET", `${conversationsPath()}?limit=1&order=desc&after=${cursor}`)
+    expect(wrong.status).toBe(400)
+    expect(wrong.body.error.code).toBe("parameter_invalid")
+    const roots = await call("GET", "/conversations?limit=100")
+    expect(roots.body.conversations.some((row: any) => row.public_id === a)).toBe(true)
+    expect((await call("GET", `${conversationsPath()}?limit=0`)).status).toBe(400)
+    expect((await call("GET", `${conversationsPath()}?metadata_key=team`)).status).toBe(400)
+  })
+
+  it("PATCH: lock_version fences, both members missing is 400, metadata over 2 KiB is 413", async () => {
+    const id = await createConversation()
+    const patched = await call("PATCH", path(id), { conversation: { title: "renamed", lock_version: 0 } })
+    expect(patched.status).toBe(200)
+    expect(patched.body.conversation).toMatchObject({ title: "renamed", lock_version: 1 })
+    const stale = await call("PATCH", path(id), { conversation: { title: "again", lock_version: 0 } })
+    expect(stale.status).toBe(409)
+    expect(stale.body.error.code).toBe("stale_object")
+    const neither = await call("PATCH", path(id), { conversation: { lock_version: 1 } })
+    expect(neither.status).toBe(400)
+    expect(neither.body.error.code).toBe("parameter_missing")
+    const large = await call("PATCH", path(id), {
+      conversation: { metadata: { x: "y".repeat(3000) }, lock_version: 1 }
+    })
+    expect(large.status).toBe(413)
+  })
+
+  it("Conversation | active | archive → archived (conversation_ended archived); writes 409 conversation_archived; unarchive → active", async () => {
+    const id = await createConversation()
+    const archived = await call("POST", path(id, "/archive"))
+    expect(archived.status).toBe(200)
+    expect(archived.body.conversation.archived_at).not.toBeNull()
+    expect((await call("POST", path(id, "/archive"))).status).toBe(200)
+    const refused = await input(id, { kind: "message", text: "hello" })
+    expect(refused.status).toBe(409)
+    expect(refused.body.error.code).toBe("conversation_archived")
+    const bin = await call("GET", `${conversationsPath()}/archived`)
+    expect(bin.body.conversations.map((row: any) => row.public_id)).toContain(id)
+    const access = await call("PUT", path(id, "/access"), { access: { default: "read" } })
+    expect(access.status).toBe(200)
+    const back = await call("POST", path(id, "/unarchive"))
+    expect(back.status).toBe(200)
+    expect(back.body.conversation.archived_at).toBeNull()
+    expect(await feedTypes(id)).toEqual(["conversation_ended", "access_changed"])
+  })
+
+  it("Conversation | any | delete | no live work → tombstoned: 204, then every door 404; a running reply is 409 conversation_busy", async () => {
+    const id = await createConversation()
+    await input(id, { kind: "direct_reply", text: slow(), model: { model: "local/script" } })
+    await waitForConversation(server, id, async () => (await turns(id)).at(-1)?.status === "running")
+    const busy = await call("DELETE", path(id))
+    expect(busy.status).toBe(409)
+    expect(busy.body.error.code).toBe("conversation_busy")
+    expect((await call("POST", path(id, "/cancellation"))).status).toBe(202)
+    await settled(id, 1, "canceled")
+    expect((await call("DELETE", path(id))).status).toBe(204)
+    expect((await call("GET", path(id))).status).toBe(404)
+    expect((await call("DELETE", path(id))).status).toBe(404)
+    expect((await call("GET", path(id, "/turns"))).status).toBe(404)
+  })
+
+  it("access: none conceals with 404, read refuses writes with 403 not_authorized; an identical replacement narrates nothing", async () => {
+    const id = await createConversation()
+    expect((await as(sibling, "GET", path(id))).status).toBe(200)
+    const readOnly = await call("PUT", path(id, "/access"), {
+      access: { default: "none", entries: [{ user_public_id: sibling.publicId, level: "read" }] }
+    })
+    expect(readOnly.status).toBe(200)
+    expect(readOnly.body.conversation.access.entries).toMatchObject([
+      { user_public_id: sibling.publicId, handle: sibling.handle, kind: "agent", level: "read" }
+    ])
+    expect((await as(sibling, "GET", path(id))).status).toBe(200)
+    const write = await as(sibling, "POST", path(id, "/inputs"), { input: { kind: "message", text: "x" } }, key())
+    expect(write.status).toBe(403)
+    expect(write.body.error.code).toBe("not_authorized")
+    await call("PUT", path(id, "/access"), { access: { default: "none" } })
+    expect((await as(sibling, "GET", path(id))).status).toBe(404)
+    await call("PUT", path(id, "/access"), { access: { default: "none" } })
+    expect(await feedTypes(id)).toEqual(["access_changed", "access_changed"])
+    expect((await as(outsider, "GET", path(id))).status).toBe(404)
+  })
+})
+
+describe("inputs and the drain", () => {
+  it("Input | pending | drain | lane idle, no block → consumed into a turn: a direct reply on local/echo completes", async () => {
+    const id = await createConversation()
+    const accepted = await input(id, { kind: "direct_reply", text: "hello", model: { model: "local/echo" } })
+    expect(accepted.status).toBe(202)
+    expect(accepted.body.input).toMatchObject({
+      kind: "direct_reply",
+      text: "hello",
+      state: "pending",
+      queue_position: 0,
+      origin: "agent",
+      author_public_id: agent.publicId,
+      answering_user_public_id: agent.publicId,
+      delivery_mode: "queue",
+      lock_version: 0
+    })
+    await settled(id, 1)
+    const [turn] = await turns(id)
+    expect(turn).toMatchObject({
+      position: 1,
+      kind: "direct_reply",
+      role: "assistant",
+      status: "completed",
+      inherited: false,
+      prompt_text: "hello",
+      content: "echo: hello",
+      input_public_id: accepted.body.input.public_id
+    })
+    expect(turn.active_variant).toMatchObject({ source: "inference", status: "completed", active: true })
+    expect(await feedTypes(id)).toEqual([
+      "input_accepted",
+      "turn_created",
+      "input_materialized",
+      "turn_status",
+      "usage",
+      "turn_status"
+    ])
+    const materialization = await call("GET", path(id, `/inputs/${accepted.body.input.public_id}/materialization`))
+    expect(materialization.body.materialization).toEqual({
+      input_public_id: accepted.body.input.public_id,
+      turn_public_id: turn.public_id,
+      variant_public_id: turn.active_variant.public_id,
+      run_public_id: null
+    })
+    const view = (await call("GET", path(id))).body.conversation
+    expect(view.context).toMatchObject({ as_of_model: { model_ref: "local/echo" } })
+  })
+
+  it("Input | pending | drain | cannot be served → blocked (FIFO held behind it); Input | blocked | edit → pending (re-judged)", async () => {
+    const id = await createConversation()
+    const head = await input(id, { kind: "direct_reply", text: "x", model: { model: "nowhere/none" } })
+    await input(id, { kind: "message", text: "behind" })
+    await waitForConversation(server, id, async () =>
+      ((await call("GET", path(id, "/inputs"))).body.inputs as Array<any>).some((row) => row.state === "blocked")
+    )
+    const queue = (await call("GET", path(id, "/inputs"))).body
+    expect(queue.inputs.map((row: any) => [row.state, row.blocked_reason])).toEqual([
+      ["blocked", "unknown_model"],
+      ["pending", null]
+    ])
+    expect(queue.input_queue).toEqual({ limit: 16, held: 2 })
+    const edited = await call("PATCH", path(id, `/inputs/${head.body.input.public_id}`), {
+      input: { model: { model: "local/echo" }, expected_lock_version: 0 }
+    })
+    expect(edited.status).toBe(200)
+    await settled(id, 2)
+    expect((await turns(id)).map((turn) => [turn.kind, turn.content])).toEqual([
+      ["direct_reply", "echo: x"],
+      ["message", "behind"]
+    ])
+  })
+
+  it("Input | pending or blocked | delete → gone; consumed rows answer 404", async () => {
+    const id = await createConversation()
+    const blocked = await input(id, { kind: "direct_reply", text: "x", model: { model: "nowhere/none" } })
+    const rowId = blocked.body.input.public_id
+    expect((await call("DELETE", path(id, `/inputs/${rowId}`))).status).toBe(204)
+    expect((await call("DELETE", path(id, `/inputs/${rowId}`))).status).toBe(404)
+    expect((await call("GET", path(id, "/inputs"))).body.inputs).toEqual([])
+  })
+
+  it("the queue bound holds at 16 caller rows (scheduled ones too); the 17th is 409 input_queue_full", async () => {
+    const id = await createConversation()
+    for (let index = 0; index < 16; index++) {
+      expect((await input(id, { kind: "message", text: `m${index}`, deliver_in: "1h" })).status).toBe(202)
+    }
+    const full = await input(id, { kind: "message", text: "one too many", deliver_in: "1h" })
+    expect(full.status).toBe(409)
+    expect(full.body.error.code).toBe("input_queue_full")
+  })
+
+  it("delivery times: both 422 deliver_at_ambiguous, past 422, far 422, with a steer 422, bad duration 400", async () => {
+    const id = await createConversation()
+    const codes = async (members: Record<string, unknown>) => {
+      const answer = await input(id, { kind: "message", text: "t", ...members })
+      return [answer.status, answer.body.error?.code]
+    }
+    expect(await codes({ deliver_at: "2030-01-01T00:00:00Z", deliver_in: "1m" })).toEqual([422, "deliver_at_ambiguous"])
+    expect(await codes({ deliver_at: "2000-01-01T00:00:00Z" })).toEqual([422, "deliver_at_in_past"])
+    expect(await codes({ deliver_at: "2999-01-01T00:00:00Z" })).toEqual([422, "deliver_at_too_far"])
+    expect(await codes({ deliver_in: "5m", delivery_mode: "steer" })).toEqual([422, "deliver_at_not_steerable"])
+    expect(await codes({ deliver_in: "5 minutes" })).toEqual([400, "parameter_invalid"])
+    expect(await codes({ deliver_at: "2030-01-01T00:00:00" })).toEqual([400, "parameter_invalid"])
+  })
+
+  it("a message takes no reply-lane member (422 naming it); kind is required (400) and from its vocabulary (422)", async () => {
+    const id = await createConversation()
+    const named = await input(id, { kind: "message", text: "t", model: { model: "local/echo" } })
+    expect(named.status).toBe(422)
+    expect(named.body.error.message).toContain("model")
+    expect((await input(id, { text: "t" })).status).toBe(400)
+    expect((await input(id, { kind: "shout", text: "t" })).status).toBe(422)
+  })
+
+  it("a scheduled input never heads before it is due; deliver_in 0s makes it due now", async () => {
+    const id = await createConversation()
+    const later = await input(id, { kind: "message", text: "later", deliver_in: "1h" })
+    expect(later.body.input.deliver_at).not.toBeNull()
+    expect(await turns(id)).toEqual([])
+    const now = await call("PATCH", path(id, `/inputs/${later.body.input.public_id}`), { input: { deliver_in: "0s" } })
+    expect(now.status).toBe(200)
+    await settled(id, 1)
+  })
+
+  it("Steering input | held | edit delivery_mode steer_now → promoted; released (steer_released) when a direct reply settles", async () => {
+    const id = await createConversation()
+    await input(id, { kind: "direct_reply", text: slow(1500), model: { model: "local/script" } })
+    await waitForConversation(server, id, async () => (await turns(id)).at(-1)?.status === "running")
+    const steer = await input(id, { kind: "message", text: "steer", delivery_mode: "steer" })
+    expect(steer.body.input.state).toBe("steering")
+    const other = await call("PATCH", path(id, `/inputs/${steer.body.input.public_id}`), { input: { text: "no" } })
+    expect(other.status).toBe(409)
+    expect(other.body.error.code).toBe("steering_held")
+    const promoted = await call("PATCH", path(id, `/inputs/${steer.body.input.public_id}`), {
+      input: { delivery_mode: "steer_now" }
+    })
+    expect(promoted.status).toBe(200)
+    expect(promoted.body.input).toMatchObject({ delivery_mode: "steer_now", lock_version: 1 })
+    await settled(id, 2)
+    const items = ((await call("GET", path(id, "/events?limit=200"))).body.events as Array<any>)
+      .filter((item) => item.type === "input_edited")
+      .map((item) => item.payload.reason)
+    expect(items).toEqual(["promoted", "steer_released"])
+  })
+
+  it("reorder names exactly the caller's rows (else 409 queue_changed); they take the old positions", async () => {
+    const id = await createConversation()
+    const a = (await input(id, { kind: "message", text: "a", deliver_in: "1h" })).body.input.public_id
+    const b = (await input(id, { kind: "message", text: "b", deliver_in: "1h" })).body.input.public_id
+    const partial = await call("POST", path(id, "/inputs/reorder"), { inputs: [a] })
+    expect(partial.status).toBe(409)
+    expect(partial.body.error.code).toBe("queue_changed")
+    const swapped = await call("POST", path(id, "/inputs/reorder"), { inputs: [b, a] })
+    expect(swapped.status).toBe(200)
+    expect(swapped.body.inputs.map((row: any) => [row.public_id, row.queue_position])).toEqual([
+      [b, 0],
+      [a, 1]
+    ])
+  })
+
+  it("fences: expected_context_revision 409 stale_context, expected_tail_turn_public_id 409 stale_timeline", async () => {
+    const id = await createConversation()
+    const stale = await input(id, { kind: "message", text: "x", expected_context_revision: 5 })
+    expect(stale.status).toBe(409)
+    expect(stale.body.error.code).toBe("stale_context")
+    const timeline = await input(id, {
+      kind: "message",
+      text: "x",
+      expected_tail_turn_public_id: "01900000-0000-7000-8000-000000000000"
+    })
+    expect(timeline.status).toBe(409)
+    expect(timeline.body.error.code).toBe("stale_timeline")
+  })
+
+  it("an idempotent replay answers the original acceptance, even after consumption, and never adds a row", async () => {
+    const id = await createConversation()
+    const headers = key()
+    const first = await input(id, { kind: "message", text: "once" }, headers)
+    await settled(id, 1)
+    const again = await input(id, { kind: "message", text: "once" }, headers)
+    expect(again.status).toBe(202)
+    expect(again.headers.get("idempotency-replayed")).toBe("true")
+    expect(again.body).toEqual(first.body)
+    expect(await turns(id)).toHaveLength(1)
+  })
+})
+
+describe("turns", () => {
+  it("the window: newest by default, after_position and before_position, has_older and has_newer", async () => {
+    const id = await createConversation()
+    for (const text of ["one", "two", "three"]) await input(id, { kind: "message", text })
+    await settled(id, 3)
+    const newest = await call("GET", path(id, "/turns?limit=2"))
+    expect(newest.body.turns.map((turn: any) => turn.position)).toEqual([2, 3])
+    expect(newest.body.pagination).toEqual({ before_position: 2, after_position: 3, has_older: true, has_newer: false })
+    const older = await call("GET", path(id, "/turns?limit=2&before_position=2"))
+    expect(older.body.turns.map((turn: any) => turn.position)).toEqual([1])
+    const after = await call("GET", path(id, "/turns?limit=1&after_position=1"))
+    expect(after.body.turns.map((turn: any) => turn.position)).toEqual([2])
+    expect((await call("GET", path(id, "/turns?limit=101"))).status).toBe(400)
+  })
+
+  it("edit makes a new active candidate (source edit); elsewhere than the tail is 409 branch_required", async () => {
+    const id = await createConversation()
+    await input(id, { kind: "message", text: "first" })
+    await input(id, { kind: "message", text: "second" })
+    await settled(id, 2)
+    const [first, second] = await turns(id)
+    const edited = await call("POST", path(id, `/turns/${second.public_id}/edit`), { edit: { text: "changed" } })
+    expect(edited.status).toBe(200)
+    expect(edited.body.turn).toMatchObject({ content: "changed", active_variant: { source: "edit", active: true } })
+    const elsewhere = await call("POST", path(id, `/turns/${first.public_id}/edit`), { edit: { text: "no" } })
+    expect(elsewhere.status).toBe(409)
+    expect(elsewhere.body.error.code).toBe("branch_required")
+    const variants = await call("GET", path(id, `/turns/${second.public_id}/variants`))
+    expect(variants.body.variants.map((variant: any) => [variant.source, variant.active])).toEqual([
+      ["edit", false],
+      ["edit", true]
+    ])
+    const activated = await call(
+      "POST",
+      path(id, `/turns/${second.public_id}/variants/${variants.body.variants[0].public_id}/activation`)
+    )
+    expect(activated.body.turn.content).toBe("second")
+  })
+
+  it("regeneration: 202 with a new inactive running candidate and its receipt; the new one becomes active when it completes", async () => {
+    const id = await createConversation()
+    await input(id, { kind: "direct_reply", text: "again", model: { model: "local/echo" } })
+    await settled(id, 1)
+    const [turn] = await turns(id)
+    const headers = { "idempotency-key": "regen-1" }
+    const regenerated = await call("POST", path(id, `/turns/${turn.public_id}/regeneration`), undefined, headers)
+    expect(regenerated.status).toBe(202)
+    expect(regenerated.body).toMatchObject({
+      turn: { public_id: turn.public_id, status: "running" },
+      variant: { active: false, status: "running" }
+    })
+    const receipt = await call("GET", path(id, `/turns/${turn.public_id}/regeneration_receipt?idempotency_key=regen-1`))
+    expect(receipt.status).toBe(200)
+    expect(receipt.body).toEqual(regenerated.body)
+    expect(
+      (await call("GET", path(id, `/turns/${turn.public_id}/regeneration_receipt?idempotency_key=other`))).status
+    ).toBe(404)
+    await waitForConversation(
+      server,
+      id,
+      async () => (await turns(id))[0]?.active_variant?.public_id === regenerated.body.variant.public_id
+    )
+    const [after] = await turns(id)
+    expect(after).toMatchObject({ status: "completed", content: "echo: again" })
+    const missingKey = await call("POST", path(id, `/turns/${turn.public_id}/regeneration`))
+    expect(missingKey.status).toBe(400)
+    expect(missingKey.body.error.code).toBe("idempotency_key_required")
+  })
+
+  it("cancellation: 202 cuts a running first sample (turn canceled); nothing running answers 200", async () => {
+    const id = await createConversation()
+    expect((await call("POST", path(id, "/cancellation"))).status).toBe(200)
+    await input(id, { kind: "direct_reply", text: slow(), model: { model: "local/script" } })
+    await waitForConversation(server, id, async () => (await turns(id)).at(-1)?.status === "running")
+    const cut = await call("POST", path(id, "/cancellation"))
+    expect(cut.status).toBe(202)
+    await settled(id, 1, "canceled")
+  })
+
+  it("visibility and DELETE of the tail; hidden turns only with include_hidden", async () => {
+    const id = await createConversation()
+    await input(id, { kind: "message", text: "a" })
+    await input(id, { kind: "message", text: "b" })
+    await settled(id, 2)
+    const [a, b] = await turns(id)
+    const hidden = await call("PATCH", path(id, `/turns/${a.public_id}`), { turn: { visibility: "hidden" } })
+    expect(hidden.status).toBe(200)
+    expect((await turns(id)).map((turn) => turn.public_id)).toEqual([b.public_id])
+    expect((await call("GET", path(id, `/turns/${a.public_id}`))).status).toBe(404)
+    expect((await call("GET", path(id, `/turns/${a.public_id}?include_hidden=true`))).status).toBe(200)
+    expect((await call("DELETE", path(id, `/turns/${a.public_id}`))).status).toBe(409)
+    expect((await call("DELETE", path(id, `/turns/${b.public_id}`))).status).toBe(204)
+    expect((await call("GET", path(id, `/turns/${b.public_id}`))).status).toBe(404)
+    expect(await feedTypes(id)).toContain("turn_deleted")
+  })
+})
