@@ -36,7 +36,7 @@ afterAll(async () => {
 })
 
 describe("README walkthrough", () => {
-  it("runs verbatim: device flow, approval, profile, workspace, memory, store entry", async () => {
+  it("runs verbatim: device flow, approval, profile, workspace, memory, store entry, inference, conversation", async () => {
     const blocks = shellBlocks(await readFile(readme, "utf8"), "A first hour with curl")
     expect(blocks.length).toBeGreaterThanOrEqual(4)
     const bash = spawn("bash", ["-euo", "pipefail", "-c", blocks.join("\n")], {
@@ -69,6 +69,10 @@ describe("README walkthrough", () => {
     expect(stdout).toContain('"handle": "hello-agent"')
     expect(stdout).toContain('{"path":"workspace/notes","line_number":1,"text":"The build runs on Node 24."}')
     expect(stdout).toMatch(/"dark": true/)
+    expect(stdout).toContain("echo: Hello, Troupe")
+    expect(stdout).toContain('["pending",0]')
+    expect(stdout).toContain("echo: Hello there")
+    expect(stdout).toContain('[6,"turn_status"]')
     const tokens = JSON.parse(await readFile(join(workdir, "tokens.json"), "utf8"))
     expect(tokens).toMatchObject({ token_type: "Bearer", plane: "member" })
   })
