@@ -197,9 +197,25 @@ const updateConversation = Effect.fnUntraced(function* (
     WHERE public_id = ${publicId}`
 })
 
+/**
+ * Deletes a conversation's rows: its inputs, turns, variants and the inference requests it asked
+ * go with it (foreign keys), its store entries and conversation memory (hosted by kind and id,
+ * without a key) explicitly. A conversation other conversations fork from or descend from keeps
+ * its row and turns (they read its prefix by reference); its inputs and hosted rows still go.
+ */
 const deleteConversation = Effect.fnUntraced(function* (publicId: string) {
   const sql = yield* SqlClient
-  yield* sql`DELETE FROM conversations WHERE public_id = ${publicId}`
+  const [row] = yield* sql<{ id: bigint; referenced: boolean }>`
+    SELECT id, EXISTS (SELECT 1 FROM conversations o WHERE o.source_conversation_id = c.id OR o.parent_id = c.id)
+      AS referenced
+    FROM conversations c WHERE public_id = ${publicId}`
+  if (row === undefined) return
+  yield* sql`DELETE FROM store_entries WHERE host_kind = 'conversation' AND host_id = ${row.id}`
+  yield* sql`DELETE FROM store_entry_hosts WHERE host_kind = 'conversation' AND host_id = ${row.id}`
+  yield* sql`DELETE FROM memory_documents WHERE anchor_kind = 'conversation' AND anchor_id = ${row.id}`
+  yield* sql`DELETE FROM memory_anchors WHERE anchor_kind = 'conversation' AND anchor_id = ${row.id}`
+  if (row.referenced) yield* sql`DELETE FROM conversation_inputs WHERE conversation_id = ${row.id}`
+  else yield* sql`DELETE FROM conversations WHERE id = ${row.id}`
 })
 
 export const InputRow = Schema.Struct({
