@@ -1,4 +1,4 @@
-// `npm run bench`: six scenarios, each beside its own baseline measured in the same run on the
+// `npm run bench`: ten scenarios, each beside its own baseline measured in the same run on the
 // same fresh database (`troupe_bench_<random>` on BENCH_DATABASE_URL or 127.0.0.1:5432, dropped
 // at the end; the embedded database, with one connection, when PostgreSQL does not answer):
 // actor steps per second through the runtime against the same writes as bare SQL (below), then memory grep at the limits against fetching and scanning the same bytes once
@@ -38,7 +38,15 @@
 // against the bare actor step in the same runtime, on a database of its own.
 // Sixth, uploads (scripts/bench/uploads.ts): a 50 MiB upload through `troupe serve` against writing
 // the same bytes with fs, and the server's resident set during 20 concurrent 50 MiB uploads.
-// `npm run bench -- http` (or `steps`, `grep`, `replay`, `inference`, `uploads`, several) runs only the scenarios named.
+// Then the conversation scenarios, each on `troupe serve` over a database of its own
+// (scripts/bench/conversationServer.ts): conversation-inputs (message inputs accepted per second at
+// 1 and 16 conversations against the bare actor step, scripts/bench/conversationInputs.ts),
+// conversation-reply ("hello" to a completed local/echo reply and its breakdown,
+// conversationReply.ts), conversation-timeline (windows of a 10,000-turn timeline against a bare
+// keyset SELECT, conversationTimeline.ts) and conversation-fanout (one conversation's feed on the
+// cable to 100 and 1,000 subscribers against a bare `ws` broadcast, conversationFanout.ts).
+// `npm run bench -- http` (or `steps`, `grep`, `replay`, `inference`, `uploads`, `conversation-inputs`,
+// `conversation-reply`, `conversation-timeline`, `conversation-fanout`, several) runs only the scenarios named.
 import { mkdir, writeFile } from "node:fs/promises"
 import { NodeRuntime } from "@effect/platform-node"
 import { ActorHost, defaultHostOptions, type HostOptions } from "@troupe/actors/ActorHost"
@@ -47,6 +55,10 @@ import { migratedDatabase } from "@troupe/server/Server"
 import { newPublicId } from "@troupe/storage/Ids"
 import { Console, Effect, Layer, References } from "effect"
 import { baselineStepper, checkWrites, seedBaseline } from "./bench/baseline.ts"
+import { conversationFanoutScenario, type FanoutLevel, fanoutTable } from "./bench/conversationFanout.ts"
+import { conversationInputsScenario, type InputLevel, inputsTable } from "./bench/conversationInputs.ts"
+import { conversationReplyScenario, type ReplyReport, replyTable } from "./bench/conversationReply.ts"
+import { conversationTimelineScenario, type TimelineLevel, timelineTable } from "./bench/conversationTimeline.ts"
 import { benchDatabase, poolSize } from "./bench/database.ts"
 import { type GrepFigures, grepHeader, grepTable, memoryGrep } from "./bench/grep.ts"
 import { type HttpReport, httpScenario, httpTable } from "./bench/http.ts"
@@ -65,8 +77,19 @@ const measureMillis = Math.round(Number(process.env.BENCH_SECONDS ?? 3) * 1000)
 const timing: Timing = { warmupMillis, roundMillis, measureMillis }
 const resultsDir = new URL("../bench/results/", import.meta.url)
 const named = new Set(process.argv.slice(2))
-const runs = (scenario: "steps" | "grep" | "replay" | "inference" | "http" | "uploads") =>
-  named.size === 0 || named.has(scenario)
+const runs = (
+  scenario:
+    | "steps"
+    | "grep"
+    | "replay"
+    | "inference"
+    | "http"
+    | "uploads"
+    | "conversation-inputs"
+    | "conversation-reply"
+    | "conversation-timeline"
+    | "conversation-fanout"
+) => named.size === 0 || named.has(scenario)
 
 interface Level {
   readonly concurrency: number
@@ -193,6 +216,26 @@ const program = Effect.gen(function* () {
   const uploads: UploadReport | undefined = runs("uploads") ? yield* uploadScenario : undefined
   if (uploads) yield* Console.log(uploadTable(uploads))
 
+  const conversationInputs: ReadonlyArray<InputLevel> | undefined = runs("conversation-inputs")
+    ? yield* conversationInputsScenario(timing)
+    : undefined
+  if (conversationInputs) yield* Console.log(inputsTable(conversationInputs))
+
+  const conversationReply: ReplyReport | undefined = runs("conversation-reply")
+    ? yield* conversationReplyScenario
+    : undefined
+  if (conversationReply) yield* Console.log(replyTable(conversationReply))
+
+  const conversationTimeline: ReadonlyArray<TimelineLevel> | undefined = runs("conversation-timeline")
+    ? yield* conversationTimelineScenario(timing)
+    : undefined
+  if (conversationTimeline) yield* Console.log(timelineTable(conversationTimeline))
+
+  const conversationFanout: ReadonlyArray<FanoutLevel> | undefined = runs("conversation-fanout")
+    ? yield* conversationFanoutScenario
+    : undefined
+  if (conversationFanout) yield* Console.log(fanoutTable(conversationFanout))
+
   const report = {
     startedAt: startedAt.toISOString(),
     database: database.description,
@@ -232,6 +275,36 @@ const program = Effect.gen(function* () {
       baseline: "writeFile of the same bytes to a file in the same data directory, then fsync",
       twin: "a bare node:http server streaming the same request's body to a file with fs, fsynced",
       ...uploads
+    },
+    conversationInputs: conversationInputs && {
+      input:
+        'POST .../inputs {kind: message, text: "hello"} through troupe serve until its 202 (accepted and drained in one step)',
+      baseline: "ActorHost.send of one event to a counter actor, this process, a database of its own, same concurrency",
+      ratio: "inputs/s ÷ bare steps/s",
+      levels: conversationInputs
+    },
+    conversationReply: conversationReply && {
+      reply: 'POST .../inputs {kind: direct_reply, text: "hello", model: local/echo}, one at a time, 10 a conversation',
+      parts:
+        "accept = POST to 202; drain = 202 to the step narrating turn_status running; inference = to the request's " +
+        "step into completed; settle = to the conversation's step narrating turn_status completed (step notices)",
+      ...conversationReply
+    },
+    conversationTimeline: conversationTimeline && {
+      timeline: "10,000 turns (a message and an echo reply made through the doors, copied with SQL), windows of 25",
+      door: "GET .../turns?limit=25 (tail) and &before_position=5013 (middle) through troupe serve",
+      baseline: "the same 25 turns and their variants as one bare keyset SELECT through this process's pool",
+      ratio: "door reads/s ÷ bare reads/s",
+      levels: conversationTimeline
+    },
+    conversationFanout: conversationFanout && {
+      subscribers:
+        "one WebSocket each on the cable, ConversationChannel (live), Action Cable protocol; a message input a trigger",
+      baseline: "a bare ws server in its own process sending the same frames to as many clients on a NOTIFY",
+      latency:
+        "frame arrival at each subscriber − the step's notice (the twin's notification) as this process hears it",
+      ratio: "Troupe p99 ÷ bare p99",
+      levels: conversationFanout
     }
   }
   yield* Effect.promise(async () => {

@@ -3,7 +3,9 @@
 // never share one) and hands it to the receiver's mailbox; the receiving step settles it in its
 // own transaction, so a repeated delivery is dropped. A message its receiver refuses is recorded
 // as rejected; one whose receiver is quarantined, or does not exist yet, waits with backoff (a
-// receiver still absent after a day rejects it). Settled messages are kept 30 days.
+// receiver still absent after a day rejects it). A lease is short and renewed while its delivery
+// runs (the receiver's mailbox may be busy), so a message whose runner died is delivered again
+// within `lease` of the death. Settled messages are kept 30 days.
 
 import { EventBus } from "@troupe/storage/EventBus"
 import * as Messages from "@troupe/storage/repositories/ActorMessages"
@@ -15,8 +17,10 @@ import { hourlyReaper, runnerLoop } from "./RunnerLoop.ts"
 import { RunnerSignals } from "./Signals.ts"
 
 const batch = 32
-/** How long a runner holds a message; one still undelivered then is leased again. */
-const lease = Duration.minutes(2)
+/** How long a lease lasts unless renewed: the longest a dead runner's message waits to be delivered. */
+const lease = Duration.seconds(15)
+/** A message being delivered has its lease renewed this often. */
+const renewEvery = Duration.seconds(5)
 /** How long a message waits for a receiver that does not exist before it is rejected. */
 export const absentReceiverPatience = Duration.hours(24)
 const retention = Duration.days(30)
@@ -72,8 +76,15 @@ export class MessageRunner extends Context.Service<
           return outcome
         })
 
+      const renewLease = (message: Messages.MessageRow) =>
+        Effect.gen(function* () {
+          const at = yield* now
+          yield* db(Messages.renewMessageLease(message.id, new Date(at.getTime() + Duration.toMillis(lease))))
+        }).pipe(Effect.delay(renewEvery), Effect.forever)
+
       const deliverOne = (message: Messages.MessageRow) =>
         Effect.gen(function* () {
+          yield* Effect.forkScoped(renewLease(message))
           const delivered = yield* host.deliver({ _tag: "Message", message }, message.event)
           const outcome =
             delivered === "absent" || delivered === "quarantined" ? yield* wait(message, delivered) : delivered
@@ -86,7 +97,7 @@ export class MessageRunner extends Context.Service<
               outcome
             } satisfies MessageNotice)
           )
-        })
+        }).pipe(Effect.scoped)
 
       const runReady = Effect.gen(function* () {
         let attempts = 0

@@ -8,7 +8,11 @@ import { ApiSessionInput } from "./apiSession/context.ts"
 import { apiSessionEffects } from "./apiSession/effects.ts"
 import { ApiSessionEvent } from "./apiSession/events.ts"
 import { ConversationInput } from "./conversation/context.ts"
-import { conversationMachine, conversationVersion } from "./conversation/conversation.machine.ts"
+import {
+  conversationMachine,
+  conversationMigrations,
+  conversationVersion
+} from "./conversation/conversation.machine.ts"
 import { conversationEffects } from "./conversation/effects.ts"
 import { ConversationEvent } from "./conversation/events.ts"
 import { DeviceAuthorizationInput } from "./deviceAuthorization/context.ts"
@@ -154,7 +158,7 @@ export const machines = {
     input: ConversationInput,
     events: ConversationEvent,
     effects: conversationEffects,
-    migrations: {}
+    migrations: conversationMigrations
   }
 } satisfies Record<string, MachineEntry>
 

@@ -138,7 +138,7 @@ export const awaitAnswer = (url: string, log: string) =>
   })
 
 /** User + system CPU time of a process in µs (Linux /proc, in USER_HZ = 100 ticks; NaN elsewhere). */
-const cpuMicros = (pid: number) =>
+export const cpuMicros = (pid: number) =>
   Effect.promise(() =>
     readFile(`/proc/${pid}/stat`, "utf8").then(
       (stat) => {

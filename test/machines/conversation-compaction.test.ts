@@ -88,6 +88,7 @@ const answered = (snapshot: Snapshot, name: string) => {
     type: "reply.judged",
     inputId: `input-${name}`,
     revision: heading.context.contextRevision,
+    lockVersion: 0,
     verdict: "ready"
   })[0]
   return step(running, replied(`request-${name}`))[0]
@@ -167,23 +168,29 @@ describe("conversation compaction", () => {
   it("wall: the judging head is summarized first; once the summary settles the head is judged again", () => {
     const heading = judging(answered(start(), "a"), "b")
     const revision = heading.context.contextRevision
-    const wall = compact("w", { trigger: "wall", inputId: "input-b", revision })
+    const wall = compact("w", { trigger: "wall", inputId: "input-b", revision, lockVersion: 0 })
     const [summarizing, actions] = step(heading, wall)
     expect(described(actions)).toEqual(["conversation.openSummary", "turn_created", "turn_status(running)"])
     expect(summarizing.context.queue.map((entry) => entry.inputId)).toEqual(["input-b"])
     const [, settled] = step(summarizing, replied("summary-request-w"))
     expect(itemsOf(settled, "context_compacted")[0]).toMatchObject({ trigger: "wall" })
     expect(paramsOf(settled, "conversation.judgeHead")).toEqual([
-      { inputId: "input-b", model: "local/echo", revision: revision + 2 }
+      { inputId: "input-b", model: "local/echo", revision: revision + 2, lockVersion: 0 }
     ])
   })
 
   it("wall: a verdict at an older revision is asked again; one for another head changes nothing", () => {
     const heading = judging(answered(start(), "a"), "b")
     const revision = heading.context.contextRevision
-    const [, stale] = step(heading, compact("w", { trigger: "wall", inputId: "input-b", revision: revision - 1 }))
+    const [, stale] = step(
+      heading,
+      compact("w", { trigger: "wall", inputId: "input-b", revision: revision - 1, lockVersion: 0 })
+    )
     expect(described(stale)).toEqual(["conversation.judgeHead"])
-    const [unchanged, other] = step(heading, compact("w", { trigger: "wall", inputId: "input-x", revision }))
+    const [unchanged, other] = step(
+      heading,
+      compact("w", { trigger: "wall", inputId: "input-x", revision, lockVersion: 0 })
+    )
     expect(described(other)).toEqual([])
     expect(unchanged.context).toEqual(heading.context)
   })

@@ -9,6 +9,7 @@ import {
 } from "@troupe/machines/conversation/conversation.machine"
 import { conversationEffects } from "@troupe/machines/conversation/effects"
 import type { AcceptedInput } from "@troupe/machines/conversation/events"
+import { machines, migrateSnapshot, type PersistedSnapshot } from "@troupe/machines/registry"
 import { describe, expect, it } from "vitest"
 import { initialTransition, transition } from "xstate"
 
@@ -106,10 +107,16 @@ const message = (name: string, input: Partial<AcceptedInput> = {}) => accepted(n
 const directReply = (name: string, input: Partial<AcceptedInput> = {}) =>
   accepted(name, { kind: "direct_reply", ...input })
 
-const judged = (name: string, revision: number, verdict: "ready" | "unknown_model" = "ready"): Event => ({
+const judged = (
+  name: string,
+  revision: number,
+  verdict: "ready" | "unknown_model" = "ready",
+  lockVersion = 0
+): Event => ({
   type: "reply.judged",
   inputId: `input-${name}`,
   revision,
+  lockVersion,
   verdict
 })
 
@@ -153,14 +160,19 @@ describe("conversation machine", () => {
     expect(snapshot.context).toMatchObject({ lockVersion: 0, contextRevision: 0, nextPosition: 1, queue: [] })
     const tail: Tail = { turnId: "own-copy", position: 4, kind: "direct_reply", status: "completed" }
     const fork = start({ firstPosition: 4, tail })
-    expect(fork.context).toMatchObject({ nextPosition: 5, tail, frozenThrough: 3 })
+    expect(fork.context).toMatchObject({ nextPosition: 5, tail, frozenThrough: 3, freezes: {} })
   })
 
   describe("Conversation", () => {
     it("Conversation | active | archive | not a subagent or side → archived (conversation_ended archived)", () => {
       const [archived, actions] = step(start(), archive)
       expect(archived.value).toBe("archived")
-      expect(described(actions)).toEqual(["conversation.recordState", "conversation_ended(archived)"])
+      expect(described(actions)).toEqual([
+        "conversation.tellFollowers",
+        "conversation.recordState",
+        "conversation_ended(archived)"
+      ])
+      expect(paramsOf(actions, "conversation.tellFollowers")).toEqual([{ command: "archive" }])
       expect(paramsOf(actions, "conversation.recordState")).toEqual([{ state: "archived", lockVersion: 1 }])
       expect(archived.context.lockVersion).toBe(1)
       expect(step(archived, archive)).toEqual([archived, []])
@@ -172,6 +184,7 @@ describe("conversation machine", () => {
       const running = step(replying(start(), "a"), message("b"))[0]
       const [archived, actions] = step(running, archive)
       expect(described(actions)).toEqual([
+        "conversation.tellFollowers",
         "conversation.recordState",
         "conversation.cancelRequest",
         "conversation_ended(archived)"
@@ -183,6 +196,7 @@ describe("conversation machine", () => {
       const [active, unarchiving] = step(settled, { type: "conversation.unarchive" })
       expect(described(unarchiving)).toEqual([
         "conversation.recordState",
+        "conversation.tellFollowers",
         "conversation.materializeMessage",
         "turn_created",
         "input_materialized",
@@ -195,8 +209,9 @@ describe("conversation machine", () => {
       const archived = play(start(), archive)
       const [active, actions] = step(archived, { type: "conversation.unarchive" })
       expect(active.value).toBe("active")
-      expect(described(actions)).toEqual(["conversation.recordState"])
+      expect(described(actions)).toEqual(["conversation.recordState", "conversation.tellFollowers"])
       expect(paramsOf(actions, "conversation.recordState")).toEqual([{ state: "active", lockVersion: 2 }])
+      expect(paramsOf(actions, "conversation.tellFollowers")).toEqual([{ command: "unarchive" }])
       expect(step(active, { type: "conversation.unarchive" })).toEqual([active, []])
       for (const [input, reason] of [
         [{ subagent: true }, "subagent_follows_parent"],
@@ -211,7 +226,15 @@ describe("conversation machine", () => {
       for (const from of [start(), play(start(), archive)]) {
         const [tombstoned, actions] = step(from, { type: "conversation.tombstone" })
         expect(tombstoned.value).toBe("tombstoned")
-        expect(described(actions)).toEqual(["conversation.recordState", "conversation_ended(tombstoned)", "timer:reap"])
+        expect(described(actions)).toEqual([
+          "conversation.ensureTreeIdle",
+          "conversation.recordState",
+          "conversation.tellFollowers",
+          "conversation.releaseSources",
+          "conversation_ended(tombstoned)",
+          "timer:reap"
+        ])
+        expect(paramsOf(actions, "conversation.tellFollowers")).toEqual([{ command: "end" }])
         expect(paramsOf(actions, "conversation.recordState")[0].state).toBe("tombstoned")
         expect(actions.find((action) => action.type === "xstate.raise")?.params.delay).toBe(reapAfterMillis)
         expect(reapAfterMillis).toBe(30 * 24 * 60 * 60 * 1000)
@@ -228,8 +251,11 @@ describe("conversation machine", () => {
       const scheduled = step(start(), message("later", { dueAt: 60_000 }))[0]
       const [tombstoned, actions] = step(scheduled, { type: "conversation.tombstone" })
       expect(described(actions)).toEqual([
+        "conversation.ensureTreeIdle",
         "conversation.recordState",
         "cancel:due:input-later",
+        "conversation.tellFollowers",
+        "conversation.releaseSources",
         "conversation_ended(tombstoned)",
         "timer:reap"
       ])
@@ -401,6 +427,7 @@ describe("conversation machine", () => {
         type: "reply.judged",
         inputId: "input-a",
         revision: 0,
+        lockVersion: 0,
         verdict: "estimated_input_exceeds_model_limit"
       })
       expect(described(actions)).toEqual([
@@ -443,7 +470,7 @@ describe("conversation machine", () => {
         reason: "edit"
       })
       expect(paramsOf(actions, "conversation.judgeHead")).toEqual([
-        { inputId: "input-a", model: "local/echo", revision: 0 }
+        { inputId: "input-a", model: "local/echo", revision: 0, lockVersion: lockVersion + 1 }
       ])
       expect(rejudged.context.queue[0]).toMatchObject({ state: "pending", blockedReason: null })
       expect(rejudged.context.lane).toMatchObject({ phase: "judging", inputId: "input-a" })
@@ -754,7 +781,7 @@ describe("conversation machine", () => {
         "conversation.judgeHead"
       ])
       expect(paramsOf(accepting, "conversation.judgeHead")).toEqual([
-        { inputId: "input-a", model: "local/echo", revision: 0 }
+        { inputId: "input-a", model: "local/echo", revision: 0, lockVersion: 0 }
       ])
       expect(judging.context.lane).toMatchObject({ phase: "judging", turnId: "turn-a", requestId: "request-a" })
       expect(judging.context.queue).toHaveLength(1)
@@ -817,6 +844,7 @@ describe("conversation machine", () => {
           turnStatus: "completed",
           activate: true,
           failureReasonKey: null,
+          turnFailureReasonKey: null,
           usage,
           contextRevision: 2
         }
@@ -833,7 +861,7 @@ describe("conversation machine", () => {
         variant_status: "completed"
       })
       expect(paramsOf(actions, "conversation.judgeHead")).toEqual([
-        { inputId: "input-b", model: "local/echo", revision: 2 }
+        { inputId: "input-b", model: "local/echo", revision: 2, lockVersion: 0 }
       ])
       expect(next.context).toMatchObject({
         lastReplyModel: "local/echo",
@@ -983,7 +1011,7 @@ describe("conversation machine", () => {
       const [rejudging, actions] = step(judging, judged("a", 0))
       expect(described(actions)).toEqual(["conversation.judgeHead"])
       expect(paramsOf(actions, "conversation.judgeHead")).toEqual([
-        { inputId: "input-a", model: "local/echo", revision: 1 }
+        { inputId: "input-a", model: "local/echo", revision: 1, lockVersion: 0 }
       ])
       expect(rejudging.context.lane).toMatchObject({ phase: "judging" })
       expect(described(step(rejudging, judged("a", 1))[1])).toContain("conversation.openReply")
@@ -1128,6 +1156,234 @@ describe("conversation machine", () => {
       const [hidden, actions] = step(done, { type: "turn.visibility", turnId: "turn-a", visibility: "hidden" })
       expect(described(actions)).toEqual(["conversation.setVisibility", "visibility"])
       expect(hidden.context.contextRevision).toBe(done.context.contextRevision + 1)
+    })
+  })
+
+  describe("the tree, freezes, verdicts and narration", () => {
+    it("Archive first tombstones the sides (work canceled): a side told conversation.end cancels its reply and is tombstoned", () => {
+      const running = replying(start({ side: true }), "a")
+      const [ended, actions] = step(running, { type: "conversation.end" })
+      expect(ended.value).toBe("tombstoned")
+      expect(described(actions)).toEqual([
+        "conversation.cancelRequest",
+        "conversation.settleSample",
+        "conversation.recordState",
+        "conversation.tellFollowers",
+        "conversation.releaseSources",
+        "conversation_ended(tombstoned)",
+        "timer:reap"
+      ])
+      expect(paramsOf(actions, "conversation.cancelRequest")).toEqual([{ requestId: "request-a" }])
+      expect(paramsOf(actions, "conversation.settleSample")[0]).toMatchObject({
+        variantId: "variant-a",
+        variantStatus: "canceled",
+        turnStatus: "canceled",
+        activate: true
+      })
+      expect(described(step(ended, replied("request-a", "canceled"))[1])).toEqual([])
+      const [endedWhileArchived] = step(play(start(), archive), { type: "conversation.end" })
+      expect(endedWhileArchived.value).toBe("tombstoned")
+    })
+
+    it("a subagent child follows its parent: archived with it (its work canceled), unarchived with it", () => {
+      const running = replying(start({ subagent: true }), "a")
+      const [archived, actions] = step(running, { type: "conversation.follow", state: "archived" })
+      expect(archived.value).toBe("archived")
+      expect(described(actions)).toEqual([
+        "conversation.tellFollowers",
+        "conversation.recordState",
+        "conversation.cancelRequest",
+        "conversation_ended(archived)"
+      ])
+      expect(step(archived, { type: "conversation.follow", state: "archived" })[1]).toEqual([])
+      expectRefused(archived, { type: "conversation.unarchive" }, "subagent_follows_parent")
+      const [active, unarchiving] = step(archived, { type: "conversation.follow", state: "active" })
+      expect(active.value).toBe("active")
+      expect(described(unarchiving)).toEqual(["conversation.recordState", "conversation.tellFollowers"])
+      expectRefused(active, archive, "subagent_follows_parent")
+    })
+
+    it("Source turns a child reads by reference stay frozen while it lives: each child's freeze is lifted when it is tombstoned", () => {
+      const two = answered(answered(start(), "a"), "b")
+      const edit: Event = { type: "turn.edit", turnId: "turn-b", variantId: "edited", text: "x" }
+      const forked = play(
+        two,
+        { type: "conversation.forked", through: 2, child: "fork-1", item: { conversation_public_id: "fork-1" } },
+        { type: "conversation.freeze", through: 1, child: "fork-2" }
+      )
+      expect(forked.context.freezes).toEqual({ "fork-1": 2, "fork-2": 1 })
+      expectRefused(forked, edit, "branch_required")
+      const [released, actions] = step(forked, { type: "conversation.release", child: "fork-1" })
+      expect(actions).toEqual([])
+      expect(released.context.freezes).toEqual({ "fork-2": 1 })
+      expect(described(step(released, edit)[1])).toEqual(["conversation.editTurn", "turn_variant(completed)"])
+      const forever = play(two, { type: "conversation.freeze", through: 2 })
+      expectRefused(play(forever, { type: "conversation.release", child: "fork-1" }), edit, "branch_required")
+    })
+
+    it("a verdict about a head edited while it was judged is not taken: the edit asked again at its lock_version", () => {
+      const judging = play(start(), directReply("a"))
+      const [edited, editing] = step(judging, {
+        type: "input.edit",
+        at: 0,
+        inputId: "input-a",
+        changes: { text: "changed" }
+      })
+      expect(paramsOf(editing, "conversation.judgeHead")).toEqual([
+        { inputId: "input-a", model: "local/echo", revision: 0, lockVersion: 1 }
+      ])
+      const [unchanged, stale] = step(edited, judged("a", 0, "ready", 0))
+      expect(stale).toEqual([])
+      expect(unchanged.context).toEqual(edited.context)
+      expect(described(step(edited, judged("a", 0, "ready", 1))[1])).toContain("conversation.openReply")
+      const [, unnamed] = step(edited, { type: "reply.judged", inputId: "input-a", revision: 0, verdict: "ready" })
+      expect(described(unnamed)).toEqual(["conversation.judgeHead"])
+    })
+
+    it("a failed or canceled regeneration returns the turn to what it showed before (a failed turn stays failed)", () => {
+      const failedTurn = step(
+        replying(start(), "a"),
+        replied("request-a", "failed", { errorCode: "provider_error" })
+      )[0]
+      expect(failedTurn.context.tail?.status).toBe("failed")
+      const regenerating = play(failedTurn, {
+        type: "turn.regenerate",
+        turnId: "turn-a",
+        displayedVariantId: "variant-a",
+        variantId: "variant-again",
+        requestId: "request-again",
+        model: "local/echo",
+        overrides: {},
+        displayedStatus: "failed",
+        failureReasonKey: "provider_error"
+      })
+      const [back, actions] = step(regenerating, replied("request-again", "canceled"))
+      expect(back.context.tail?.status).toBe("failed")
+      expect(paramsOf(actions, "conversation.settleSample")[0]).toMatchObject({
+        variantStatus: "canceled",
+        turnStatus: "failed",
+        activate: false,
+        failureReasonKey: "canceled",
+        turnFailureReasonKey: "provider_error"
+      })
+      expect(itemsOf(actions, "turn_status")[0]).toMatchObject({
+        status: "failed",
+        variant_public_id: "variant-a",
+        variant_status: "failed",
+        failure_reason_key: "provider_error"
+      })
+      const [completed, completing] = step(regenerating, replied("request-again"))
+      expect(completed.context.tail?.status).toBe("completed")
+      expect(paramsOf(completing, "conversation.settleSample")[0]).toMatchObject({
+        turnStatus: "completed",
+        activate: true,
+        turnFailureReasonKey: null
+      })
+    })
+
+    it("regeneration of a message tail is 422 validation_failed before 409 conversation_busy", () => {
+      const busy = play(start(), message("m"), directReply("j"))
+      expect(busy.context.lane).toMatchObject({ phase: "judging" })
+      expectRefused(
+        busy,
+        {
+          type: "turn.regenerate",
+          turnId: "turn-m",
+          displayedVariantId: "variant-m",
+          variantId: "variant-again",
+          requestId: "request-again",
+          model: "local/echo",
+          overrides: {}
+        },
+        "validation_failed"
+      )
+    })
+
+    it("activation: the turn takes its candidate's status and failure (turn_status narrated when it changes)", () => {
+      const failedTurn = step(
+        replying(start(), "a"),
+        replied("request-a", "failed", { errorCode: "provider_error" })
+      )[0]
+      const [shown, actions] = step(failedTurn, {
+        type: "turn.activate",
+        turnId: "turn-a",
+        variantId: "variant-ok",
+        variant: { source: "inference", status: "completed", failureReasonKey: null }
+      })
+      expect(described(actions)).toEqual([
+        "conversation.activateVariant",
+        "turn_variant(completed)",
+        "turn_status(completed)"
+      ])
+      expect(paramsOf(actions, "conversation.activateVariant")[0]).toMatchObject({
+        variantId: "variant-ok",
+        status: "completed",
+        failureReasonKey: null
+      })
+      expect(itemsOf(actions, "turn_variant")[0]).toMatchObject({ source: "inference", active: true })
+      expect(shown.context.tail?.status).toBe("completed")
+    })
+
+    it("an edit of a failed tail completes the turn (turn_status narrated)", () => {
+      const failedTurn = step(
+        replying(start(), "a"),
+        replied("request-a", "failed", { errorCode: "provider_error" })
+      )[0]
+      const [edited, actions] = step(failedTurn, {
+        type: "turn.edit",
+        turnId: "turn-a",
+        variantId: "edited",
+        text: "x"
+      })
+      expect(described(actions)).toEqual(["conversation.editTurn", "turn_variant(completed)", "turn_status(completed)"])
+      expect(itemsOf(actions, "turn_status")[0]).toMatchObject({
+        variant_public_id: "edited",
+        variant_status: "completed"
+      })
+      expect(edited.context.tail?.status).toBe("completed")
+    })
+
+    it("handle_changed is narrated on the feed of a conversation its principal speaks in, archived too", () => {
+      const item = { user_public_id: "agent", old: "old-name", new: "new-name" }
+      for (const from of [start(), play(start(), archive)]) {
+        const [, actions] = step(from, { type: "principal.renamed", item })
+        expect(itemsOf(actions, "handle_changed")).toEqual([{ type: "handle_changed", ...item }])
+      }
+      const tombstoned = play(start(), { type: "conversation.tombstone" })
+      expect(step(tombstoned, { type: "principal.renamed", item })[1]).toEqual([])
+    })
+
+    it("a version-1 snapshot migrates (freezes kept as the floor, a regeneration returns to completed) and steps", () => {
+      const running = play(answered(start(), "a"), {
+        type: "turn.regenerate",
+        turnId: "turn-a",
+        displayedVariantId: "variant-a",
+        variantId: "variant-again",
+        requestId: "request-again",
+        model: "local/echo",
+        overrides: {}
+      })
+      const { freezes: _freezes, lane, ...rest } = running.context
+      const { prior: _prior, ...v1Lane } = lane!
+      const v1: PersistedSnapshot = {
+        status: "active",
+        value: "active",
+        context: { ...rest, frozenThrough: 1, lane: v1Lane }
+      }
+      const migrated = migrateSnapshot(machines.conversation, v1, 1) as PersistedSnapshot
+      expect(migrated.context).toMatchObject({
+        frozenThrough: 1,
+        freezes: {},
+        lane: { kind: "regeneration", prior: { status: "completed", variantStatus: "completed" } }
+      })
+      const restored = conversationMachine.resolveState({
+        value: migrated.value,
+        context: migrated.context as Snapshot["context"]
+      })
+      const [settled, actions] = step(restored, replied("request-again", "failed"))
+      expect(settled.context.tail?.status).toBe("completed")
+      expect(itemsOf(actions, "turn_status")[0]).toMatchObject({ status: "completed", variant_public_id: "variant-a" })
+      expectRefused(settled, { type: "turn.edit", turnId: "turn-a", variantId: "e", text: "x" }, "branch_required")
     })
   })
 })

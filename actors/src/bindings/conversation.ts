@@ -3,9 +3,11 @@
 // turns and variants, and the inference requests its replies ask (inserted and started in the
 // step that opens a sample, told to cancel by the step that cancels it). What a prompt is made of
 // and what fits a model is the domain's (`ConversationReplies`, given when the server assembles
-// its bindings): this binding knows rows, not prompts.
+// its bindings): this binding knows rows, not prompts. It also tells the conversations around it
+// (its sides, subagent children and sources) what its lifecycle means for them, durably.
 import type { BlockedReason } from "@troupe/machines/conversation/context"
 import { conversationEffects as fx, type JudgeHeadParams } from "@troupe/machines/conversation/effects"
+import type { ConversationEvent } from "@troupe/machines/conversation/events"
 import type { InferenceRequestInput } from "@troupe/machines/inferenceRequest/context"
 import { machines } from "@troupe/machines/registry"
 import { type ConversationRow, ConversationsRepository } from "@troupe/storage/repositories/Conversations"
@@ -52,8 +54,11 @@ export interface ConversationReplies {
   ) => Effect.Effect<"ready" | BlockedReason | WallCompaction, unknown, SqlClient>
   /** Seals a sample's request: its inference request row inserted; answers the request actor's input. */
   readonly seal: (request: SampleRequest) => Effect.Effect<InferenceRequestInput, SqlError, SqlClient>
-  /** The effective model block of a variant asked of `model`. */
-  readonly modelBlock: (model: string) => Readonly<Record<string, unknown>>
+  /**
+   * The effective model block of a variant asked of `model`, with the reasoning controls `asked`
+   * (an input's or a candidate's model block; what the model does not take falls to its defaults).
+   */
+  readonly modelBlock: (model: string, asked?: unknown) => Readonly<Record<string, unknown>>
   /** The conversation's usage_summary and context block after a sample reported `usage`. */
   readonly account: (
     conversation: ConversationRow,
@@ -78,6 +83,21 @@ const turnOf = (conversations: ConversationsRepository["Service"], turnId: strin
   Effect.flatMap(conversations.findTurn(turnId), (row) =>
     row ? Effect.succeed(row) : Effect.die(new Error(`no conversation turn row for ${turnId}`))
   )
+
+/** Tells another conversation an event, durably in this step's transaction (its schema judges it on delivery). */
+const tellConversation = (publicId: string, event: ConversationEvent) =>
+  Effect.flatMap(TransactionalActors, (actors) => actors.reply({ kind: "conversation", actorId: publicId }, event))
+
+/** What each follower is told when its source or parent archives, unarchives or ends. */
+const toldFollower = (command: "archive" | "unarchive" | "end", side: boolean): ConversationEvent | undefined => {
+  if (command === "end") return { type: "conversation.end" }
+  if (command === "archive")
+    return side ? { type: "conversation.end" } : { type: "conversation.follow", state: "archived" }
+  return side ? undefined : { type: "conversation.follow", state: "active" }
+}
+
+const membersModel = (members: unknown) =>
+  typeof members === "object" && members !== null ? (members as { model?: unknown }).model : undefined
 
 const text = (value: unknown) => (typeof value === "string" ? value : "")
 const optionalId = (value: unknown) => (typeof value === "string" && value !== "" ? BigInt(value) : null)
@@ -152,6 +172,7 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             text: text(stored.text),
             membersJson: JSON.stringify(stored.members ?? {}),
             deliverAt: params.input.dueAt === null ? null : new Date(params.input.dueAt),
+            idempotencyKey: typeof stored.idempotency_key === "string" ? stored.idempotency_key : null,
             now: step.now
           })
           yield* conversations.updateConversation(step.actorId, { activity: true }, step.now)
@@ -251,7 +272,7 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             turnId,
             source: "inference",
             status: "running",
-            modelJson: JSON.stringify(replies.modelBlock(params.model)),
+            modelJson: JSON.stringify(replies.modelBlock(params.model, membersModel(input.members))),
             content: "",
             originVariantPublicId: null,
             inferenceRequestPublicId: params.requestId,
@@ -284,7 +305,7 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             turnId: turn.id,
             source: params.source,
             status: "running",
-            modelJson: JSON.stringify(replies.modelBlock(params.model)),
+            modelJson: JSON.stringify(replies.modelBlock(params.model, params.overrides.model ?? origin.model)),
             content: "",
             originVariantPublicId: params.source === "fallback" ? origin.public_id : null,
             inferenceRequestPublicId: params.requestId,
@@ -353,13 +374,12 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             },
             step.now
           )
-          const settled = params.turnStatus !== "running" && params.turnStatus !== "completed"
           yield* conversations.updateTurn(
             params.turnId,
             {
               status: params.turnStatus,
               ...(params.activate ? { activeVariantPublicId: params.variantId } : {}),
-              failureReasonKey: settled ? params.failureReasonKey : null
+              failureReasonKey: params.turnFailureReasonKey
             },
             step.now
           )
@@ -414,7 +434,16 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
       [fx.activateVariant]: (params, step) =>
         Effect.gen(function* () {
           const conversations = yield* ConversationsRepository.make
-          yield* conversations.updateTurn(params.turnId, { activeVariantPublicId: params.variantId }, step.now)
+          yield* conversations.updateTurn(
+            params.turnId,
+            {
+              activeVariantPublicId: params.variantId,
+              ...(params.status === undefined
+                ? {}
+                : { status: params.status, failureReasonKey: params.failureReasonKey ?? null })
+            },
+            step.now
+          )
           yield* revise(conversations, step, params.contextRevision)
         }),
       [fx.setVisibility]: (params, step) =>
@@ -433,6 +462,31 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
           yield* conversations.deleteTurn(params.turnId)
           yield* revise(conversations, step, params.contextRevision)
         }),
+      [fx.ensureTreeIdle]: (_, step) =>
+        Effect.gen(function* () {
+          const { conversations, row } = yield* conversationOf(step)
+          const found = yield* conversations.treeBusy(row.id)
+          if (found?.busy === true) return yield* Effect.fail(new Veto({ reason: "conversation_busy" }))
+        }),
+      [fx.tellFollowers]: (params, step) =>
+        Effect.gen(function* () {
+          const { conversations, row } = yield* conversationOf(step)
+          for (const follower of yield* conversations.followersOf(row.id)) {
+            const told = toldFollower(params.command, follower.side)
+            if (told !== undefined) yield* tellConversation(follower.public_id, told)
+          }
+        }),
+      [fx.releaseSources]: (_, step) =>
+        Effect.gen(function* () {
+          const { conversations, row } = yield* conversationOf(step)
+          let sourceId = row.source_conversation_id
+          while (sourceId !== null) {
+            const source = yield* conversations.findConversationById(sourceId)
+            if (source === undefined) return
+            yield* tellConversation(source.public_id, { type: "conversation.release", child: step.actorId })
+            sourceId = source.source_conversation_id
+          }
+        }),
       [fx.reap]: (_, step) =>
         Effect.flatMap(ConversationsRepository.make, (conversations) => conversations.deleteConversation(step.actorId))
     },
@@ -445,9 +499,16 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
                 trigger: "wall" as const,
                 ...verdict.compact,
                 inputId: params.inputId,
-                revision: params.revision
+                revision: params.revision,
+                lockVersion: params.lockVersion
               }
-            : { type: "reply.judged" as const, inputId: params.inputId, revision: params.revision, verdict }
+            : {
+                type: "reply.judged" as const,
+                inputId: params.inputId,
+                revision: params.revision,
+                lockVersion: params.lockVersion,
+                verdict
+              }
         )
     }
   })

@@ -75,6 +75,17 @@ export const Lane = Schema.Struct({
   fallback: Schema.NullOr(Schema.Struct({ model: Schema.String, variantId: Schema.String, requestId: Schema.String })),
   /** A regeneration's: the candidate that stays active until the new one completes. */
   displayedVariantId: Schema.NullOr(Schema.String),
+  /**
+   * A regeneration's: what the turn showed before it (its status, the displayed candidate's status
+   * and the turn's failure), to which it returns when the new sample fails or is canceled.
+   */
+  prior: Schema.NullOr(
+    Schema.Struct({
+      status: Schema.String,
+      variantStatus: Schema.String,
+      failureReasonKey: Schema.NullOr(Schema.String)
+    })
+  ),
   canceled: Schema.Boolean,
   /** A summary's: what asked for the compaction (the door, or a head over the window). */
   trigger: Schema.optionalKey(CompactionTrigger)
@@ -114,7 +125,12 @@ export const ConversationContext = Schema.Struct({
   lane: Schema.NullOr(Lane),
   tail: Schema.NullOr(Tail),
   lastReplyModel: Schema.NullOr(Schema.String),
-  /** Positions up to this one are read by a live child by reference: frozen. */
-  frozenThrough: Schema.Number
+  /**
+   * Positions up to this one are frozen whoever lives: below a fork's own first position (its
+   * source's), and the freezes a version-1 snapshot recorded without naming their child.
+   */
+  frozenThrough: Schema.Number,
+  /** Each live child (fork or side) by public id: the positions it reads by reference. */
+  freezes: Schema.Record(Schema.String, Schema.Number)
 })
 export type ConversationContext = typeof ConversationContext.Type

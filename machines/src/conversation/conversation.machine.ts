@@ -1,9 +1,11 @@
 // A conversation (spec "States and transitions", rows "Conversation", "Input", "Steering input";
 // supplement "Queue, drain, steering", "Turns and variants"):
-//   active --archive, not a subagent or side--> archived (conversation_ended archived)
-//   archived --unarchive, not a subagent or side--> active
-//   active|archived --delete, no reply pending or running--> tombstoned (conversation_ended
-//     tombstoned), reaped 30 days later (durable timer)
+//   active --archive, not a subagent or side--> archived (its sides ended, its subagent children
+//     archived with it; conversation_ended archived)
+//   archived --unarchive, not a subagent or side--> active (children follow; no side returns)
+//   active|archived --delete, no turn pending or running in its tree--> tombstoned (its sides and
+//     children ended, its sources' freezes lifted; conversation_ended tombstoned), reaped 30 days
+//     later (durable timer); --end (told by its source or parent)--> tombstoned, its work canceled
 //   input pending --drain, lane idle, no block--> consumed into a turn
 //   input pending --drain, cannot be served--> blocked (FIFO held behind it)
 //   input blocked --edit--> pending (re-judged); pending or blocked --delete--> gone
@@ -15,6 +17,7 @@
 import { setup } from "xstate"
 import type { BlockedReason, ConversationContext, ConversationInput, Lane, QueueEntry, Tail } from "./context.ts"
 import {
+  type ActivateParams,
   conversationEffects as fx,
   type JudgeHeadParams,
   type MaterializeParams,
@@ -24,6 +27,7 @@ import {
   type RecordChangesParams,
   type RecordStateParams,
   type SettleSampleParams,
+  type TellFollowersParams,
   type TurnParams,
   type UpdateInputParams
 } from "./effects.ts"
@@ -60,13 +64,16 @@ type EffectRequest =
       readonly type: typeof fx.editTurn
       readonly params: TurnParams & { readonly variantId: string; readonly text: string }
     }
-  | { readonly type: typeof fx.activateVariant; readonly params: TurnParams & { readonly variantId: string } }
+  | { readonly type: typeof fx.activateVariant; readonly params: ActivateParams }
   | { readonly type: typeof fx.setVisibility; readonly params: TurnParams & { readonly visibility: string } }
   | {
       readonly type: typeof fx.concealVariant
       readonly params: { readonly turnId: string; readonly variantId: string; readonly concealed: boolean }
     }
   | { readonly type: typeof fx.deleteTurn; readonly params: TurnParams }
+  | { readonly type: typeof fx.ensureTreeIdle }
+  | { readonly type: typeof fx.tellFollowers; readonly params: TellFollowersParams }
+  | { readonly type: typeof fx.releaseSources }
   | { readonly type: typeof fx.reap }
   | { readonly type: typeof fx.judgeHead; readonly params: JudgeHeadParams }
 
@@ -169,6 +176,18 @@ const materializeMessage = (draft: Draft, entry: QueueEntry) => {
   draft.emit(turnStatusItem(tail, entry.ids.variantId, "completed"))
 }
 
+/** Asks the judging job about the head as it reads now (the revision and its lock_version). */
+const judgeHead = (draft: Draft, entry: QueueEntry, model: string) =>
+  draft.request({
+    type: fx.judgeHead,
+    params: {
+      inputId: entry.inputId,
+      model,
+      revision: draft.context.contextRevision,
+      lockVersion: entry.lockVersion
+    }
+  })
+
 /** While the lane is idle, the first due row that is not a held steer heads and is served. */
 const drain = (draft: Draft) => {
   const context = draft.context
@@ -197,12 +216,10 @@ const drain = (draft: Draft) => {
           ? null
           : { model: plan.fallbackModel, variantId: head.ids.fallbackVariantId, requestId: head.ids.fallbackRequestId },
       displayedVariantId: null,
+      prior: null,
       canceled: false
     }
-    draft.request({
-      type: fx.judgeHead,
-      params: { inputId: head.inputId, model: plan.model, revision: context.contextRevision }
-    })
+    judgeHead(draft, head, plan.model)
   }
 }
 
@@ -420,18 +437,21 @@ const openReply = (draft: Draft, lane: Lane, entry: QueueEntry) => {
   draft.emit(turnStatusItem(tail, lane.variantId, "running"))
 }
 
+/**
+ * A verdict about the head as it read at an older lock_version is not taken: the edit that moved
+ * it asked the job again. One without a lock_version (asked before verdicts named it) asks again.
+ */
+const staleVerdict = (draft: Draft, entry: QueueEntry, model: string, event: { readonly lockVersion?: number }) => {
+  if (event.lockVersion === undefined) judgeHead(draft, entry, model)
+  return event.lockVersion !== entry.lockVersion
+}
+
 const judged = (draft: Draft, event: EventOf<"reply.judged">) => {
   const lane = draft.context.lane
   if (lane === null || lane.phase !== "judging" || lane.inputId !== event.inputId) return
   const entry = entryOf(draft.context, event.inputId)
-  if (entry === undefined) return
-  if (event.revision !== draft.context.contextRevision) {
-    draft.request({
-      type: fx.judgeHead,
-      params: { inputId: entry.inputId, model: lane.model, revision: draft.context.contextRevision }
-    })
-    return
-  }
+  if (entry === undefined || staleVerdict(draft, entry, lane.model, event)) return
+  if (event.revision !== draft.context.contextRevision) return judgeHead(draft, entry, lane.model)
   if (event.verdict === "ready") return openReply(draft, lane, entry)
   draft.context.lane = null
   block(draft, entry, event.verdict)
@@ -451,12 +471,20 @@ const replied = (draft: Draft, event: EventOf<"inference.replied">, drains = tru
   const regeneration = lane.kind === "regeneration"
   const rescued = event.declined && lane.kind === "reply" && lane.fallback !== null && !lane.canceled
   const variantStatus = event.status
-  const turnStatus = rescued ? "running" : regeneration ? "completed" : event.status
   // A completed sample is shown; a first sample shows its failure; a failed regeneration or a
-  // declined sample a fallback reruns stays in the deck, inactive.
+  // declined sample a fallback reruns stays in the deck, inactive (a failed regeneration's turn
+  // returns to what it showed before).
   const activate = event.status === "completed" || (!regeneration && !rescued)
+  const prior = regeneration && !activate ? lane.prior : null
+  const turnStatus = rescued ? "running" : regeneration && !activate ? (prior?.status ?? "completed") : event.status
   const failureReasonKey =
     event.status === "completed" ? null : (event.errorCode ?? (event.status === "canceled" ? "canceled" : event.status))
+  const turnFailureReasonKey =
+    turnStatus === "running" || turnStatus === "completed"
+      ? null
+      : regeneration && !activate
+        ? (prior?.failureReasonKey ?? null)
+        : failureReasonKey
   const settledTail: Tail = { ...tail, status: turnStatus }
   context.tail = settledTail
   const revision = rescued ? context.contextRevision : bumpRevision(draft)
@@ -470,6 +498,7 @@ const replied = (draft: Draft, event: EventOf<"inference.replied">, drains = tru
       turnStatus,
       activate,
       failureReasonKey,
+      turnFailureReasonKey,
       usage: event.usage,
       contextRevision: revision,
       ...(lane.kind === "summary" ? { summary: true } : {})
@@ -533,8 +562,8 @@ const replied = (draft: Draft, event: EventOf<"inference.replied">, drains = tru
     turnStatusItem(
       settledTail,
       activate ? lane.variantId : (lane.displayedVariantId ?? lane.variantId),
-      activate ? variantStatus : "completed",
-      failureReasonKey === null || turnStatus === "completed" ? {} : { failure_reason_key: failureReasonKey }
+      activate ? variantStatus : (prior?.variantStatus ?? "completed"),
+      turnFailureReasonKey === null ? {} : { failure_reason_key: turnFailureReasonKey }
     )
   )
   if (lane.kind === "summary" && event.status === "completed") {
@@ -563,6 +592,7 @@ const openSummary = (draft: Draft, event: EventOf<"conversation.compact">) => {
     model: event.model,
     fallback: null,
     displayedVariantId: null,
+    prior: null,
     canceled: false,
     trigger: event.trigger
   }
@@ -606,25 +636,22 @@ const compact = (draft: Draft, event: EventOf<"conversation.compact">) => {
   }
   const lane = context.lane
   if (lane === null || lane.phase !== "judging" || lane.inputId !== event.inputId) return
-  if (event.revision !== context.contextRevision) {
-    draft.request({
-      type: fx.judgeHead,
-      params: { inputId: lane.inputId, model: lane.model, revision: context.contextRevision }
-    })
-    return
-  }
+  const entry = entryOf(context, lane.inputId)
+  if (entry === undefined || staleVerdict(draft, entry, lane.model, event)) return
+  if (event.revision !== context.contextRevision) return judgeHead(draft, entry, lane.model)
   openSummary(draft, event)
 }
 
 /** Content verbs aim at the tail: elsewhere, or in a frozen prefix, a branch is required. */
 const tailRefusal = (context: Context, turnId: string): string | null => {
   const tail = context.tail
-  if (tail === null || tail.turnId !== turnId || tail.position <= context.frozenThrough) return "branch_required"
+  if (tail === null || tail.turnId !== turnId || tail.position <= frozenThrough(context)) return "branch_required"
   if (context.lane !== null && context.lane.phase === "running" && context.lane.turnId === turnId) return "not_terminal"
   if (tail.kind === "compaction_summary") return "kernel_authored"
   return null
 }
 
+/** An edit of the tail: a new candidate (source edit), shown at once. */
 const editTurn = (draft: Draft, event: EventOf<"turn.edit">) => {
   const refusal = tailRefusal(draft.context, event.turnId)
   if (refusal !== null) return refuse(draft, refusal)
@@ -641,15 +668,23 @@ const editTurn = (draft: Draft, event: EventOf<"turn.edit">) => {
     status: "completed",
     active: true
   })
+  // The edit is the turn's shown candidate: a failed or canceled turn is completed by it.
+  const tail = draft.context.tail!
+  if (tail.status === "completed") return
+  draft.context.tail = { ...tail, status: "completed" }
+  draft.emit(turnStatusItem(draft.context.tail, event.variantId, "completed"))
 }
 
+/** Regeneration: a message tail is 422 before any 409 (the spec's standing order), then the tail's fences, then busy. */
 const regenerate = (draft: Draft, event: EventOf<"turn.regenerate">) => {
   const context = draft.context
+  if (context.tail?.turnId === event.turnId && context.tail.kind === "message") {
+    return refuse(draft, "validation_failed")
+  }
   const refusal = tailRefusal(context, event.turnId)
   if (refusal !== null) return refuse(draft, refusal)
   if (context.lane !== null) return refuse(draft, "conversation_busy")
   const tail = context.tail!
-  if (tail.kind !== "direct_reply") return refuse(draft, "validation_failed")
   context.tail = { ...tail, status: "running" }
   context.lane = {
     phase: "running",
@@ -661,6 +696,11 @@ const regenerate = (draft: Draft, event: EventOf<"turn.regenerate">) => {
     model: event.model,
     fallback: null,
     displayedVariantId: event.displayedVariantId,
+    prior: {
+      status: tail.status,
+      variantStatus: event.displayedStatus ?? tail.status,
+      failureReasonKey: event.failureReasonKey ?? null
+    },
     canceled: false
   }
   draft.request({
@@ -686,21 +726,43 @@ const regenerate = (draft: Draft, event: EventOf<"turn.regenerate">) => {
   draft.emit(turnStatusItem(context.tail, event.variantId, "running"))
 }
 
+/** Activation: the candidate is shown, and the turn takes its status and failure. */
 const activate = (draft: Draft, event: EventOf<"turn.activate">) => {
-  const refusal = tailRefusal(draft.context, event.turnId)
+  const context = draft.context
+  const refusal = tailRefusal(context, event.turnId)
   if (refusal !== null) return refuse(draft, refusal)
   const revision = bumpRevision(draft)
+  const variant = event.variant
+  const status = variant === undefined ? undefined : variant.status
+  const failureReasonKey = status === undefined || status === "completed" ? null : (variant?.failureReasonKey ?? null)
   draft.request({
     type: fx.activateVariant,
-    params: { turnId: event.turnId, variantId: event.variantId, contextRevision: revision }
+    params: {
+      turnId: event.turnId,
+      variantId: event.variantId,
+      contextRevision: revision,
+      ...(status === undefined ? {} : { status, failureReasonKey })
+    }
   })
   draft.emit({
     type: "turn_variant",
     turn_public_id: event.turnId,
     variant_public_id: event.variantId,
-    status: "completed",
+    ...(variant === undefined ? {} : { source: variant.source }),
+    status: status ?? "completed",
     active: true
   })
+  const tail = context.tail!
+  if (status === undefined || status === tail.status) return
+  context.tail = { ...tail, status }
+  draft.emit(
+    turnStatusItem(
+      context.tail,
+      event.variantId,
+      status,
+      failureReasonKey === null ? {} : { failure_reason_key: failureReasonKey }
+    )
+  )
 }
 
 const runningTurn = (context: Context, turnId: string) =>
@@ -779,10 +841,19 @@ const recordState = (draft: Draft, state: RecordStateParams["state"]) => {
   draft.request({ type: fx.recordState, params: { state, lockVersion: draft.context.lockVersion } })
 }
 
+/** Archive: its sides are ended first (their work canceled), its subagent children follow; then it narrates. */
 const archive = (draft: Draft) => {
+  draft.request({ type: fx.tellFollowers, params: { command: "archive" } })
   recordState(draft, "archived")
   cancelReply(draft)
   draft.emit({ type: "conversation_ended", reason: "archived" })
+}
+
+/** Unarchive: its subagent children follow (no side returns); what came due meanwhile drains. */
+const unarchive = (draft: Draft) => {
+  recordState(draft, "active")
+  draft.request({ type: fx.tellFollowers, params: { command: "unarchive" } })
+  drain(draft)
 }
 
 /** A scheduled input came due: it may head now (an archived conversation drains on unarchive). */
@@ -795,13 +866,74 @@ const due = (draft: Draft, event: EventOf<"input.due">, drains = true) => {
 
 const busy = (context: Context) => context.lane !== null && context.lane.phase === "running"
 
+/**
+ * Tombstoned (DELETE, or ended by its source or parent): its sides and children end with it, the
+ * conversations it reads by reference lift its freeze, and conversation_ended is its last item.
+ */
 const tombstone = (draft: Draft) => {
   const context = draft.context
   context.lane = null
   recordState(draft, "tombstoned")
   for (const entry of context.queue) if (entry.dueAt !== null) draft.undue(entry.inputId)
+  draft.request({ type: fx.tellFollowers, params: { command: "end" } })
+  draft.request({ type: fx.releaseSources })
   draft.emit({ type: "conversation_ended", reason: "tombstoned" })
   draft.reapLater()
+}
+
+/** DELETE: refused while a turn is pending or running here (the machine) or in its tree (the binding). */
+const remove = (draft: Draft) => {
+  draft.request({ type: fx.ensureTreeIdle })
+  tombstone(draft)
+}
+
+/**
+ * Ended by its source or parent: its running sample is canceled and settled canceled at once (a
+ * tombstone takes no later reply), then it is tombstoned.
+ */
+const end = (draft: Draft) => {
+  const lane = draft.context.lane
+  if (lane !== null && lane.phase === "running") {
+    if (!lane.canceled) draft.request({ type: fx.cancelRequest, params: { requestId: lane.requestId } })
+    const regeneration = lane.kind === "regeneration"
+    draft.request({
+      type: fx.settleSample,
+      params: {
+        turnId: lane.turnId,
+        variantId: lane.variantId,
+        requestId: lane.requestId,
+        variantStatus: "canceled",
+        turnStatus: regeneration ? (lane.prior?.status ?? "completed") : "canceled",
+        activate: !regeneration,
+        failureReasonKey: "canceled",
+        turnFailureReasonKey: regeneration ? (lane.prior?.failureReasonKey ?? null) : "canceled",
+        usage: null,
+        contextRevision: draft.context.contextRevision,
+        ...(lane.kind === "summary" ? { summary: true } : {})
+      }
+    })
+  }
+  tombstone(draft)
+}
+
+/** Positions frozen: the floor, and what each live child reads. */
+const frozenThrough = (context: Context) => Math.max(context.frozenThrough, ...Object.values(context.freezes))
+
+const freeze = (draft: Draft, event: { readonly through: number; readonly child?: string }) => {
+  const context = draft.context
+  if (event.child === undefined) {
+    context.frozenThrough = Math.max(context.frozenThrough, event.through)
+    return
+  }
+  context.freezes = {
+    ...context.freezes,
+    [event.child]: Math.max(context.freezes[event.child] ?? 0, event.through)
+  }
+}
+
+const release = (draft: Draft, event: EventOf<"conversation.release">) => {
+  const { [event.child]: _released, ...rest } = draft.context.freezes
+  draft.context.freezes = rest
 }
 
 const conversationSetup = setup({
@@ -826,10 +958,13 @@ const conversationSetup = setup({
     [fx.settleSample]: (_, _params: SettleSampleParams) => {},
     [fx.cancelRequest]: (_, _params: { requestId: string }) => {},
     [fx.editTurn]: (_, _params: TurnParams & { variantId: string; text: string }) => {},
-    [fx.activateVariant]: (_, _params: TurnParams & { variantId: string }) => {},
+    [fx.activateVariant]: (_, _params: ActivateParams) => {},
     [fx.setVisibility]: (_, _params: TurnParams & { visibility: string }) => {},
     [fx.concealVariant]: (_, _params: { turnId: string; variantId: string; concealed: boolean }) => {},
     [fx.deleteTurn]: (_, _params: TurnParams) => {},
+    [fx.ensureTreeIdle]: () => {},
+    [fx.tellFollowers]: (_, _params: TellFollowersParams) => {},
+    [fx.releaseSources]: () => {},
     [fx.reap]: () => {},
     [fx.judgeHead]: (_, _params: JudgeHeadParams) => {}
   },
@@ -837,7 +972,10 @@ const conversationSetup = setup({
     lifecycleRefused: ({ context }: { context: Context }) => lifecycleRefusal(context) !== null,
     busy: ({ context }: { context: Context }) => busy(context),
     /** A running sample not yet told to cancel (else the command changes nothing). */
-    cancelable: ({ context }: { context: Context }) => busy(context) && !context.lane!.canceled
+    cancelable: ({ context }: { context: Context }) => busy(context) && !context.lane!.canceled,
+    /** Its parent was archived (a subagent child follows). */
+    followsArchive: ({ event }: { event: Event }) => event.type === "conversation.follow" && event.state === "archived",
+    followsUnarchive: ({ event }: { event: Event }) => event.type === "conversation.follow" && event.state === "active"
   }
 })
 
@@ -861,11 +999,27 @@ const archivedRefusal = step((draft) => refuse(draft, "conversation_archived"))
 
 const refuseLifecycle = step((draft) => refuse(draft, lifecycleRefusal(draft.context)!))
 
-/** DELETE is refused while a reply is pending or running (the domain judges the tree's others). */
+/** DELETE is refused while a reply is pending or running (the binding judges the rest of the tree). */
 const tombstoneTransitions = [
   { guard: "busy" as const, actions: step((draft) => refuse(draft, "conversation_busy")) },
-  { target: "tombstoned" as const, actions: step(tombstone) }
+  { target: "tombstoned" as const, actions: step(remove) }
 ]
+
+/** What an active or archived conversation takes alike: its children's freezes, its end, narration. */
+const liveTransitions = {
+  "conversation.freeze": { actions: step<"conversation.freeze">(freeze) },
+  "conversation.forked": {
+    actions: step<"conversation.forked">((draft, event) => {
+      freeze(draft, event)
+      draft.emit({ ...event.item, type: "fork_created" })
+    })
+  },
+  "conversation.release": { actions: step(release) },
+  "conversation.end": { target: "tombstoned" as const, actions: step(end) },
+  "principal.renamed": {
+    actions: step<"principal.renamed">((draft, event) => draft.emit({ type: "handle_changed", ...event.item }))
+  }
+}
 
 export const conversationMachine = conversationSetup.createMachine({
   id: "conversation",
@@ -881,26 +1035,20 @@ export const conversationMachine = conversationSetup.createMachine({
     lane: null,
     tail: input.tail,
     lastReplyModel: null,
-    frozenThrough: input.firstPosition - 1
+    frozenThrough: input.firstPosition - 1,
+    freezes: {}
   }),
   initial: "active",
-  on: {
-    "conversation.freeze": {
-      actions: step<"conversation.freeze">((draft, event) => {
-        draft.context.frozenThrough = Math.max(draft.context.frozenThrough, event.through)
-      })
-    },
-    "conversation.forked": {
-      actions: step<"conversation.forked">((draft, event) => {
-        draft.context.frozenThrough = Math.max(draft.context.frozenThrough, event.through)
-        draft.emit({ ...event.item, type: "fork_created" })
-      })
-    }
-  },
   states: {
     active: {
       meta: { waitsOn: "its members (inputs), its reply's inference request, or its scheduled inputs' timers" },
       on: {
+        ...liveTransitions,
+        "conversation.follow": {
+          guard: "followsArchive",
+          target: "archived",
+          actions: step(archive)
+        },
         "conversation.edit": { actions: step(edit) },
         "conversation.configure": { actions: step(configure) },
         "conversation.memoryWritten": { actions: step(memoryWritten) },
@@ -928,18 +1076,18 @@ export const conversationMachine = conversationSetup.createMachine({
       }
     },
     archived: {
-      meta: { waitsOn: "its members (unarchive or delete)" },
+      meta: { waitsOn: "its members (unarchive or delete), or its parent's unarchive" },
       on: {
+        ...liveTransitions,
         "conversation.unarchive": [
           { guard: "lifecycleRefused", actions: refuseLifecycle },
-          {
-            target: "active",
-            actions: step((draft) => {
-              recordState(draft, "active")
-              drain(draft)
-            })
-          }
+          { target: "active", actions: step(unarchive) }
         ],
+        "conversation.follow": {
+          guard: "followsUnarchive",
+          target: "active",
+          actions: step(unarchive)
+        },
         "conversation.configure": {
           actions: step<"conversation.configure">((draft, event) =>
             Object.keys(event.changes).some((name) => name !== "access")
@@ -987,4 +1135,29 @@ export const conversationMachine = conversationSetup.createMachine({
   }
 })
 
-export const conversationVersion = 1
+/**
+ * 2: per-child freezes (`freezes`; a version-1 frozenThrough stays the floor) and a regeneration
+ * lane's `prior` (what a failed one returns to; version 1 returned to completed).
+ */
+export const conversationVersion = 2
+
+const migrateLane = (lane: Record<string, unknown> | null) =>
+  lane === null
+    ? null
+    : {
+        ...lane,
+        prior:
+          lane.kind === "regeneration"
+            ? { status: "completed", variantStatus: "completed", failureReasonKey: null }
+            : null
+      }
+
+export const conversationMigrations = {
+  2: <S extends { readonly context: unknown }>(snapshot: S) => {
+    const context = snapshot.context as Record<string, unknown>
+    return {
+      ...snapshot,
+      context: { ...context, freezes: {}, lane: migrateLane(context.lane as Record<string, unknown> | null) }
+    }
+  }
+}

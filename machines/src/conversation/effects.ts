@@ -37,6 +37,15 @@ export const conversationEffects = {
   setVisibility: "conversation.setVisibility",
   concealVariant: "conversation.concealVariant",
   deleteTurn: "conversation.deleteTurn",
+  /** DELETE's fence: refused (conversation_busy) while a turn is pending or running in its tree (sides, children). */
+  ensureTreeIdle: "conversation.ensureTreeIdle",
+  /**
+   * Tells its followers what it did: archive ends its sides and archives its subagent children;
+   * unarchive unarchives the children (no side returns); end (its tombstone) ends both.
+   */
+  tellFollowers: "conversation.tellFollowers",
+  /** Tombstoned: tells each conversation it reads by reference (its source chain) to lift its freeze. */
+  releaseSources: "conversation.releaseSources",
   /** Deletes the conversation's rows 30 days after its tombstone. */
   reap: "conversation.reapRows",
   /** After commit: judges a direct reply's head (prompt within the model's window) and reports reply.judged. */
@@ -116,10 +125,14 @@ export interface SettleSampleParams {
   readonly variantId: string
   readonly requestId: string
   readonly variantStatus: "completed" | "failed" | "canceled" | "timed_out"
-  readonly turnStatus: "running" | "completed" | "failed" | "canceled" | "timed_out"
+  /** The turn's status after it: the sample's, running (a fallback follows), or what a failed regeneration returns to. */
+  readonly turnStatus: string
   /** The candidate becomes the turn's active one. */
   readonly activate: boolean
+  /** The sample's failure (its variant's). */
   readonly failureReasonKey: string | null
+  /** The turn's failure after it (null while running or completed; a failed regeneration keeps the turn's). */
+  readonly turnFailureReasonKey: string | null
   readonly usage: Readonly<Record<string, unknown>> | null
   readonly contextRevision: number
   /** A compaction summary's sample (not a reply: the last reply model stays). */
@@ -131,8 +144,21 @@ export interface TurnParams {
   readonly contextRevision: number
 }
 
+export interface ActivateParams extends TurnParams {
+  readonly variantId: string
+  /** The turn's status and failure after it (its new active candidate's); absent: unchanged. */
+  readonly status?: string
+  readonly failureReasonKey?: string | null
+}
+
 export interface JudgeHeadParams {
   readonly inputId: string
   readonly model: string
   readonly revision: number
+  /** The head's lock_version judged (a verdict for an older one is not taken). */
+  readonly lockVersion: number
+}
+
+export interface TellFollowersParams {
+  readonly command: "archive" | "unarchive" | "end"
 }

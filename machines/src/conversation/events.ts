@@ -58,10 +58,36 @@ export const ConversationEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("conversation.tombstone") }),
   /** Conversation-level cancellation of the running reply. */
   Schema.Struct({ type: Schema.Literal("conversation.cancel") }),
-  /** A live child (a fork) reads positions up to `through` by reference. */
-  Schema.Struct({ type: Schema.Literal("conversation.freeze"), through: Schema.Number }),
+  /**
+   * A live child (a fork or side, `child` its public id) reads positions up to `through` by
+   * reference: frozen until it is told released (without `child`: frozen for good).
+   */
+  Schema.Struct({
+    type: Schema.Literal("conversation.freeze"),
+    through: Schema.Number,
+    child: Schema.optionalKey(Schema.String)
+  }),
   /** A fork or side was made of it: `conversation.freeze` through `through`, `item` narrated (fork_created). */
-  Schema.Struct({ type: Schema.Literal("conversation.forked"), through: Schema.Number, item: JsonObject }),
+  Schema.Struct({
+    type: Schema.Literal("conversation.forked"),
+    through: Schema.Number,
+    item: JsonObject,
+    child: Schema.optionalKey(Schema.String)
+  }),
+  /** A child it froze for is tombstoned: its freeze is lifted. */
+  Schema.Struct({ type: Schema.Literal("conversation.release"), child: Schema.String }),
+  /**
+   * Told by its source (a side: the source was archived or deleted) or its parent (a subagent:
+   * the parent was deleted): its work is canceled and it is tombstoned.
+   */
+  Schema.Struct({ type: Schema.Literal("conversation.end") }),
+  /** Told a subagent child by its parent: it follows the parent's archive or unarchive. */
+  Schema.Struct({ type: Schema.Literal("conversation.follow"), state: Schema.Literals(["archived", "active"]) }),
+  /** A principal that speaks or answers here was renamed: `item` is narrated (handle_changed). */
+  Schema.Struct({
+    type: Schema.Literal("principal.renamed"),
+    item: Schema.Struct({ user_public_id: Schema.String, old: Schema.String, new: Schema.String })
+  }),
   /** Timers: a scheduled input came due; the tombstone's reap. */
   Schema.Struct({ type: Schema.Literal("input.due"), inputId: Schema.String }),
   Schema.Struct({ type: Schema.Literal("conversation.reap") }),
@@ -97,11 +123,15 @@ export const ConversationEvent = Schema.Union([
     authorId: Schema.String,
     inputIds: Schema.Array(Schema.String)
   }),
-  /** The judging job's verdict on a direct reply's head at `revision`. */
+  /**
+   * The judging job's verdict on a direct reply's head at `revision`, as the head read at
+   * `lockVersion` (absent: judged before verdicts named it; asked again).
+   */
   Schema.Struct({
     type: Schema.Literal("reply.judged"),
     inputId: Schema.String,
     revision: Schema.Number,
+    lockVersion: Schema.optionalKey(Schema.Number),
     verdict: Schema.Union([Schema.Literal("ready"), BlockedReason])
   }),
   /**
@@ -116,7 +146,8 @@ export const ConversationEvent = Schema.Union([
     requestId: Schema.String,
     model: Schema.String,
     inputId: Schema.optionalKey(Schema.String),
-    revision: Schema.optionalKey(Schema.Number)
+    revision: Schema.optionalKey(Schema.Number),
+    lockVersion: Schema.optionalKey(Schema.Number)
   }),
   InferenceReplied,
   Schema.Struct({
@@ -134,9 +165,20 @@ export const ConversationEvent = Schema.Union([
     requestId: Schema.String,
     model: Schema.String,
     /** The request members a regeneration overrides (model, configuration, ...). */
-    overrides: JsonObject
+    overrides: JsonObject,
+    /** The displayed candidate's status and the turn's failure (what a failed regeneration returns to). */
+    displayedStatus: Schema.optionalKey(Schema.String),
+    failureReasonKey: Schema.optionalKey(Schema.NullOr(Schema.String))
   }),
-  Schema.Struct({ type: Schema.Literal("turn.activate"), turnId: Schema.String, variantId: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("turn.activate"),
+    turnId: Schema.String,
+    variantId: Schema.String,
+    /** The candidate activated: the turn takes its status and failure. */
+    variant: Schema.optionalKey(
+      Schema.Struct({ source: Schema.String, status: Schema.String, failureReasonKey: Schema.NullOr(Schema.String) })
+    )
+  }),
   Schema.Struct({ type: Schema.Literal("turn.visibility"), turnId: Schema.String, visibility: TurnVisibility }),
   /** DELETE of the tail; `previousTail` becomes the tail (the domain read it: only the tail moves). */
   Schema.Struct({ type: Schema.Literal("turn.delete"), turnId: Schema.String, previousTail: Schema.NullOr(Tail) }),

@@ -2,11 +2,16 @@
 // (paired or named), a human renames itself. The name a rename leaves is reserved for 14 days
 // against every other member (the releaser may retake it at once; only its latest released name
 // is reserved), and each rename narrates handle_changed {user_public_id, old, new} on the
-// account's stream, in the rename's transaction. The new handle arrives of the grammar (the
-// contract judged it). Also: system handle allocation that skips reserved names.
+// account's stream, and on the feed of every conversation in which the renamed principal has
+// spoken or answers (each conversation's actor told, durably), in the rename's transaction. The
+// new handle arrives of the grammar (the contract judged it). Also: system handle allocation
+// that skips reserved names.
 
+import { ActorHost } from "@troupe/actors/ActorHost"
+import type { ConversationEvent } from "@troupe/machines/conversation/events"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { AccountsRepository, type UserRow } from "@troupe/storage/repositories/Accounts"
+import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { HandleReservationsRepository } from "@troupe/storage/repositories/HandleReservations"
 import * as Outbox from "@troupe/storage/repositories/Outbox"
 import type { PrincipalRow } from "@troupe/storage/repositories/Workspaces"
@@ -54,6 +59,17 @@ export class HandleChanges extends Context.Service<
       const sql = yield* SqlClient
       const accounts = yield* AccountsRepository
       const reservations = yield* HandleReservationsRepository
+      const conversations = yield* ConversationsRepository
+      const transactional = (yield* ActorHost).transactional
+
+      /** The feeds of the conversations the principal speaks in or answers carry the rename too. */
+      const narrateInConversations = (userId: bigint, item: { user_public_id: string; old: string; new: string }) =>
+        Effect.gen(function* () {
+          const renamed: ConversationEvent = { type: "principal.renamed", item }
+          for (const conversation of yield* conversations.spokenIn(userId)) {
+            yield* transactional.reply({ kind: "conversation", actorId: conversation.public_id }, renamed)
+          }
+        })
 
       const principal = Effect.fnUntraced(function* (user: UserRow) {
         const steward = user.steward_id === null ? undefined : yield* accounts.findUserById(user.steward_id)
@@ -100,16 +116,18 @@ export class HandleChanges extends Context.Service<
               expiresAt: new Date(at.getTime() + reservationMillis)
             })
             const account = (yield* accounts.currentAccount)!
+            const item = { user_public_id: current.public_id, old: current.handle, new: handle }
             yield* Outbox.append(accountStream(account.public_id), [
               {
                 publicId: newPublicId(),
                 type: "handle_changed",
                 resourceType: "user",
                 resourcePublicId: current.public_id,
-                payload: { user_public_id: current.public_id, old: current.handle, new: handle },
+                payload: item,
                 occurredAt: at
               }
             ])
+            yield* narrateInConversations(current.id, item)
             return yield* principal({ ...current, handle })
           }).pipe(sql.withTransaction)
         }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.provideService(SqlClient, sql))

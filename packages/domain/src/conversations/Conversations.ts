@@ -99,6 +99,8 @@ export interface Standing {
   /** The workspace's messaging policy (the contact rule reads it). */
   readonly messaging: Workspace["messaging"]
   readonly level: Level
+  /** The caller's human (whose user/ memory the default root reaches). */
+  readonly callerHumanId: bigint
 }
 
 const notFound = () => new Absent({ code: "not_found", message: "No such conversation" })
@@ -264,7 +266,8 @@ export class Conversations extends Context.Service<
             workspacePublicId: workspace.public_id,
             workspaceAccountId: workspace.account_id,
             messaging: workspace.messaging,
-            level
+            level,
+            callerHumanId: caller.human.id
           } satisfies Standing
         })
 
@@ -284,21 +287,34 @@ export class Conversations extends Context.Service<
       const view = (target: Standing) =>
         Effect.gen(function* () {
           const row = (yield* db(repository.findConversation(target.row.public_id))) ?? target.row
-          const known = yield* people(peopleOfConversation(row))
+          const known = yield* people([...peopleOfConversation(row), target.callerHumanId])
           const queue = yield* db(repository.queueOf(row.id))
           const page = yield* streams.read(definition.stream(row.public_id), undefined, 1).pipe(Effect.orDie)
           return conversationFull(row, known, {
             workspacePublicId: target.workspacePublicId,
-            activeTurn: null,
+            callerHumanPublicId: known.get(target.callerHumanId)?.public_id ?? null,
             held: queue.filter((input) => input.origin !== "task_result" && input.origin !== "child").length,
             latestCursor: page.pagination.watermark > 0 ? encodeStreamCursor(BigInt(page.pagination.watermark)) : null,
             defaultRunner: yield* db(defaultRunnerBlock(row))
           })
         })
 
-      /** Access entries as stored: each names an eligible principal once, in request order. */
-      const resolveAccess = (accountId: bigint, row: { creator: bigint; answerer: bigint }, access: AccessMembers) =>
+      /**
+       * Access entries as stored: each names, once and in request order, an eligible principal: an
+       * active member of the account (not the system user, the creator or the answerer) with access
+       * to the workspace (its human, an agent's steward, owns it or it is account-wide).
+       */
+      const resolveAccess = (
+        workspace: Pick<Workspace, "account_id" | "owner_id" | "access_mode">,
+        row: { creator: bigint; answerer: bigint },
+        access: AccessMembers
+      ) =>
         Effect.gen(function* () {
+          const accountId = workspace.account_id
+          const seesWorkspace = (found: SpeakerRow) => {
+            const humanId = found.kind === "human" ? found.id : found.steward_id
+            return humanId !== null && (humanId === workspace.owner_id || workspace.access_mode === "account_wide")
+          }
           const entries: Array<StoredAccess["entries"][number]> = []
           for (const entry of access.entries ?? []) {
             const bothSpellings = entry.user_public_id != null && entry.handle != null
@@ -313,6 +329,7 @@ export class Conversations extends Context.Service<
               found.id === row.creator ||
               found.id === row.answerer ||
               found.status !== "active" ||
+              !seesWorkspace(found) ||
               entries.some((each) => each.user_id === String(found.id))
             if (ineligible) {
               return yield* new Invalid({
@@ -392,7 +409,7 @@ export class Conversations extends Context.Service<
           const visible = rows.filter((row) => levelOf(row, caller) !== "none")
           const last = rows.at(-1)
           return {
-            items: visible.map((row) => conversationSummary(row, workspacePublicIds.get(row.workspace_id) ?? "", null)),
+            items: visible.map((row) => conversationSummary(row, workspacePublicIds.get(row.workspace_id) ?? "")),
             nextAfter:
               last === undefined || rows.length < limit
                 ? null
@@ -432,7 +449,7 @@ export class Conversations extends Context.Service<
                     )
                   )
             const access = yield* resolveAccess(
-              workspace.account_id,
+              workspace,
               { creator: caller.user.id, answerer },
               members.access ?? { default: "full", entries: [] }
             )
@@ -476,7 +493,8 @@ export class Conversations extends Context.Service<
               workspacePublicId: workspace.public_id,
               workspaceAccountId: workspace.account_id,
               messaging: workspace.messaging,
-              level: "full"
+              level: "full",
+              callerHumanId: caller.human.id
             })
           }),
         list: (caller, workspaceId, scope, query, parent) =>
@@ -537,7 +555,7 @@ export class Conversations extends Context.Service<
           Effect.gen(function* () {
             const target = yield* standing(caller, workspaceId, conversationId, "write")
             const stored = yield* resolveAccess(
-              target.workspaceAccountId,
+              yield* workspaces.read(caller, workspaceId),
               { creator: target.row.creator_id, answerer: target.row.answerer_id },
               access
             )

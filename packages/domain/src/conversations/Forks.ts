@@ -2,7 +2,8 @@
 // below the fork by reference, with its own copy of the fork turn (a side copies none and reads
 // every settled turn), the source's settings, access, store entries and conversation memory. The
 // row, the copy and the new actor are one transaction, which also tells the source to freeze the
-// prefix the child reads and to narrate fork_created.
+// prefix the child reads and to narrate fork_created, and each conversation further up its chain
+// to freeze what the child reads of it (each lifts its freeze when the child is tombstoned).
 import { ActorHost } from "@troupe/actors/ActorHost"
 import type { Tail } from "@troupe/machines/conversation/context"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
@@ -174,10 +175,23 @@ export class ConversationForks extends Context.Service<
                 yield* actors
                   .create(publicId, { publicId, firstPosition, side, subagent: false, tail })
                   .pipe(Effect.orDie)
+                const through = side ? at : firstPosition - 1
+                for (const [index, ancestorId] of chain.conversationIds.entries()) {
+                  const ancestor = index === 0 ? undefined : yield* repository.findConversationById(ancestorId)
+                  if (ancestor === undefined) continue
+                  yield* actors
+                    .tell(ancestor.public_id, {
+                      type: "conversation.freeze",
+                      through: Math.min(through, (chain.below[index] ?? through + 1) - 1),
+                      child: publicId
+                    })
+                    .pipe(Effect.orDie)
+                }
                 yield* actors
                   .tell(row.public_id, {
                     type: "conversation.forked",
-                    through: side ? at : firstPosition - 1,
+                    through,
+                    child: publicId,
                     item: {
                       conversation_public_id: publicId,
                       side,

@@ -18,11 +18,14 @@ import { Context, Effect, Layer } from "effect"
 import type { Caller } from "../accounts/Caller.ts"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { now } from "../kernel/Now.ts"
-import { Absent, BadParameter, Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
+import { Absent, BadParameter, Invalid, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { contactRefusal } from "./Contact.ts"
 import { Conversations, type Refused, type Standing } from "./Conversations.ts"
+import { engineOf } from "./Engine.ts"
+import { unarchived } from "./Settings.ts"
 import { levelOf } from "./Standing.ts"
+import { chainOf } from "./Timeline.ts"
 import { type InputView, inputView } from "./Views.ts"
 
 /** What an input create carries (the contract's members). */
@@ -94,6 +97,12 @@ const durationUnits: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000
 const invalid = (code: Invalid["code"], message: string) => new Invalid({ code, message })
 const given = (members: InputMembers, name: string) => members[name] !== undefined && members[name] !== null
 
+/** The stored context intent (echoed as context_options; history stays top-level too). */
+const contextOptionsOf = (history: unknown, inline: unknown) => ({
+  ...(history == null ? {} : { history }),
+  ...(inline === undefined ? {} : { inline })
+})
+
 /** When a row is due: deliver_at (with its offset) or deliver_in from now; null when due at once. */
 const dueAtOf = (members: InputMembers, at: Date) =>
   Effect.gen(function* () {
@@ -123,11 +132,16 @@ const dueAtOf = (members: InputMembers, at: Date) =>
 export class Inputs extends Context.Service<
   Inputs,
   {
+    /**
+     * Accepts an input; `idempotencyKey` is kept on the row, and a row the key already made (its
+     * receipt lost with the process that accepted it) is answered again instead of a second one.
+     */
     readonly create: (
       caller: Caller,
       workspaceId: string,
       conversationId: string,
-      members: InputMembers
+      members: InputMembers,
+      idempotencyKey?: string
     ) => Effect.Effect<InputView, Refused>
     readonly list: (
       caller: Caller,
@@ -183,6 +197,50 @@ export class Inputs extends Context.Service<
 
       const serves = (model: string | null) =>
         model !== null && (catalog.find(model)?.workloads.includes("text_generation") ?? false)
+
+      /**
+       * A model block: a provider/model reference (422 validation_failed); a catalog model judges
+       * its reasoning controls (one it does not take, or an effort outside its vocabulary, 422).
+       * One not in the catalog is accepted: its head blocks unknown_model.
+       */
+      const judgeModel = (model: InputMembers["model"]) =>
+        Effect.gen(function* () {
+          if (model == null) return
+          if (!/^[^/\s]+\/\S+$/.test(model.model)) {
+            return yield* invalid("validation_failed", "model must be a provider/model reference")
+          }
+          const reasoning = catalog.find(model.model)?.reasoning
+          if (reasoning === undefined) return
+          const effort = model.reasoning_effort ?? null
+          if (reasoning === null && (model.reasoning_enabled === true || effort !== null)) {
+            return yield* invalid("validation_failed", `model: ${model.model} takes no reasoning controls`)
+          }
+          if (reasoning !== null && effort !== null && !reasoning.efforts.includes(effort)) {
+            return yield* invalid(
+              "validation_failed",
+              `model.reasoning_effort must be one of ${reasoning.efforts.join(", ")}`
+            )
+          }
+        })
+
+      /**
+       * Nonempty steps need the run-backed engine (Engine.ts): a direct-engine addressee refuses
+       * them (422), and so does a run-backed one while this server hosts no runs.
+       */
+      const judgeSteps = (
+        steps: InputMembers["steps"],
+        answerer: { readonly kind: string; readonly configuration: unknown }
+      ) =>
+        (steps?.length ?? 0) === 0
+          ? Effect.void
+          : Effect.fail(
+              invalid(
+                "validation_failed",
+                engineOf(answerer) === "direct"
+                  ? "steps need a run-backed reply; this addressee answers directly"
+                  : "steps need a run-backed reply; runs are not available on this server yet"
+              )
+            )
 
       /** The addressee's model (spec "Model selection"), judged against the catalog. */
       const planOf = (
@@ -265,10 +323,57 @@ export class Inputs extends Context.Service<
 
       const send = (target: Standing, event: ConversationEvent) => conversations.send(target, event)
 
+      /**
+       * expected_tail_turn_public_id names the newest visible turn of the timeline (an inherited
+       * one too), else 409 stale_timeline. When that turn is the conversation's own newest turn the
+       * actor fences it again in the acceptance's step (so a turn opened meanwhile is caught).
+       */
+      const tailFence = (target: Standing, expected: string | null | undefined) =>
+        Effect.gen(function* () {
+          if (expected == null) return {}
+          const chain = yield* db(chainOf(repository, target.row))
+          const newest = (includeHidden: boolean) =>
+            Effect.map(
+              db(
+                repository.timeline({
+                  chain,
+                  afterPosition: null,
+                  beforePosition: null,
+                  includeHidden,
+                  from: "newest",
+                  limit: 1
+                })
+              ),
+              (rows) => rows[0]
+            )
+          const visible = yield* newest(false)
+          if (visible?.public_id !== expected) {
+            return yield* new Stale({ code: "stale_timeline", message: "expected_tail_turn_public_id is not the tail" })
+          }
+          const tail = yield* newest(true)
+          return tail?.public_id === expected && tail.own ? { expectedTailTurnId: expected } : {}
+        })
+
       return Inputs.of({
-        create: (caller, workspaceId, conversationId, members) =>
+        create: (caller, workspaceId, conversationId, members, idempotencyKey) =>
           Effect.gen(function* () {
             const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const made =
+              idempotencyKey === undefined
+                ? undefined
+                : yield* db(
+                    repository.inputByKey({
+                      conversationId: target.row.id,
+                      authorId: caller.user.id,
+                      key: idempotencyKey
+                    })
+                  )
+            if (made !== undefined) {
+              const [view] = yield* viewsOf(target, [made])
+              // As accepted: a held steer, or pending (the drain may have consumed or blocked it since).
+              return { ...view!, state: made.state === "steering" ? "steering" : "pending", blocked_reason: null }
+            }
+            yield* unarchived(target)
             const kind = members.kind === "message" ? "message" : "direct_reply"
             if (kind === "message") {
               const named = replyLaneMembers.find((name) => given(members, name))
@@ -284,8 +389,13 @@ export class Inputs extends Context.Service<
               const found = isUuid(named)
                 ? yield* conversations.principal(accountId, { publicId: named })
                 : yield* conversations.principal(accountId, { handle: named })
-              if (found === undefined)
-                return yield* invalid("principal_unknown", "answering_user_public_id names nobody")
+              if (found === undefined) {
+                const system = yield* db(repository.systemUser(accountId))
+                const bare = named.replace(/^@/, "")
+                return yield* system !== undefined && (bare === system.handle || named === system.public_id)
+                  ? invalid("answerer_not_eligible", "the system user answers nobody")
+                  : invalid("principal_unknown", "answering_user_public_id names nobody")
+              }
               const level = levelOf(target.row, {
                 user: { id: found.id, accountId, kind: found.kind, configuration: found.configuration },
                 human: { id: found.steward_id ?? found.id, accountId, kind: "human" }
@@ -310,12 +420,7 @@ export class Inputs extends Context.Service<
               }
               speaker = found
             }
-            if ((members.steps?.length ?? 0) > 0) {
-              return yield* invalid(
-                "validation_failed",
-                "steps need a run-backed reply; this addressee answers directly"
-              )
-            }
+            yield* judgeSteps(members.steps, answerer)
             const at = yield* now
             if (steer && (members.deliver_at != null || members.deliver_in != null)) {
               return yield* invalid("deliver_at_not_steerable", "a steer is delivered at the next round, not at a time")
@@ -332,10 +437,7 @@ export class Inputs extends Context.Service<
                 message: "No run-backed reply is running here"
               })
             }
-            const model = members.model?.model
-            if (model !== undefined && !/^[^/\s]+\/\S+$/.test(model)) {
-              return yield* invalid("validation_failed", "model must be a provider/model reference")
-            }
+            yield* judgeModel(members.model)
             const attachments = yield* attachmentsOf(caller, members.attachments ?? [])
             const inputId = newPublicId()
             const stored = Object.fromEntries(
@@ -362,6 +464,7 @@ export class Inputs extends Context.Service<
                 text: members.text ?? "",
                 origin: self.kind === "human" ? "person" : "agent",
                 author_id: String(caller.user.id),
+                idempotency_key: idempotencyKey ?? null,
                 speaker_id: String(speaker.id),
                 answerer_id: kind === "direct_reply" ? String(answerer.id) : null,
                 members: {
@@ -369,10 +472,7 @@ export class Inputs extends Context.Service<
                   ...(reply?.model == null ? {} : { model: { ...(members.model ?? {}), model: reply.model } }),
                   delivery_mode: mode,
                   attachments,
-                  context_options: {
-                    ...(members.history == null ? {} : { history: members.history }),
-                    ...(members.inline === undefined ? {} : { inline: members.inline })
-                  }
+                  context_options: contextOptionsOf(members.history, members.inline)
                 }
               },
               item: {
@@ -392,9 +492,7 @@ export class Inputs extends Context.Service<
               ...(members.expected_context_revision == null
                 ? {}
                 : { expectedContextRevision: members.expected_context_revision }),
-              ...(members.expected_tail_turn_public_id == null
-                ? {}
-                : { expectedTailTurnId: members.expected_tail_turn_public_id })
+              ...(yield* tailFence(target, members.expected_tail_turn_public_id))
             })
             const answered = replies[conversationEffects.insertInput] as { state: InputRow["state"] } | undefined
             const row = (yield* db(repository.findInput(inputId)))!
@@ -410,6 +508,7 @@ export class Inputs extends Context.Service<
         edit: (caller, workspaceId, conversationId, inputId, members) =>
           Effect.gen(function* () {
             const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            yield* unarchived(target)
             const row = yield* inputIn(target, inputId)
             if (row.origin === "task_result" || row.origin === "child") {
               return yield* new StateConflict({ code: "kernel_input_immutable", message: "Kernel rows are immutable" })
@@ -441,14 +540,37 @@ export class Inputs extends Context.Service<
               if (row.state === "steering") {
                 return yield* new StateConflict({ code: "steering_held", message: "A held steer takes only steer_now" })
               }
+              if (row.kind === "message") {
+                const named = replyLaneMembers.find((name) => given(members, name))
+                if (named !== undefined) {
+                  return yield* invalid("validation_failed", `${named} is not taken by a message`)
+                }
+              }
+              yield* judgeModel(members.model)
+              const addressee = row.answerer_id ?? target.row.answerer_id
+              yield* judgeSteps(members.steps, (yield* conversations.people([addressee])).get(addressee)!)
+              const steer = row.delivery_mode !== "queue"
+              if (steer && (members.deliver_at != null || members.deliver_in != null)) {
+                return yield* invalid(
+                  "deliver_at_not_steerable",
+                  "a steer is delivered at the next round, not at a time"
+                )
+              }
+              if (steer && (members.attachments?.length ?? 0) > 0) {
+                return yield* invalid("attachments_not_steerable", "a steer takes no attachments")
+              }
               const stored = row.members as Record<string, unknown>
               const at = yield* now
+              // Times: absent keeps, a time reschedules, deliver_in 0s (or a time now) is due now.
               const dueAt = yield* dueAtOf(members, at)
+              // Each supplied member replaces its stored intent whole (history, reasoning_replay,
+              // steps: [] clears); steps null keeps.
               const changedMembers = Object.fromEntries(
                 storedMembers
                   .filter((name) => members[name] !== undefined && !(name === "steps" && members.steps === null))
                   .map((name) => [name, members[name]])
               )
+              // Attachments: absent or null keeps the binding, [] unbinds, a list rebinds in order.
               const attachments =
                 members.attachments === undefined || members.attachments === null
                   ? undefined
@@ -458,6 +580,8 @@ export class Inputs extends Context.Service<
                 ...changedMembers,
                 ...(attachments === undefined ? {} : { attachments })
               }
+              const storedOptions = (stored.context_options ?? {}) as { readonly inline?: unknown }
+              merged.context_options = contextOptionsOf(merged.history, storedOptions.inline)
               const conversationRow = target.row
               const answererId = row.answerer_id ?? conversationRow.answerer_id
               const answerer = (yield* conversations.people([answererId])).get(answererId)!
@@ -468,12 +592,16 @@ export class Inputs extends Context.Service<
                       model: (merged.model ?? null) as InputMembers["model"]
                     })
                   : undefined
+              if (reply?.model != null) {
+                merged.model = { ...((merged.model ?? {}) as Record<string, unknown>), model: reply.model }
+              }
               yield* send(target, {
                 type: "input.edit",
                 at: at.getTime(),
                 inputId: row.public_id,
                 ...expected,
                 changes: {
+                  // Text: "" clears the words and keeps the pictures (attachments).
                   ...(members.text == null ? {} : { text: members.text }),
                   members: merged
                 },
@@ -488,12 +616,14 @@ export class Inputs extends Context.Service<
         remove: (caller, workspaceId, conversationId, inputId) =>
           Effect.gen(function* () {
             const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            yield* unarchived(target)
             const row = yield* inputIn(target, inputId)
             yield* send(target, { type: "input.delete", inputId: row.public_id })
           }),
         reorder: (caller, workspaceId, conversationId, inputIds) =>
           Effect.gen(function* () {
             const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            yield* unarchived(target)
             const self = (yield* conversations.people([caller.user.id])).get(caller.user.id)!
             const kernel = (yield* db(repository.queueOf(target.row.id))).filter(
               (row) => row.origin === "task_result" || row.origin === "child"

@@ -229,9 +229,32 @@ const asker = (conversation: ConversationRow) => ({
   standingFallbacks: []
 })
 
-const textCall = (model: string, messages: ReadonlyArray<Message>): CreateMembers => ({
+/**
+ * The reasoning controls of `asked` (an input's, a regeneration's or a candidate's model block)
+ * that `model` takes: none for a model without reasoning, an effort only from its vocabulary (the
+ * rest falls to the model's defaults, so a sample asked again of another model is never refused).
+ */
+const reasoningFor = (catalog: Catalog, model: string, asked: unknown) => {
+  const reasoning = catalog.find(model)?.reasoning ?? null
+  if (reasoning === null || !isObject(asked)) return {}
+  const enabled = typeof asked.reasoning_enabled === "boolean" ? asked.reasoning_enabled : undefined
+  const effort =
+    typeof asked.reasoning_effort === "string" && reasoning.efforts.includes(asked.reasoning_effort)
+      ? asked.reasoning_effort
+      : undefined
+  return {
+    ...(enabled === undefined ? {} : { reasoning_enabled: enabled }),
+    ...(effort === undefined ? {} : { reasoning_effort: effort })
+  }
+}
+
+const textCall = (
+  model: string,
+  messages: ReadonlyArray<Message>,
+  reasoning: { readonly reasoning_enabled?: boolean; readonly reasoning_effort?: string } = {}
+): CreateMembers => ({
   workload: "text_generation",
-  model: { model },
+  model: { model, ...reasoning },
   input: messages as ReadonlyArray<InputMessage>
 })
 
@@ -252,7 +275,15 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
       const bound = historyBoundOf(members.history)
       const limit = catalog.find(model)?.context_window ?? 0
       const assembled = yield* assemble(material, bound, limit, counterFor(catalog, model))
-      return { assembled, material, bound, limit, parties, rawMode: members.context_mode === "raw" }
+      return {
+        assembled,
+        material,
+        bound,
+        limit,
+        parties,
+        rawMode: members.context_mode === "raw",
+        reasoning: reasoningFor(catalog, model, members.model)
+      }
     })
 
   /**
@@ -293,12 +324,12 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
     Effect.gen(function* () {
       const { from } = request
       if ("input" in from) {
-        const { assembled } = yield* assembleReply(request.conversation, from.input, request.model)
-        return textCall(request.model, assembled.messages)
+        const { assembled, reasoning } = yield* assembleReply(request.conversation, from.input, request.model)
+        return textCall(request.model, assembled.messages, reasoning)
       }
       if ("summary" in from) return textCall(request.model, yield* summaryMessages(request.conversation, request.model))
       const requests = yield* InferenceRequestsRepository.make
-      return yield* resealed(requests, from.sealedBy, request.model, from.overrides)
+      return yield* resealed(catalog, requests, from.sealedBy, request.model, from.overrides)
     })
 
   return {
@@ -322,13 +353,15 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
         })
         return { publicId: request.requestId, routes: judged.routes, timeoutMs: judged.timeoutMs }
       }),
-    modelBlock: (model) => {
+    modelBlock: (model, asked) => {
       const found = catalog.find(model)
+      const reasoning = found?.reasoning ?? null
+      const chosen = reasoningFor(catalog, model, asked)
       return {
         provider_id: found?.provider ?? model.split("/")[0] ?? "",
         model_ref: model,
-        reasoning_enabled: false,
-        reasoning_effort: null
+        reasoning_enabled: reasoning === null ? false : (chosen.reasoning_enabled ?? reasoning.default_enabled),
+        reasoning_effort: reasoning === null ? null : (chosen.reasoning_effort ?? reasoning.default_effort)
       }
     },
     account: (conversation, usage, model) => {
@@ -352,8 +385,12 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
   }
 }
 
-/** A sealed request's members asked again of `model`, with a regeneration's overrides. */
+/**
+ * A sealed request's members asked again of `model`, with a regeneration's overrides (its model
+ * block's reasoning controls, else the sealed ones, as far as `model` takes them).
+ */
 const resealed = (
+  catalog: Catalog,
   requests: InferenceRequestsRepository["Service"],
   sealedBy: string,
   model: string,
@@ -365,7 +402,7 @@ const resealed = (
     const members = stored.members ?? textCall(model, [])
     return {
       ...members,
-      model: { ...members.model, model },
+      model: { model, ...reasoningFor(catalog, model, overrides.model ?? members.model) },
       ...(overrides.configuration === undefined
         ? {}
         : { configuration: overrides.configuration as CreateMembers["configuration"] })

@@ -11,6 +11,7 @@ import { Idempotency, type ReceiptKey } from "../kernel/Idempotency.ts"
 import { Absent, BadParameter, Invalid, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { Conversations, type Refused, type Standing } from "./Conversations.ts"
+import { unarchived } from "./Settings.ts"
 import { chainOf } from "./Timeline.ts"
 import { type ConversationView, type TurnView, turnView, variantView } from "./Views.ts"
 
@@ -22,7 +23,10 @@ export interface WindowQuery {
 }
 
 export interface RegenerationMembers {
-  readonly model?: { readonly model: string } | null | undefined
+  readonly model?:
+    | { readonly model: string; readonly reasoning_enabled?: boolean | null; readonly reasoning_effort?: string | null }
+    | null
+    | undefined
   readonly configuration?: Readonly<Record<string, unknown>> | null | undefined
   readonly [member: string]: unknown
 }
@@ -149,6 +153,10 @@ export class Turns extends Context.Service<
 
       const notFound = () => new Absent({ code: "not_found", message: "No such turn" })
 
+      /** Write standing on a conversation that is not archived (409 conversation_archived before any 422). */
+      const writable = (caller: Caller, workspaceId: string, conversationId: string) =>
+        Effect.flatMap(conversations.standing(caller, workspaceId, conversationId, "write"), unarchived)
+
       const views = (turns: ReadonlyArray<TimelineTurnRow>) =>
         Effect.gen(function* () {
           const variants = yield* db(repository.variantsOf(turns.map((turn) => turn.id)))
@@ -245,7 +253,7 @@ export class Turns extends Context.Service<
           }),
         edit: (caller, workspaceId, conversationId, turnId, text) =>
           Effect.gen(function* () {
-            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const target = yield* writable(caller, workspaceId, conversationId)
             const turn = yield* turnIn(target, turnId)
             yield* conversations.send(target, {
               type: "turn.edit",
@@ -257,8 +265,11 @@ export class Turns extends Context.Service<
           }),
         regenerate: (caller, workspaceId, conversationId, turnId, members) =>
           Effect.gen(function* () {
-            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const target = yield* writable(caller, workspaceId, conversationId)
             const turn = yield* turnIn(target, turnId)
+            if (turn.kind === "compaction_summary") {
+              return yield* new StateConflict({ code: "kernel_authored", message: "A summary turn is the kernel's" })
+            }
             if (turn.kind !== "direct_reply") {
               return yield* new Invalid({ code: "validation_failed", message: "only a direct reply is regenerated" })
             }
@@ -280,7 +291,12 @@ export class Turns extends Context.Service<
               variantId,
               requestId: newPublicId(),
               model: asked,
-              overrides: members.configuration == null ? {} : { configuration: members.configuration }
+              overrides: {
+                ...(members.model == null ? {} : { model: members.model }),
+                ...(members.configuration == null ? {} : { configuration: members.configuration })
+              },
+              displayedStatus: active.status,
+              failureReasonKey: turn.failure_reason_key
             })
             const variant = (yield* db(repository.findVariant(variantId)))!
             return {
@@ -290,7 +306,7 @@ export class Turns extends Context.Service<
           }),
         activate: (caller, workspaceId, conversationId, turnId, variantId) =>
           Effect.gen(function* () {
-            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const target = yield* writable(caller, workspaceId, conversationId)
             const turn = yield* turnIn(target, turnId)
             const variant = yield* variantOf(turn, variantId)
             if (variant.status === "running" || variant.status === "pending") {
@@ -300,14 +316,19 @@ export class Turns extends Context.Service<
               yield* conversations.send(target, {
                 type: "turn.activate",
                 turnId: turn.public_id,
-                variantId: variant.public_id
+                variantId: variant.public_id,
+                variant: {
+                  source: variant.source,
+                  status: variant.status,
+                  failureReasonKey: variant.failure_reason_key
+                }
               })
             }
             return yield* reread(turn, turn.own)
           }),
         conceal: (caller, workspaceId, conversationId, turnId, variantId, concealed) =>
           Effect.gen(function* () {
-            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const target = yield* writable(caller, workspaceId, conversationId)
             const turn = yield* turnIn(target, turnId)
             const variant = yield* variantOf(turn, variantId)
             if (concealed && turn.active_variant_public_id === variant.public_id) {
@@ -327,7 +348,7 @@ export class Turns extends Context.Service<
           }),
         setVisibility: (caller, workspaceId, conversationId, turnId, visibility) =>
           Effect.gen(function* () {
-            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const target = yield* writable(caller, workspaceId, conversationId)
             const turn = yield* turnIn(target, turnId)
             if (turn.kind === "compaction_summary") {
               return yield* new StateConflict({ code: "kernel_authored", message: "A summary turn cannot be hidden" })
@@ -340,7 +361,7 @@ export class Turns extends Context.Service<
           }),
         remove: (caller, workspaceId, conversationId, turnId) =>
           Effect.gen(function* () {
-            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const target = yield* writable(caller, workspaceId, conversationId)
             const turn = yield* turnIn(target, turnId)
             const previous = turn.own
               ? yield* db(repository.ownTurnBelow({ conversationId: target.row.id, position: turn.position }))
@@ -369,7 +390,7 @@ export class Turns extends Context.Service<
           }),
         cancel: (caller, workspaceId, conversationId) =>
           Effect.gen(function* () {
-            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            const target = yield* writable(caller, workspaceId, conversationId)
             const { applied } = yield* conversations.send(target, { type: "conversation.cancel" })
             return { conversation: yield* conversations.view(target), canceled: applied }
           })

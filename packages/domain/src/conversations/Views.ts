@@ -30,7 +30,7 @@ export const peopleOfConversation = (row: ConversationRow) => [
   ...storedAccess(row).entries.map((entry) => BigInt(entry.user_id))
 ]
 
-export const conversationSummary = (row: ConversationRow, workspacePublicId: string, activeTurn: string | null) => ({
+export const conversationSummary = (row: ConversationRow, workspacePublicId: string) => ({
   public_id: row.public_id,
   workspace_public_id: workspacePublicId,
   lock_version: row.lock_version,
@@ -46,7 +46,7 @@ export const conversationSummary = (row: ConversationRow, workspacePublicId: str
       : { public_id: row.parent_public_id, spawn_node_key: row.spawn_node_key, label: row.label },
   side: row.side,
   archived_at: row.archived_at,
-  active_turn_public_id: activeTurn,
+  active_turn_public_id: row.active_turn_public_id,
   context_revision: row.context_revision,
   last_activity_at: row.last_activity_at,
   created_at: row.created_at,
@@ -55,7 +55,8 @@ export const conversationSummary = (row: ConversationRow, workspacePublicId: str
 
 export interface FullExtras {
   readonly workspacePublicId: string
-  readonly activeTurn: string | null
+  /** The caller's human (the default user/ root's anchor). */
+  readonly callerHumanPublicId: string | null
   readonly held: number
   readonly latestCursor: string | null
   readonly defaultRunner: DefaultRunnerBlock | null
@@ -72,7 +73,7 @@ export interface DefaultRunnerBlock {
 export const conversationFull = (row: ConversationRow, people: People, extras: FullExtras) => {
   const access = storedAccess(row)
   return {
-    ...conversationSummary(row, extras.workspacePublicId, extras.activeTurn),
+    ...conversationSummary(row, extras.workspacePublicId),
     answering_user_public_id: publicIdOf(people, row.answerer_id) ?? "",
     creator_public_id: publicIdOf(people, row.creator_id) ?? "",
     default_runner: extras.defaultRunner,
@@ -94,9 +95,7 @@ export const conversationFull = (row: ConversationRow, people: People, extras: F
       })
     },
     memory_context: row.memory_context as { bindings: Array<never> } | null,
-    effective_memory_context: (row.memory_context as { bindings: Array<never> } | null) ?? {
-      bindings: defaultRoots(row.public_id, extras.workspacePublicId)
-    },
+    effective_memory_context: effectiveMemoryContext(row, people, extras),
     context: row.context as Record<string, unknown> | null,
     usage_summary: row.usage_summary as Record<string, unknown>,
     input_queue: { limit: inputQueueLimit, held: extras.held },
@@ -104,12 +103,53 @@ export const conversationFull = (row: ConversationRow, people: People, extras: F
   }
 }
 
+/** A memory binding as stored (memory_context's members). */
+interface StoredBinding {
+  readonly name: string
+  readonly scope: string
+  readonly access: string
+  readonly conversation_public_id?: string | null
+  readonly speaker_public_id?: string | null
+}
+
 /** The default roots (memory_context null): conversation/, workspace/ and user/, read_write. */
-const defaultRoots = (conversationPublicId: string, workspacePublicId: string) => [
-  { name: "conversation", scope: "conversation", access: "read_write", conversation_public_id: conversationPublicId },
-  { name: "workspace", scope: "workspace", access: "read_write", workspace_public_id: workspacePublicId },
+const defaultRoots: ReadonlyArray<StoredBinding> = [
+  { name: "conversation", scope: "conversation", access: "read_write" },
+  { name: "workspace", scope: "workspace", access: "read_write" },
   { name: "user", scope: "user", access: "read_write" }
 ]
+
+/**
+ * The bindings the next reply and the memory door read, each with its anchor's UUID:
+ * conversation/ this conversation (or the one it names), workspace/ its workspace, user/ the
+ * caller's human, agent/ the answering agent, speaker/ the answering agent and the speaker it names.
+ */
+const effectiveMemoryContext = (row: ConversationRow, people: People, extras: FullExtras) => {
+  const stored = row.memory_context as { readonly bindings?: ReadonlyArray<StoredBinding> } | null
+  const answerer = people.get(row.answerer_id)
+  const agent = answerer?.kind === "agent" ? { agent_public_id: answerer.public_id } : {}
+  const anchorOf = (binding: StoredBinding) => {
+    switch (binding.scope) {
+      case "conversation":
+        return { conversation_public_id: binding.conversation_public_id ?? row.public_id }
+      case "workspace":
+        return { workspace_public_id: extras.workspacePublicId }
+      case "user":
+        return extras.callerHumanPublicId === null ? {} : { user_public_id: extras.callerHumanPublicId }
+      case "agent":
+        return agent
+      case "speaker":
+        return {
+          ...agent,
+          ...(binding.speaker_public_id == null ? {} : { user_public_id: binding.speaker_public_id })
+        }
+      default:
+        return {}
+    }
+  }
+  const bindings = stored === null ? defaultRoots : (stored.bindings ?? [])
+  return { bindings: bindings.map((binding) => ({ ...binding, ...anchorOf(binding) })) }
+}
 
 export const inputView = (row: InputRow, conversationPublicId: string, people: People) => {
   const members = (row.members ?? {}) as Record<string, unknown>

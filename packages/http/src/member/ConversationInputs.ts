@@ -27,8 +27,16 @@ export const ConversationInputsHandlers = HttpApiBuilder.group(
       .handle("list", ({ params }) =>
         command((caller) => inputs.list(caller, params.workspace_id, params.conversation_id)).pipe(answerRefusals)
       )
-      .handle("create", ({ params, payload }) =>
-        command((caller) => inputs.create(caller, params.workspace_id, params.conversation_id, payload)).pipe(
+      .handle("create", ({ params, payload, request }) =>
+        command((caller) =>
+          inputs.create(
+            caller,
+            params.workspace_id,
+            params.conversation_id,
+            payload,
+            request.headers["idempotency-key"]
+          )
+        ).pipe(
           Effect.map((input) => ({ input })),
           answerRefusals
         )

@@ -88,6 +88,12 @@ export const settleMessage = Effect.fnUntraced(function* (
   return rows.length > 0
 })
 
+/** Extends the lease of a message still being delivered (its runner is alive). */
+export const renewMessageLease = Effect.fnUntraced(function* (id: bigint, leaseUntil: Date) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE actor_messages SET lease_until = ${leaseUntil} WHERE id = ${id} AND state = 'pending'`
+})
+
 /** The message waits (its receiver does not exist yet, or is quarantined): try again at `at`. */
 export const retryMessageLater = Effect.fnUntraced(function* (id: bigint, at: Date, reason: string) {
   const sql = yield* SqlClient

@@ -41,12 +41,17 @@ export const ConversationRow = Schema.Struct({
   last_reply_model: Schema.NullOr(Schema.String),
   last_activity_at: Schema.Date,
   created_at: Schema.Date,
-  updated_at: Schema.Date
+  updated_at: Schema.Date,
+  /** The turn pending or running in its reply lane (a reply, regeneration or summary), else null. */
+  active_turn_public_id: Schema.NullOr(Schema.String)
 })
 export type ConversationRow = typeof ConversationRow.Type
 
 const selectConversation = `
-  SELECT c.*, s.public_id::text AS source_public_id, p.public_id::text AS parent_public_id
+  SELECT c.*, s.public_id::text AS source_public_id, p.public_id::text AS parent_public_id,
+    (SELECT t.public_id::text FROM conversation_turns t
+     WHERE t.conversation_id = c.id AND t.status IN ('pending', 'running')
+     ORDER BY t.position DESC LIMIT 1) AS active_turn_public_id
   FROM conversations c
   LEFT JOIN conversations s ON s.id = c.source_conversation_id
   LEFT JOIN conversations p ON p.id = c.parent_id`
@@ -203,6 +208,44 @@ const updateConversation = Effect.fnUntraced(function* (
  * without a key) explicitly. A conversation other conversations fork from or descend from keeps
  * its row and turns (they read its prefix by reference); its inputs and hosted rows still go.
  */
+/** Its sides and subagent children, not tombstoned: the conversations that follow its lifecycle. */
+const followersOf = Rows.all("Conversations.followersOf", {
+  Request: Schema.BigInt,
+  Result: Schema.Struct({ public_id: Schema.String, side: Schema.Boolean }),
+  execute: (id, sql) => sql`
+    SELECT public_id::text, side FROM conversations
+    WHERE state <> 'tombstoned' AND (parent_id = ${id} OR (side AND source_conversation_id = ${id}))
+    ORDER BY id`
+})
+
+/** Whether a turn is pending or running in its tree: itself, its sides and its children, recursively. */
+const treeBusy = Rows.maybe("Conversations.treeBusy", {
+  Request: Schema.BigInt,
+  Result: Schema.Struct({ busy: Schema.Boolean }),
+  execute: (id, sql) => sql`
+    WITH RECURSIVE tree(id) AS (
+      SELECT ${id}::bigint
+      UNION
+      SELECT c.id FROM conversations c JOIN tree ON c.parent_id = tree.id OR (c.side AND c.source_conversation_id = tree.id)
+      WHERE c.state <> 'tombstoned'
+    )
+    SELECT EXISTS (
+      SELECT 1 FROM conversation_turns t JOIN tree ON t.conversation_id = tree.id WHERE t.status IN ('pending', 'running')
+    ) AS busy`
+})
+
+/** Conversations (not tombstoned) in which the user has spoken a turn or answers. */
+const spokenIn = Rows.all("Conversations.spokenIn", {
+  Request: Schema.BigInt,
+  Result: Schema.Struct({ public_id: Schema.String }),
+  execute: (userId, sql) => sql`
+    SELECT c.public_id::text FROM conversations c
+    WHERE c.state <> 'tombstoned'
+      AND (c.answerer_id = ${userId}
+        OR c.id IN (SELECT t.conversation_id FROM conversation_turns t WHERE t.speaker_id = ${userId}))
+    ORDER BY c.id`
+})
+
 const deleteConversation = Effect.fnUntraced(function* (publicId: string) {
   const sql = yield* SqlClient
   const [row] = yield* sql<{ id: bigint; referenced: boolean }>`
@@ -239,6 +282,7 @@ export const InputRow = Schema.Struct({
   turn_public_id: Schema.NullOr(Schema.String),
   variant_public_id: Schema.NullOr(Schema.String),
   consumed_at: Schema.NullOr(Schema.Date),
+  idempotency_key: Schema.NullOr(Schema.String),
   created_at: Schema.Date,
   updated_at: Schema.Date
 })
@@ -259,6 +303,8 @@ export interface NewInput {
   readonly text: string
   readonly membersJson: string
   readonly deliverAt: Date | null
+  /** The Idempotency-Key it was accepted under (null: none). */
+  readonly idempotencyKey: string | null
   readonly now: Date
 }
 
@@ -266,10 +312,20 @@ const insertInput = Effect.fnUntraced(function* (row: NewInput) {
   const sql = yield* SqlClient
   yield* sql`
     INSERT INTO conversation_inputs (public_id, conversation_id, queue_position, kind, state, delivery_mode, role,
-      origin, author_id, speaker_id, answerer_id, text, members, deliver_at, created_at, updated_at)
+      origin, author_id, speaker_id, answerer_id, text, members, deliver_at, idempotency_key, created_at, updated_at)
     VALUES (${row.publicId}, ${row.conversationId}, ${row.queuePosition}, ${row.kind}, ${row.state},
       ${row.deliveryMode}, ${row.role}, ${row.origin}, ${row.authorId}, ${row.speakerId}, ${row.answererId},
-      ${row.text}, ${row.membersJson}::jsonb, ${row.deliverAt}, ${row.now}, ${row.now})`
+      ${row.text}, ${row.membersJson}::jsonb, ${row.deliverAt}, ${row.idempotencyKey}, ${row.now}, ${row.now})`
+})
+
+/** The input `authorId` made in the conversation under an Idempotency-Key, if any. */
+const inputByKey = Rows.maybe("Conversations.inputByKey", {
+  Request: Schema.Struct({ conversationId: Schema.BigInt, authorId: Schema.BigInt, key: Schema.String }),
+  Result: InputRow,
+  execute: (request, sql) => sql`
+    SELECT * FROM conversation_inputs
+    WHERE conversation_id = ${request.conversationId} AND author_id = ${request.authorId}
+      AND idempotency_key = ${request.key}`
 })
 
 const findInput = Rows.maybe("Conversations.findInput", {
@@ -672,7 +728,7 @@ const speakers = Rows.all("Conversations.speakers", {
     WHERE id = ANY(${[...new Set(ids)]}::bigint[])`
 })
 
-/** A user of the account by public id or handle. */
+/** A member of the account (a human or an agent, never its system user) by public id or handle. */
 const principal = Rows.maybe("Conversations.principal", {
   Request: Schema.Struct({
     accountId: Schema.BigInt,
@@ -682,9 +738,17 @@ const principal = Rows.maybe("Conversations.principal", {
   Result: SpeakerRow,
   execute: (request, sql) => sql`
     SELECT id, public_id, handle, kind, display_name, status, role, steward_id, configuration FROM users
-    WHERE account_id = ${request.accountId}
+    WHERE account_id = ${request.accountId} AND kind <> 'system'
       AND (public_id::text = ${request.publicId ?? ""} OR handle = ${request.handle ?? ""})
     LIMIT 1`
+})
+
+/** The account's system user: whom a principal lookup never answers, but a door may refuse by name. */
+const systemUser = Rows.maybe("Conversations.systemUser", {
+  Request: Schema.BigInt,
+  Result: Schema.Struct({ public_id: Schema.String, handle: Schema.String }),
+  execute: (accountId, sql) => sql`
+    SELECT public_id::text, handle FROM users WHERE account_id = ${accountId} AND kind = 'system'`
 })
 
 /** Workspaces of the account the human sees (owner, or account-wide), not tombstoned. */
@@ -707,8 +771,12 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         listConversations,
         updateConversation,
         deleteConversation,
+        followersOf,
+        treeBusy,
+        spokenIn,
         insertInput,
         findInput,
+        inputByKey,
         queueOf,
         updateInput,
         deleteInput,
@@ -731,6 +799,7 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         concealVariant,
         speakers,
         principal,
+        systemUser,
         visibleWorkspaceIds
       })
     )
