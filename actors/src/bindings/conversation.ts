@@ -155,11 +155,12 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
       [fx.refuse]: (params) => Effect.fail(new Veto({ reason: params.reason })),
       [fx.insertInput]: (params, step) =>
         Effect.gen(function* () {
-          const { conversations, row } = yield* conversationOf(step)
+          const conversations = yield* ConversationsRepository.make
           const stored = params.input.row
-          yield* conversations.insertInput({
+          // The row as inserted answers the acceptance (the drain that follows may consume it).
+          return yield* conversations.insertInput({
             publicId: params.input.inputId,
-            conversationId: row.id,
+            conversationPublicId: step.actorId,
             queuePosition: params.queuePosition,
             kind: params.input.kind,
             state: params.state,
@@ -175,9 +176,6 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             idempotencyKey: typeof stored.idempotency_key === "string" ? stored.idempotency_key : null,
             now: step.now
           })
-          yield* conversations.updateConversation(step.actorId, { activity: true }, step.now)
-          // The acceptance answers the row as accepted (the drain that follows may consume it).
-          return { state: params.state, queuePosition: params.queuePosition }
         }),
       [fx.updateInput]: (params, step) =>
         Effect.flatMap(ConversationsRepository.make, (conversations) => {
@@ -210,41 +208,17 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
         ),
       [fx.materializeMessage]: (params, step) =>
         Effect.gen(function* () {
-          const { conversations, row } = yield* conversationOf(step)
-          const input = yield* inputOf(conversations, params.inputId)
-          const turnId = yield* conversations.insertTurn({
-            publicId: params.turnId,
-            conversationId: row.id,
+          const conversations = yield* ConversationsRepository.make
+          const made = yield* conversations.materializeMessage({
+            conversationPublicId: step.actorId,
+            inputPublicId: params.inputId,
+            turnPublicId: params.turnId,
+            variantPublicId: params.variantId,
             position: params.position,
-            kind: "message",
-            role: input.role,
-            status: "completed",
-            visibility: visibilityOf(input.members),
-            origin: input.origin,
-            answererId: null,
-            speakerId: input.speaker_id,
-            promptText: null,
-            inputPublicId: input.public_id,
-            activeVariantPublicId: params.variantId,
+            contextRevision: params.contextRevision,
             now: step.now
           })
-          yield* conversations.insertVariant({
-            publicId: params.variantId,
-            turnId,
-            source: "edit",
-            status: "completed",
-            modelJson: null,
-            content: input.text,
-            originVariantPublicId: null,
-            inferenceRequestPublicId: null,
-            now: step.now
-          })
-          yield* consume(conversations, params.inputId, params.turnId, params.variantId, step)
-          yield* conversations.updateConversation(
-            step.actorId,
-            { contextRevision: params.contextRevision, activity: true },
-            step.now
-          )
+          if (!made) return yield* Effect.die(new Error(`no conversation input row for ${params.inputId}`))
         }),
       [fx.openReply]: (params, step) =>
         Effect.gen(function* () {
@@ -411,7 +385,7 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
         ),
       [fx.editTurn]: (params, step) =>
         Effect.gen(function* () {
-          const { conversations } = yield* conversationOf(step)
+          const conversations = yield* ConversationsRepository.make
           const turn = yield* turnOf(conversations, params.turnId)
           yield* conversations.insertVariant({
             publicId: params.variantId,

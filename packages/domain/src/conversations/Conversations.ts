@@ -12,7 +12,8 @@ import {
   type ConversationFilter,
   type ConversationRow,
   ConversationsRepository,
-  type SpeakerRow
+  type SpeakerRow,
+  type StandingWorkspace
 } from "@troupe/storage/repositories/Conversations"
 import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer } from "effect"
@@ -104,6 +105,29 @@ export interface Standing {
 }
 
 const notFound = () => new Absent({ code: "not_found", message: "No such conversation" })
+const workspaceNotFound = () => new Absent({ code: "not_found", message: "Not found" })
+
+/** Workspaces' seeing: the caller's account, not tombstoned, owned by its human or account-wide. */
+const seesWorkspace = (workspace: StandingWorkspace, caller: Caller) =>
+  workspace.account_id === caller.human.accountId &&
+  workspace.state !== "tombstoned" &&
+  (workspace.owner_id === caller.human.id || workspace.access_mode === "account_wide")
+
+/** Workspaces' write standing past seeing: the dedication fence, then active. */
+const writeStanding = (workspace: StandingWorkspace, caller: Caller) => {
+  const dedicated = workspace.dedicated_agent_id
+  if (caller.user.kind === "agent" && dedicated !== null && dedicated !== caller.user.id) {
+    return Effect.fail(
+      new NotPermitted({
+        code: "workspace_agent_identifier_mismatch",
+        message: "This workspace is dedicated to another agent"
+      })
+    )
+  }
+  return workspace.state === "active"
+    ? Effect.void
+    : Effect.fail(new StateConflict({ code: "workspace_not_active", message: "The workspace is not active" }))
+}
 const badParameter = (message: string) => new BadParameter({ code: "parameter_invalid", message })
 
 const booleanParameter = (value: string | undefined, name: string) => {
@@ -248,18 +272,25 @@ export class Conversations extends Context.Service<
           })
         )
 
+      /**
+       * One statement reads the workspace and the conversation in it; the workspace is judged as
+       * Workspaces' read and writable judge it (seeing; then the dedication fence and active).
+       */
       const standing = (caller: Caller, workspaceId: string, conversationId: string, need: "read" | "write") =>
         Effect.gen(function* () {
-          const workspace = yield* workspaces.read(caller, workspaceId)
-          const row = isUuid(conversationId) ? yield* db(repository.findConversation(conversationId)) : undefined
-          if (!row || row.workspace_id !== workspace.id || row.state === "tombstoned") return yield* notFound()
+          const found = isUuid(workspaceId)
+            ? yield* db(repository.standingOf(workspaceId, isUuid(conversationId) ? conversationId : null))
+            : undefined
+          if (found === undefined || !seesWorkspace(found.workspace, caller)) return yield* workspaceNotFound()
+          const { workspace, conversation: row } = found
+          if (!row || row.state === "tombstoned") return yield* notFound()
           const level = levelOf(row, caller)
           if (level === "none") return yield* notFound()
           if (need === "write") {
             if (level === "read") {
               return yield* new NotPermitted({ code: "not_authorized", message: "Read access does not permit writes" })
             }
-            yield* workspaces.writable(caller, workspaceId)
+            yield* writeStanding(workspace, caller)
           }
           return {
             row,

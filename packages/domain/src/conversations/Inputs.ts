@@ -20,7 +20,7 @@ import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, Invalid, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
-import { contactRefusal } from "./Contact.ts"
+import { contactRefusalOf } from "./Contact.ts"
 import { Conversations, type Refused, type Standing } from "./Conversations.ts"
 import { engineOf } from "./Engine.ts"
 import { unarchived } from "./Settings.ts"
@@ -382,8 +382,9 @@ export class Inputs extends Context.Service<
             const mode = members.delivery_mode ?? "queue"
             const steer = mode !== "queue"
             const accountId = target.workspaceAccountId
-            const self = (yield* conversations.people([caller.user.id])).get(caller.user.id)!
-            let answerer = (yield* conversations.people([target.row.answerer_id])).get(target.row.answerer_id)!
+            const known = yield* conversations.people([caller.user.id, target.row.answerer_id])
+            const self = known.get(caller.user.id)!
+            let answerer = known.get(target.row.answerer_id)!
             if (kind === "direct_reply" && typeof members.answering_user_public_id === "string") {
               const named = members.answering_user_public_id
               const found = isUuid(named)
@@ -405,7 +406,7 @@ export class Inputs extends Context.Service<
               }
               answerer = found
             }
-            if (kind === "direct_reply") yield* db(contactRefusal(caller, target, answerer.id))
+            if (kind === "direct_reply") yield* contactRefusalOf(target, self, answerer)
             const speakerId = members.speaker_public_id
             let speaker = self
             if (typeof speakerId === "string" && speakerId !== self.public_id) {
@@ -494,14 +495,10 @@ export class Inputs extends Context.Service<
                 : { expectedContextRevision: members.expected_context_revision }),
               ...(yield* tailFence(target, members.expected_tail_turn_public_id))
             })
-            const answered = replies[conversationEffects.insertInput] as { state: InputRow["state"] } | undefined
-            const row = (yield* db(repository.findInput(inputId)))!
-            const [view] = yield* viewsOf(target, [row])
-            return {
-              ...view!,
-              state: answered?.state ?? row.state,
-              blocked_reason: null
-            }
+            // The row as the acceptance inserted it (the drain in the same step may have consumed it).
+            const inserted = replies[conversationEffects.insertInput] as InputRow | undefined
+            if (inserted === undefined) return yield* Effect.die(new Error("the acceptance wrote no input row"))
+            return inputView(inserted, target.row.public_id, new Map([self, speaker, answerer].map((p) => [p.id, p])))
           }),
         list: (caller, workspaceId, conversationId) =>
           Effect.flatMap(conversations.standing(caller, workspaceId, conversationId, "read"), queueOf),

@@ -7,18 +7,15 @@ import type {
 } from "@troupe/storage/repositories/Conversations"
 import { Effect } from "effect"
 
+/** The conversation alone when it is no fork (no statement), else its chain read in one statement. */
 export const chainOf = (conversations: ConversationsRepository["Service"], conversation: ConversationRow) =>
   Effect.gen(function* () {
-    const conversationIds: Array<bigint> = [conversation.id]
-    const below: Array<number | null> = [null]
-    let current = conversation
-    while (current.source_conversation_id !== null && current.forked_position !== null) {
-      const bound = Math.min(current.forked_position, below.at(-1) ?? current.forked_position)
-      const source = yield* conversations.findConversationById(current.source_conversation_id)
-      if (source === undefined) break
-      conversationIds.push(source.id)
-      below.push(bound)
-      current = source
+    if (conversation.source_conversation_id === null || conversation.forked_position === null) {
+      return { conversationIds: [conversation.id], below: [null] } satisfies TimelineChain
     }
-    return { conversationIds, below } satisfies TimelineChain
+    const rows = yield* conversations.timelineChain(conversation.id)
+    return {
+      conversationIds: rows.map((row) => row.conversation_id),
+      below: rows.map((row) => row.below)
+    } satisfies TimelineChain
   })

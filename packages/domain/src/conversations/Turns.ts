@@ -4,7 +4,12 @@
 // conversation's actor, whose machine judges the tail, the running reply and frozen prefixes.
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
-import { ConversationsRepository, type TimelineTurnRow, type TurnRow } from "@troupe/storage/repositories/Conversations"
+import {
+  ConversationsRepository,
+  type TimelineTurnRow,
+  type TimelineTurnWithVariants,
+  type TurnRow
+} from "@troupe/storage/repositories/Conversations"
 import { Context, Effect, Layer } from "effect"
 import type { Caller } from "../accounts/Caller.ts"
 import { Idempotency, type ReceiptKey } from "../kernel/Idempotency.ts"
@@ -157,34 +162,32 @@ export class Turns extends Context.Service<
       const writable = (caller: Caller, workspaceId: string, conversationId: string) =>
         Effect.flatMap(conversations.standing(caller, workspaceId, conversationId, "write"), unarchived)
 
-      const views = (turns: ReadonlyArray<TimelineTurnRow>) =>
-        Effect.gen(function* () {
-          const variants = yield* db(repository.variantsOf(turns.map((turn) => turn.id)))
-          const people = yield* conversations.people(
+      /** The turns as the window shows them (their variants read with them), and one statement for their people. */
+      const views = (turns: ReadonlyArray<TimelineTurnWithVariants>) =>
+        Effect.map(
+          conversations.people(
             turns.flatMap((turn) => [turn.speaker_id, turn.answerer_id].filter((id): id is bigint => id !== null))
-          )
-          return turns.map((turn) => turnView(turn, variants, people))
-        })
+          ),
+          (people) => turns.map((turn) => turnView(turn, turn.variants, people))
+        )
 
-      /** A turn of the conversation's timeline (its own, or inherited), as the window reads it. */
+      /** A turn of the conversation's timeline (its own, or inherited) with its variants, as the window reads it. */
       const turnIn = (target: Standing, turnId: string, includeHidden = true) =>
         Effect.gen(function* () {
-          const row = isUuid(turnId) ? yield* db(repository.findTurn(turnId)) : undefined
-          if (row === undefined) return yield* notFound()
+          if (!isUuid(turnId)) return yield* notFound()
           const chain = yield* db(chainOf(repository, target.row))
-          const index = chain.conversationIds.indexOf(row.conversation_id)
-          const bound = chain.below[index]
-          if (index < 0 || (bound !== null && bound !== undefined && row.position >= bound)) return yield* notFound()
-          if (row.visibility === "hidden" && !includeHidden) return yield* notFound()
-          return { ...row, own: index === 0 } satisfies TimelineTurnRow
+          const turn = yield* db(repository.timelineTurn({ chain, publicId: turnId }))
+          if (turn === undefined || (turn.visibility === "hidden" && !includeHidden)) return yield* notFound()
+          return turn
         })
 
-      const viewOf = (turn: TimelineTurnRow) => Effect.map(views([turn]), (found) => found[0]!)
+      const viewOf = (turn: TimelineTurnWithVariants) => Effect.map(views([turn]), (found) => found[0]!)
 
+      /** The turn as it is after a write. */
       const reread = (turn: TurnRow | TimelineTurnRow, own: boolean) =>
         Effect.gen(function* () {
           const row = (yield* db(repository.findTurn(turn.public_id)))!
-          return yield* viewOf({ ...row, own })
+          return yield* viewOf({ ...row, own, variants: yield* db(repository.variantsOf([row.id])) })
         })
 
       const variantOf = (turn: TimelineTurnRow, variantId: string) =>
@@ -208,8 +211,8 @@ export class Turns extends Context.Service<
             const before = yield* position(query.before_position, "before_position")
             const includeHidden = yield* flag(query.include_hidden, "include_hidden")
             const chain = yield* db(chainOf(repository, target.row))
-            const rows = yield* db(
-              repository.timeline({
+            const page = yield* db(
+              repository.timelineWindow({
                 chain,
                 afterPosition: after,
                 beforePosition: before,
@@ -218,18 +221,13 @@ export class Turns extends Context.Service<
                 limit
               })
             )
-            const ordered = [...rows].sort((a, b) => a.position - b.position)
-            const first = ordered[0]?.position ?? null
-            const last = ordered.at(-1)?.position ?? null
-            const beyond = (side: { below: number | null; above: number | null }) =>
-              Effect.map(db(repository.turnBeyond({ chain, ...side, includeHidden })), (row) => row?.found ?? false)
             return {
-              turns: yield* views(ordered),
+              turns: yield* views(page.turns),
               pagination: {
-                before_position: first,
-                after_position: last,
-                has_older: first === null ? false : yield* beyond({ below: first, above: null }),
-                has_newer: last === null ? false : yield* beyond({ below: null, above: last })
+                before_position: page.turns[0]?.position ?? null,
+                after_position: page.turns.at(-1)?.position ?? null,
+                has_older: page.has_older,
+                has_newer: page.has_newer
               }
             }
           }),
@@ -242,10 +240,9 @@ export class Turns extends Context.Service<
           Effect.gen(function* () {
             const target = yield* conversations.standing(caller, workspaceId, conversationId, "read")
             const turn = yield* turnIn(target, turnId)
-            const variants = yield* db(repository.variantsOf([turn.id]))
             const prompt = turn.kind === "direct_reply" ? turn.prompt_text : null
             return {
-              variants: variants.map((variant) =>
+              variants: turn.variants.map((variant) =>
                 variantView(variant, variant.public_id === turn.active_variant_public_id, prompt)
               ),
               turn: { public_id: turn.public_id, inherited: !turn.own }

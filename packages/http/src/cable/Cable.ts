@@ -28,6 +28,7 @@ import { CableChannels, type CableIdentity } from "./Channels.ts"
 import { type ConnectionTiming, defaultTiming, serveConnection } from "./Connection.ts"
 import { ConversationChannelLive } from "./ConversationChannel.ts"
 import { ExecutorInboxChannelLive } from "./ExecutorInboxChannel.ts"
+import { FeedReaders } from "./FeedReaders.ts"
 import { InferenceRequestChannelLive } from "./InferenceRequestChannel.ts"
 import { negotiateProtocol, offeredProtocols } from "./Protocol.ts"
 
@@ -178,5 +179,6 @@ export const CableChannelsLive = Layer.mergeAll(
 /** The cable route with its channels, for Routes.ts to merge. */
 export const CableRoute = Layer.mergeAll(CableEndpoint, CableChannelsLive).pipe(
   Layer.provide(CableChannels.layer),
+  Layer.provide(FeedReaders.layer),
   Layer.provide(StepFeed.layer)
 )

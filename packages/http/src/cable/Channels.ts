@@ -72,7 +72,7 @@ export interface CableConnection {
 
 /** What an accepted subscription produces. */
 export interface ChannelSubscription {
-  /** Each element goes to the client as `{identifier, message}`, in order. */
+  /** Each element goes to the client as `{identifier, message}`, in order (an EncodedMessage as its text). */
   readonly messages: Stream.Stream<unknown>
   /** Handles a client `message` command (its parsed `data`, which names an `action`). */
   readonly perform?: ((data: Readonly<Record<string, unknown>>) => Effect.Effect<void>) | undefined

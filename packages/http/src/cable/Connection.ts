@@ -2,7 +2,7 @@
 // credential, and the client's subscribe / unsubscribe / message commands. Channels come from
 // the registry; this module knows only the wire protocol.
 import type { StepFeed } from "@troupe/domain/runtime/StepFeed"
-import { Cause, Clock, Deferred, Duration, Effect, Exit, Scope, Stream } from "effect"
+import { Array as Arr, Cause, Clock, Deferred, Duration, Effect, Exit, Scope, Stream } from "effect"
 import * as Socket from "effect/socket/Socket"
 import {
   asSubscription,
@@ -132,8 +132,11 @@ export const serveConnection = (
         const subscription = asSubscription(answer.value)
         entry.subscription = subscription
         yield* send(Protocol.confirm(identifier))
-        yield* Stream.runForEach(subscription.messages, (message) =>
-          send(Protocol.broadcast(identifier, message))
+        // The messages at hand go out together: one write effect for a chunk, not one a message.
+        yield* Stream.runForEachArray(subscription.messages, (messages) =>
+          writer
+            .writeAll(Arr.map(messages, (message) => Protocol.broadcastText(identifier, message)))
+            .pipe(Effect.ignore)
         ).pipe(
           Effect.catchCause((cause) =>
             Cause.hasInterruptsOnly(cause)

@@ -21,10 +21,11 @@ import type { Caller } from "@troupe/domain/accounts/Caller"
 import { Conversations } from "@troupe/domain/conversations/Conversations"
 import { LiveReplies, type LiveReply } from "@troupe/domain/conversations/LiveReplies"
 import { Turns } from "@troupe/domain/conversations/Turns"
-import { StepFeed } from "@troupe/domain/runtime/StepFeed"
 import { Effect, Layer, Schema, Stream } from "effect"
 import { type CableChannel, type CableIdentity, registerChannel, rejected, SubscriptionRejected } from "./Channels.ts"
-import { type FeedSource, openDurableFeed } from "./DurableFeed.ts"
+import { openDurableFeed } from "./DurableFeed.ts"
+import { FeedReaders, type FeedSource } from "./FeedReaders.ts"
+import type { EncodedMessage } from "./Protocol.ts"
 
 const lifecycleTypes: ReadonlySet<string> = new Set(["turn_status", "attention_required", "conversation_ended"])
 const settled: ReadonlySet<unknown> = new Set(["completed", "failed", "canceled", "timed_out"])
@@ -71,7 +72,10 @@ const transcribed = (reply: LiveReply, item: StreamItem): TranscriptItem | undef
   }
 }
 
-/** The conversation's transcript for `caller` (its `turn` items read as the turns door answers). */
+/**
+ * The conversation's transcript for `caller`: its `turn` items read as the turns door answers; a
+ * reply's deltas encoded once for every subscription following it.
+ */
 const transcript = Effect.fnUntraced(function* (
   caller: Caller,
   subscription: ConversationChannelParams,
@@ -80,7 +84,7 @@ const transcript = Effect.fnUntraced(function* (
   const live = yield* LiveReplies
   const turns = yield* Turns
   const streams = yield* Streams
-  const stepFeed = yield* StepFeed
+  const readers = yield* FeedReaders
   const { workspace_id: workspaceId, conversation_id: conversationId } = subscription
   // The conversation's items from now on, opened before the running sample is read: a sample that
   // starts later is announced there, one that started earlier is found by the read (or both).
@@ -91,19 +95,27 @@ const transcript = Effect.fnUntraced(function* (
     followed.add(reply.variantPublicId)
     const deltas = openDurableFeed(reply.source, 0n, (item) => item.type === "result").pipe(
       Effect.provideService(Streams, streams),
-      Effect.provideService(StepFeed, stepFeed)
+      Effect.provideService(FeedReaders, readers)
     )
+    const key = `transcript ${reply.variantPublicId}`
     return Stream.unwrap(deltas).pipe(
-      Stream.map((item) => transcribed(reply, item)),
-      Stream.filter((item): item is TranscriptItem => item !== undefined)
+      Stream.map((entry) =>
+        entry.message(key, (item) => {
+          const event = transcribed(reply, item)
+          return event === undefined ? undefined : ({ event } satisfies ConversationChannelMessage)
+        })
+      ),
+      Stream.filter((message) => message !== undefined)
     )
   }
   const settledTurn = (turnId: string) =>
     turns.show(caller, workspaceId, conversationId, turnId, true).pipe(
-      Effect.map((turn): ReadonlyArray<TranscriptItem> => [{ type: "turn", turn_public_id: turnId, turn }]),
+      Effect.map(
+        (turn): ReadonlyArray<ConversationChannelMessage> => [{ event: { type: "turn", turn_public_id: turnId, turn } }]
+      ),
       Effect.catch(() => Effect.succeed([]))
     )
-  const told = (item: StreamItem) => {
+  const told = (item: StreamItem): Stream.Stream<EncodedMessage | ConversationChannelMessage> => {
     const payload = payloadOf(item)
     const variantId = payload.variant_public_id
     const turnId = payload.turn_public_id
@@ -117,10 +129,15 @@ const transcript = Effect.fnUntraced(function* (
     return Stream.empty
   }
   const current = yield* live.running(conversationId)
-  return Stream.concat(follow(current), Stream.flatMap(items, told))
+  return Stream.concat(
+    follow(current),
+    Stream.flatMap(items, (entry) => told(entry.item))
+  )
 })
 
-const conversationChannel = (name: string): CableChannel<Conversations | LiveReplies | Turns | Streams | StepFeed> => ({
+const conversationChannel = (
+  name: string
+): CableChannel<Conversations | LiveReplies | Turns | Streams | FeedReaders> => ({
   name,
   subscribe: (params, connection) =>
     Effect.gen(function* () {
@@ -133,11 +150,12 @@ const conversationChannel = (name: string): CableChannel<Conversations | LiveRep
         .eventSource(caller, subscription.workspace_id, subscription.conversation_id)
         .pipe(Effect.mapError(() => new SubscriptionRejected()))
       if (feed === "progress") return Stream.never
-      const message = (event: StreamItem | TranscriptItem): ConversationChannelMessage => ({ event })
-      if (feed === "transcript") return Stream.map(yield* transcript(caller, subscription, source), message)
+      if (feed === "transcript") return yield* transcript(caller, subscription, source)
       const items = yield* openDurableFeed(source, after, isLast)
-      const admitted = feed === "lifecycle" ? Stream.filter(items, (item) => lifecycleTypes.has(item.type)) : items
-      return Stream.map(admitted, message)
+      const admitted =
+        feed === "lifecycle" ? Stream.filter(items, (entry) => lifecycleTypes.has(entry.item.type)) : items
+      // `{event: item}`, encoded once for every subscription.
+      return Stream.map(admitted, (entry) => entry.event)
     })
 })
 

@@ -7,15 +7,14 @@
 // and every absence, is the one rejection.
 import { decodeStreamCursor, type Streams } from "@troupe/actors/Streams"
 import {
-  type InferenceRequestChannelMessage,
   InferenceRequestChannelParams,
   inferenceRequestChannelNames
 } from "@troupe/contracts/cable/InferenceRequestChannel"
 import { InferenceRequests } from "@troupe/domain/inference/InferenceRequests"
-import type { StepFeed } from "@troupe/domain/runtime/StepFeed"
 import { Effect, Layer, Schema, Stream } from "effect"
 import { type CableChannel, registerChannel, rejected, SubscriptionRejected } from "./Channels.ts"
 import { openDurableFeed } from "./DurableFeed.ts"
+import type { FeedReaders } from "./FeedReaders.ts"
 
 /** The item types that say where a request stands. */
 const lifecycleTypes: ReadonlySet<string> = new Set(["run_status", "result"])
@@ -29,7 +28,7 @@ const startingAfter = (after: string | undefined) =>
       ? Effect.succeed(0n)
       : Effect.mapError(decodeStreamCursor(after), () => new SubscriptionRejected())
 
-const inferenceRequestChannel = (name: string): CableChannel<InferenceRequests | Streams | StepFeed> => ({
+const inferenceRequestChannel = (name: string): CableChannel<InferenceRequests | Streams | FeedReaders> => ({
   name,
   subscribe: (params, connection) =>
     Effect.gen(function* () {
@@ -42,8 +41,11 @@ const inferenceRequestChannel = (name: string): CableChannel<InferenceRequests |
         .pipe(Effect.mapError(() => new SubscriptionRejected()))
       const items = yield* openDurableFeed(source, after, (item) => item.type === "result")
       const admitted =
-        subscription.items === "lifecycle" ? Stream.filter(items, (item) => lifecycleTypes.has(item.type)) : items
-      return Stream.map(admitted, (event): InferenceRequestChannelMessage => ({ event }))
+        subscription.items === "lifecycle"
+          ? Stream.filter(items, (entry) => lifecycleTypes.has(entry.item.type))
+          : items
+      // `{event: item}` (InferenceRequestChannelMessage), encoded once for every subscription.
+      return Stream.map(admitted, (entry) => entry.event)
     })
 })
 

@@ -30,6 +30,20 @@ export const confirm = (identifier: string): ServerFrame => ({ type: "confirm_su
 export const reject = (identifier: string): ServerFrame => ({ type: "reject_subscription", identifier })
 export const broadcast = (identifier: string, message: unknown): ServerFrame => ({ identifier, message })
 
+/** A message already in JSON text: one made once for many subscriptions (a feed's shared item). */
+export class EncodedMessage {
+  readonly json: string
+  constructor(json: string) {
+    this.json = json
+  }
+}
+
+/** The text of `broadcast(identifier, message)`, splicing an encoded message in as it is. */
+export const broadcastText = (identifier: string, message: unknown): string =>
+  message instanceof EncodedMessage
+    ? `{"identifier":${JSON.stringify(identifier)},"message":${message.json}}`
+    : JSON.stringify(broadcast(identifier, message))
+
 /**
  * A client command. `identifier` is kept as the exact string the client sent: it is the key of
  * the subscription and is echoed verbatim (Rails does the same), so key order and spacing

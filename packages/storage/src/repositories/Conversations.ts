@@ -3,8 +3,10 @@
 // later write (the conversation's fields, its inputs, turns and variants) is its binding's.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import type { Fragment } from "effect/sql/Statement"
 import { newPublicId } from "../Ids.ts"
 import * as Rows from "./Rows.ts"
+import { MessagingEntry } from "./Workspaces.ts"
 
 const Json = Schema.Unknown
 const NullId = Schema.NullOr(Schema.BigInt)
@@ -104,6 +106,70 @@ const findConversationById = Rows.maybe("Conversations.findConversationById", {
   Result: ConversationRow,
   execute: (id, sql) => sql`${sql.literal(selectConversation)} WHERE c.id = ${id}`
 })
+
+/** What a conversation door's standing judges of its workspace (seeing and write standing, Workspaces.ts). */
+export const StandingWorkspace = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  account_id: Schema.BigInt,
+  owner_id: Schema.BigInt,
+  dedicated_agent_id: NullId,
+  access_mode: Schema.Literals(["account_wide", "private"]),
+  state: Schema.String,
+  messaging: Schema.Array(MessagingEntry)
+})
+export type StandingWorkspace = typeof StandingWorkspace.Type
+
+const StandingColumns = Schema.Struct({
+  ws_id: Schema.BigInt,
+  ws_public_id: Schema.String,
+  ws_account_id: Schema.BigInt,
+  ws_owner_id: Schema.BigInt,
+  ws_dedicated_agent_id: NullId,
+  ws_access_mode: StandingWorkspace.fields.access_mode,
+  ws_state: Schema.String,
+  ws_messaging: StandingWorkspace.fields.messaging,
+  /** The conversation's id: null when the workspace holds no such conversation. */
+  id: NullId
+})
+const decodeStanding = Schema.decodeUnknownEffect(StandingColumns)
+
+/** A row its schema refuses is a defect naming the statement (as Rows' queries make it). */
+const rowDefect = (name: string) => (error: Schema.SchemaError) =>
+  Effect.die(new Rows.RowDecodeError(`${name}: ${error.message}`, { cause: error }))
+const decodeConversation = Schema.decodeUnknownEffect(ConversationRow)
+
+/**
+ * A door's standing in one statement: the workspace by public id (undefined: none) and the
+ * conversation of it by public id (undefined: none there, or `conversationPublicId` null).
+ */
+const standingOf = Effect.fnUntraced(
+  function* (workspacePublicId: string, conversationPublicId: string | null) {
+    const sql = yield* SqlClient
+    const [row] = yield* sql`
+      SELECT w.id AS ws_id, w.public_id AS ws_public_id, w.account_id AS ws_account_id, w.owner_id AS ws_owner_id,
+        w.dedicated_agent_id AS ws_dedicated_agent_id, w.access_mode AS ws_access_mode, w.state AS ws_state,
+        w.messaging AS ws_messaging, conversation.*
+      FROM workspaces w
+      LEFT JOIN LATERAL (${sql.literal(selectConversation)}
+        WHERE c.public_id = ${conversationPublicId}::uuid AND c.workspace_id = w.id) conversation ON TRUE
+      WHERE w.public_id = ${workspacePublicId}::uuid`
+    if (row === undefined) return undefined
+    const columns = yield* decodeStanding(row)
+    const workspace: StandingWorkspace = {
+      id: columns.ws_id,
+      public_id: columns.ws_public_id,
+      account_id: columns.ws_account_id,
+      owner_id: columns.ws_owner_id,
+      dedicated_agent_id: columns.ws_dedicated_agent_id,
+      access_mode: columns.ws_access_mode,
+      state: columns.ws_state,
+      messaging: columns.ws_messaging
+    }
+    return { workspace, conversation: columns.id === null ? undefined : yield* decodeConversation(row) }
+  },
+  Effect.catchTag("SchemaError", rowDefect("Conversations.standingOf"))
+)
 
 export const ConversationFilter = Schema.Struct({
   workspaceIds: Schema.Array(Schema.BigInt),
@@ -290,7 +356,8 @@ export type InputRow = typeof InputRow.Type
 
 export interface NewInput {
   readonly publicId: string
-  readonly conversationId: bigint
+  /** The conversation's public id: its activity is stamped in the insert's statement. */
+  readonly conversationPublicId: string
   readonly queuePosition: number
   readonly kind: string
   readonly state: string
@@ -308,15 +375,26 @@ export interface NewInput {
   readonly now: Date
 }
 
-const insertInput = Effect.fnUntraced(function* (row: NewInput) {
-  const sql = yield* SqlClient
-  yield* sql`
-    INSERT INTO conversation_inputs (public_id, conversation_id, queue_position, kind, state, delivery_mode, role,
-      origin, author_id, speaker_id, answerer_id, text, members, deliver_at, idempotency_key, created_at, updated_at)
-    VALUES (${row.publicId}, ${row.conversationId}, ${row.queuePosition}, ${row.kind}, ${row.state},
-      ${row.deliveryMode}, ${row.role}, ${row.origin}, ${row.authorId}, ${row.speakerId}, ${row.answererId},
-      ${row.text}, ${row.membersJson}::jsonb, ${row.deliverAt}, ${row.idempotencyKey}, ${row.now}, ${row.now})`
-})
+const decodeInput = Schema.decodeUnknownEffect(InputRow)
+
+/** Inserts an accepted input and stamps its conversation's activity, in one statement; answers the row. */
+const insertInput = Effect.fnUntraced(
+  function* (row: NewInput) {
+    const sql = yield* SqlClient
+    const [inserted] = yield* sql`
+      WITH conversation AS (
+        UPDATE conversations SET last_activity_at = ${row.now}, updated_at = ${row.now}
+        WHERE public_id = ${row.conversationPublicId} RETURNING id)
+      INSERT INTO conversation_inputs (public_id, conversation_id, queue_position, kind, state, delivery_mode, role,
+        origin, author_id, speaker_id, answerer_id, text, members, deliver_at, idempotency_key, created_at, updated_at)
+      VALUES (${row.publicId}, (SELECT id FROM conversation), ${row.queuePosition}, ${row.kind}, ${row.state},
+        ${row.deliveryMode}, ${row.role}, ${row.origin}, ${row.authorId}, ${row.speakerId}, ${row.answererId},
+        ${row.text}, ${row.membersJson}::jsonb, ${row.deliverAt}, ${row.idempotencyKey}, ${row.now}, ${row.now})
+      RETURNING *`
+    return yield* decodeInput(inserted)
+  },
+  Effect.catchTag("SchemaError", rowDefect("Conversations.insertInput"))
+)
 
 /** The input `authorId` made in the conversation under an Idempotency-Key, if any. */
 const inputByKey = Rows.maybe("Conversations.inputByKey", {
@@ -475,6 +553,25 @@ export const TimelineChain = Schema.Struct({
 })
 export type TimelineChain = typeof TimelineChain.Type
 
+/**
+ * A fork's chain in one statement: the conversation, then each source (while the one before has
+ * a source and a fork position), each read below the smallest fork position met so far.
+ */
+const timelineChain = Rows.all("Conversations.timelineChain", {
+  Request: Schema.BigInt,
+  Result: Schema.Struct({ conversation_id: Schema.BigInt, below: Schema.NullOr(Schema.Number) }),
+  execute: (id, sql) => sql`
+    WITH RECURSIVE chain(conversation_id, below, source_id, forked_position, depth) AS (
+      SELECT id, NULL::integer, source_conversation_id, forked_position, 1 FROM conversations WHERE id = ${id}
+      UNION ALL
+      SELECT s.id, LEAST(chain.forked_position, chain.below), s.source_conversation_id, s.forked_position,
+        chain.depth + 1
+      FROM chain JOIN conversations s ON s.id = chain.source_id
+      WHERE chain.forked_position IS NOT NULL
+    )
+    SELECT conversation_id, below FROM chain ORDER BY depth`
+})
+
 export const TimelineWindow = Schema.Struct({
   chain: TimelineChain,
   afterPosition: Schema.NullOr(Schema.Number),
@@ -489,43 +586,54 @@ export type TimelineWindow = typeof TimelineWindow.Type
 const TimelineTurnRow = Schema.Struct({ ...TurnRow.fields, own: Schema.Boolean })
 export type TimelineTurnRow = typeof TimelineTurnRow.Type
 
+/** The chain as rows (conversation_id, below, depth), depth 1 the conversation itself. */
+const chainRows = (chain: TimelineChain, sql: SqlClient) => sql`
+  SELECT * FROM unnest(${[...chain.conversationIds]}::bigint[],
+    ${chain.below.map((below) => below ?? 2147483647)}::integer[]) WITH ORDINALITY AS chain(conversation_id, below, depth)`
+
 const chainJoin = (chain: TimelineChain, sql: SqlClient) => sql`
-  JOIN unnest(${[...chain.conversationIds]}::bigint[], ${chain.below.map((below) => below ?? 2147483647)}::integer[])
-    WITH ORDINALITY AS chain(conversation_id, below, depth)
-    ON t.conversation_id = chain.conversation_id AND t.position < chain.below`
+  JOIN (${chainRows(chain, sql)}) chain ON t.conversation_id = chain.conversation_id AND t.position < chain.below`
+
+const hiddenFilter = (includeHidden: boolean, sql: SqlClient) =>
+  includeHidden ? sql`TRUE` : sql`t.visibility <> 'hidden'`
+
+/**
+ * The `limit` turns of the chain meeting `conditions` nearest its tail (newest) or its start
+ * (oldest): each member's nearest walked on the (conversation_id, position) index, then the
+ * nearest of those, so no read sorts the chain's turns.
+ */
+const nearestTurns = (
+  chain: TimelineChain,
+  conditions: Fragment,
+  from: "newest" | "oldest",
+  limit: number,
+  sql: SqlClient
+) => {
+  const direction = sql.literal(from === "newest" ? "DESC" : "ASC")
+  return sql`
+    SELECT t.*, chain.depth = 1 AS own FROM (${chainRows(chain, sql)}) chain
+    CROSS JOIN LATERAL (
+      SELECT * FROM conversation_turns t
+      WHERE t.conversation_id = chain.conversation_id AND t.position < chain.below AND ${conditions}
+      ORDER BY t.position ${direction}
+      LIMIT ${limit}
+    ) t
+    ORDER BY t.position ${direction}
+    LIMIT ${limit}`
+}
+
+/** The window's turns, nearest its end first. */
+const windowTurns = (window: TimelineWindow, sql: SqlClient) => {
+  const after = window.afterPosition === null ? sql`TRUE` : sql`t.position > ${window.afterPosition}`
+  const before = window.beforePosition === null ? sql`TRUE` : sql`t.position < ${window.beforePosition}`
+  const conditions = sql`${after} AND ${before} AND ${hiddenFilter(window.includeHidden, sql)}`
+  return nearestTurns(window.chain, conditions, window.from, window.limit, sql)
+}
 
 const timeline = Rows.all("Conversations.timeline", {
   Request: TimelineWindow,
   Result: TimelineTurnRow,
-  execute: (window, sql) => {
-    const after = window.afterPosition === null ? sql`TRUE` : sql`t.position > ${window.afterPosition}`
-    const before = window.beforePosition === null ? sql`TRUE` : sql`t.position < ${window.beforePosition}`
-    const hidden = window.includeHidden ? sql`TRUE` : sql`t.visibility <> 'hidden'`
-    const direction = sql.literal(window.from === "newest" ? "DESC" : "ASC")
-    return sql`
-      SELECT t.*, chain.depth = 1 AS own FROM conversation_turns t ${chainJoin(window.chain, sql)}
-      WHERE ${after} AND ${before} AND ${hidden}
-      ORDER BY t.position ${direction}
-      LIMIT ${window.limit}`
-  }
-})
-
-/** Whether any turn of the chain lies outside [after, before] (for has_older / has_newer). */
-const turnBeyond = Rows.maybe("Conversations.turnBeyond", {
-  Request: Schema.Struct({
-    chain: TimelineChain,
-    below: Schema.NullOr(Schema.Number),
-    above: Schema.NullOr(Schema.Number),
-    includeHidden: Schema.Boolean
-  }),
-  Result: Schema.Struct({ found: Schema.Boolean }),
-  execute: (request, sql) => {
-    const side = request.below !== null ? sql`t.position < ${request.below}` : sql`t.position > ${request.above ?? 0}`
-    const hidden = request.includeHidden ? sql`TRUE` : sql`t.visibility <> 'hidden'`
-    return sql`
-      SELECT EXISTS (SELECT 1 FROM conversation_turns t ${chainJoin(request.chain, sql)} WHERE ${side} AND ${hidden})
-        AS found`
-  }
+  execute: windowTurns
 })
 
 /** The newest turn of the conversation itself below `position` (the tail after a deletion). */
@@ -551,10 +659,8 @@ const historyOf = Rows.all("Conversations.historyOf", {
 const newestSettledTurn = Rows.maybe("Conversations.newestSettledTurn", {
   Request: TimelineChain,
   Result: TimelineTurnRow,
-  execute: (chain, sql) => sql`
-    SELECT t.*, chain.depth = 1 AS own FROM conversation_turns t ${chainJoin(chain, sql)}
-    WHERE t.status IN ('completed', 'failed', 'canceled', 'timed_out')
-    ORDER BY t.position DESC LIMIT 1`
+  execute: (chain, sql) =>
+    nearestTurns(chain, sql`t.status IN ('completed', 'failed', 'canceled', 'timed_out')`, "newest", 1, sql)
 })
 
 export interface TurnCopy {
@@ -665,6 +771,57 @@ const insertVariant = Effect.fnUntraced(function* (row: NewVariant) {
       ${row.originVariantPublicId}, ${row.inferenceRequestPublicId}, ${row.now}, ${row.now})`
 })
 
+export interface MessageTurn {
+  /** The conversation's public id: its context_revision and activity are written too. */
+  readonly conversationPublicId: string
+  readonly inputPublicId: string
+  readonly turnPublicId: string
+  readonly variantPublicId: string
+  readonly position: number
+  readonly contextRevision: number
+  readonly now: Date
+}
+
+/**
+ * A message input becomes a completed turn, in one statement: the turn (the input's role, origin
+ * and speaker; excluded from context when its members say visible_in_context false), its one
+ * candidate (source edit, the input's text), the input consumed into them, and the conversation's
+ * context_revision and activity. Answers false (having written nothing) when there is no such input.
+ */
+const materializeMessage = Effect.fnUntraced(function* (turn: MessageTurn) {
+  const sql = yield* SqlClient
+  const rows = yield* sql`
+    WITH input AS (
+      SELECT public_id, role, origin, speaker_id, text,
+        CASE WHEN members -> 'visible_in_context' = 'false'::jsonb THEN 'excluded_from_context' ELSE 'visible' END
+          AS visibility
+      FROM conversation_inputs WHERE public_id = ${turn.inputPublicId}::uuid),
+    conversation AS (
+      UPDATE conversations SET context_revision = ${turn.contextRevision}::integer,
+        last_activity_at = ${turn.now}::timestamptz, updated_at = ${turn.now}::timestamptz
+      WHERE public_id = ${turn.conversationPublicId}::uuid AND EXISTS (SELECT 1 FROM input) RETURNING id),
+    made AS (
+      INSERT INTO conversation_turns (public_id, conversation_id, position, kind, role, status, visibility, origin,
+        answerer_id, speaker_id, prompt_text, input_public_id, active_variant_public_id, created_at, updated_at)
+      SELECT ${turn.turnPublicId}::uuid, conversation.id, ${turn.position}::integer, 'message', input.role,
+        'completed', input.visibility, input.origin, NULL, input.speaker_id, NULL, input.public_id,
+        ${turn.variantPublicId}::uuid, ${turn.now}::timestamptz, ${turn.now}::timestamptz
+      FROM input, conversation
+      RETURNING id),
+    candidate AS (
+      INSERT INTO conversation_variants (public_id, turn_id, source, status, model, content, origin_variant_public_id,
+        inference_request_public_id, created_at, updated_at)
+      SELECT ${turn.variantPublicId}::uuid, made.id, 'edit', 'completed', NULL, input.text, NULL, NULL,
+        ${turn.now}::timestamptz, ${turn.now}::timestamptz
+      FROM made, input)
+    UPDATE conversation_inputs SET state = 'consumed', blocked_reason = NULL,
+      turn_public_id = ${turn.turnPublicId}::uuid, variant_public_id = ${turn.variantPublicId}::uuid,
+      consumed_at = ${turn.now}::timestamptz, updated_at = ${turn.now}::timestamptz
+    WHERE public_id = ${turn.inputPublicId}::uuid AND EXISTS (SELECT 1 FROM made)
+    RETURNING id`
+  return rows.length > 0
+})
+
 const selectVariant = `
   SELECT v.*, t.public_id::text AS turn_public_id FROM conversation_variants v
   JOIN conversation_turns t ON t.id = v.turn_id`
@@ -682,6 +839,150 @@ const variantsOf = Rows.all("Conversations.variantsOf", {
   execute: (turnIds, sql) =>
     sql`${sql.literal(selectVariant)} WHERE v.turn_id = ANY(${[...turnIds]}::bigint[]) ORDER BY v.id`
 })
+
+/**
+ * The turns door's reads of the timeline: its turns joined to their variants (one row per
+ * variant, oldest turn first, each turn's in creation order; a turn without one has null variant
+ * columns), gathered into turns with their variants.
+ */
+const variantColumns = `v.id AS variant_id, v.public_id AS variant_public_id, v.source AS variant_source,
+  v.status AS variant_status, v.model AS variant_model, v.content AS variant_content, v.usage AS variant_usage,
+  v.failure_reason_key AS variant_failure_reason_key,
+  v.origin_variant_public_id AS variant_origin_variant_public_id,
+  v.inference_request_public_id AS variant_inference_request_public_id,
+  v.run_public_id AS variant_run_public_id, v.concealed AS variant_concealed,
+  v.memory_context AS variant_memory_context, v.created_at AS variant_created_at, v.updated_at AS variant_updated_at`
+
+const NullString = Schema.NullOr(Schema.String)
+const TurnVariantRow = Schema.Struct({
+  ...TimelineTurnRow.fields,
+  variant_id: NullId,
+  variant_public_id: NullString,
+  variant_source: NullString,
+  variant_status: NullString,
+  variant_model: Json,
+  variant_content: NullString,
+  variant_usage: Json,
+  variant_failure_reason_key: NullString,
+  variant_origin_variant_public_id: NullString,
+  variant_inference_request_public_id: NullString,
+  variant_run_public_id: NullString,
+  variant_concealed: Schema.NullOr(Schema.Boolean),
+  variant_memory_context: Json,
+  variant_created_at: Schema.NullOr(Schema.Date),
+  variant_updated_at: Schema.NullOr(Schema.Date)
+})
+type TurnVariantRow = typeof TurnVariantRow.Type
+
+export interface TimelineTurnWithVariants extends TimelineTurnRow {
+  readonly variants: ReadonlyArray<VariantRow>
+}
+
+const withVariants = (rows: ReadonlyArray<TurnVariantRow>) => {
+  const turns: Array<TimelineTurnWithVariants & { variants: Array<VariantRow> }> = []
+  for (const row of rows) {
+    const {
+      variant_id,
+      variant_public_id,
+      variant_source,
+      variant_status,
+      variant_model,
+      variant_content,
+      variant_usage,
+      variant_failure_reason_key,
+      variant_origin_variant_public_id,
+      variant_inference_request_public_id,
+      variant_run_public_id,
+      variant_concealed,
+      variant_memory_context,
+      variant_created_at,
+      variant_updated_at,
+      ...turn
+    } = row
+    const last = turns.at(-1)
+    const current = last?.id === turn.id ? last : { ...turn, variants: [] }
+    if (current !== last) turns.push(current)
+    if (variant_id !== null) {
+      current.variants.push({
+        id: variant_id,
+        public_id: variant_public_id!,
+        turn_id: turn.id,
+        turn_public_id: turn.public_id,
+        source: variant_source!,
+        status: variant_status!,
+        model: variant_model,
+        content: variant_content!,
+        usage: variant_usage,
+        failure_reason_key: variant_failure_reason_key,
+        origin_variant_public_id: variant_origin_variant_public_id,
+        inference_request_public_id: variant_inference_request_public_id,
+        run_public_id: variant_run_public_id,
+        concealed: variant_concealed!,
+        memory_context: variant_memory_context,
+        created_at: variant_created_at!,
+        updated_at: variant_updated_at!
+      })
+    }
+  }
+  return turns
+}
+
+export interface TimelinePage {
+  /** Oldest first. */
+  readonly turns: ReadonlyArray<TimelineTurnWithVariants>
+  /** Whether the chain has a turn (hidden ones as the window counts them) before the first; false when empty. */
+  readonly has_older: boolean
+  /** Likewise after the last. */
+  readonly has_newer: boolean
+}
+
+const windowRows = Rows.all("Conversations.timelineWindow", {
+  Request: TimelineWindow,
+  Result: Schema.Struct({ ...TurnVariantRow.fields, has_older: Schema.Boolean, has_newer: Schema.Boolean }),
+  execute: (window, sql) => {
+    const hidden = hiddenFilter(window.includeHidden, sql)
+    const beyond = (side: Fragment) => sql`
+      EXISTS (SELECT 1 FROM (${chainRows(window.chain, sql)}) chain, bounds WHERE EXISTS (
+        SELECT 1 FROM conversation_turns t
+        WHERE t.conversation_id = chain.conversation_id AND t.position < chain.below AND ${side} AND ${hidden}))`
+    return sql`
+      WITH w AS (${windowTurns(window, sql)}),
+        bounds AS (SELECT min(position) AS first, max(position) AS last FROM w)
+      SELECT t.*, ${sql.literal(variantColumns)}, ${beyond(sql`t.position < bounds.first`)} AS has_older,
+        ${beyond(sql`t.position > bounds.last`)} AS has_newer
+      FROM w t LEFT JOIN conversation_variants v ON v.turn_id = t.id
+      ORDER BY t.position, v.id`
+  }
+})
+
+/**
+ * The timeline window with its turns' variants, and whether the chain holds a turn beyond either
+ * end (one index probe per chain member), in one statement.
+ */
+const timelineWindow = (window: TimelineWindow) =>
+  Effect.map(
+    windowRows(window),
+    (rows): TimelinePage => ({
+      turns: withVariants(rows),
+      has_older: rows[0]?.has_older ?? false,
+      has_newer: rows[0]?.has_newer ?? false
+    })
+  )
+
+const turnRows = Rows.all("Conversations.timelineTurn", {
+  Request: Schema.Struct({ chain: TimelineChain, publicId: Schema.String }),
+  Result: TurnVariantRow,
+  execute: (request, sql) => sql`
+    SELECT t.*, ${sql.literal(variantColumns)}
+    FROM (SELECT t.*, chain.depth = 1 AS own FROM conversation_turns t ${chainJoin(request.chain, sql)}
+          WHERE t.public_id = ${request.publicId}) t
+    LEFT JOIN conversation_variants v ON v.turn_id = t.id
+    ORDER BY v.id`
+})
+
+/** A turn of the chain by public id (inherited ones below their bound) with its variants. */
+const timelineTurn = (request: { readonly chain: TimelineChain; readonly publicId: string }) =>
+  Effect.map(turnRows(request), (rows): TimelineTurnWithVariants | undefined => withVariants(rows)[0])
 
 /** Settles a variant, its text copied from the inference request that made it. */
 const settleVariant = Effect.fnUntraced(function* (
@@ -768,6 +1069,7 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         insertConversation,
         findConversation,
         findConversationById,
+        standingOf,
         listConversations,
         updateConversation,
         deleteConversation,
@@ -784,8 +1086,10 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         findTurn,
         updateTurn,
         deleteTurn,
+        timelineChain,
         timeline,
-        turnBeyond,
+        timelineWindow,
+        timelineTurn,
         ownTurnBelow,
         historyOf,
         newestSettledTurn,
@@ -793,6 +1097,7 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         copyVariant,
         copyHostedRows,
         insertVariant,
+        materializeMessage,
         findVariant,
         variantsOf,
         settleVariant,
