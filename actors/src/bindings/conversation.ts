@@ -423,7 +423,9 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
       [fx.setVisibility]: (params, step) =>
         Effect.gen(function* () {
           const conversations = yield* ConversationsRepository.make
-          yield* conversations.updateTurn(params.turnId, { visibility: params.visibility }, step.now)
+          yield* params.inherited === true
+            ? conversations.overrideVisibility(step.actorId, params.turnId, params.visibility)
+            : conversations.updateTurn(params.turnId, { visibility: params.visibility }, step.now)
           yield* revise(conversations, step, params.contextRevision)
         }),
       [fx.concealVariant]: (params, step) =>

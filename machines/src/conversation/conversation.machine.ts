@@ -29,7 +29,8 @@ import {
   type SettleSampleParams,
   type TellFollowersParams,
   type TurnParams,
-  type UpdateInputParams
+  type UpdateInputParams,
+  type VisibilityParams
 } from "./effects.ts"
 import type { ConversationEvent } from "./events.ts"
 
@@ -65,7 +66,7 @@ type EffectRequest =
       readonly params: TurnParams & { readonly variantId: string; readonly text: string }
     }
   | { readonly type: typeof fx.activateVariant; readonly params: ActivateParams }
-  | { readonly type: typeof fx.setVisibility; readonly params: TurnParams & { readonly visibility: string } }
+  | { readonly type: typeof fx.setVisibility; readonly params: VisibilityParams }
   | {
       readonly type: typeof fx.concealVariant
       readonly params: { readonly turnId: string; readonly variantId: string; readonly concealed: boolean }
@@ -773,7 +774,12 @@ const setVisibility = (draft: Draft, event: EventOf<"turn.visibility">) => {
   const revision = bumpRevision(draft)
   draft.request({
     type: fx.setVisibility,
-    params: { turnId: event.turnId, visibility: event.visibility, contextRevision: revision }
+    params: {
+      turnId: event.turnId,
+      visibility: event.visibility,
+      contextRevision: revision,
+      ...(event.inherited === true ? { inherited: true } : {})
+    }
   })
   draft.emit({ type: "visibility", turn_public_id: event.turnId, visibility: event.visibility })
 }
@@ -959,7 +965,7 @@ const conversationSetup = setup({
     [fx.cancelRequest]: (_, _params: { requestId: string }) => {},
     [fx.editTurn]: (_, _params: TurnParams & { variantId: string; text: string }) => {},
     [fx.activateVariant]: (_, _params: ActivateParams) => {},
-    [fx.setVisibility]: (_, _params: TurnParams & { visibility: string }) => {},
+    [fx.setVisibility]: (_, _params: VisibilityParams) => {},
     [fx.concealVariant]: (_, _params: { turnId: string; variantId: string; concealed: boolean }) => {},
     [fx.deleteTurn]: (_, _params: TurnParams) => {},
     [fx.ensureTreeIdle]: () => {},

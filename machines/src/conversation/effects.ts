@@ -144,6 +144,12 @@ export interface TurnParams {
   readonly contextRevision: number
 }
 
+export interface VisibilityParams extends TurnParams {
+  readonly visibility: string
+  /** A turn read by reference: this conversation's override is written, not the turn's row. */
+  readonly inherited?: boolean
+}
+
 export interface ActivateParams extends TurnParams {
   readonly variantId: string
   /** The turn's status and failure after it (its new active candidate's); absent: unchanged. */

@@ -179,7 +179,13 @@ export const ConversationEvent = Schema.Union([
       Schema.Struct({ source: Schema.String, status: Schema.String, failureReasonKey: Schema.NullOr(Schema.String) })
     )
   }),
-  Schema.Struct({ type: Schema.Literal("turn.visibility"), turnId: Schema.String, visibility: TurnVisibility }),
+  Schema.Struct({
+    type: Schema.Literal("turn.visibility"),
+    turnId: Schema.String,
+    visibility: TurnVisibility,
+    /** A turn read by reference (a fork's or side's): the change is this conversation's alone. */
+    inherited: Schema.optionalKey(Schema.Boolean)
+  }),
   /** DELETE of the tail; `previousTail` becomes the tail (the domain read it: only the tail moves). */
   Schema.Struct({ type: Schema.Literal("turn.delete"), turnId: Schema.String, previousTail: Schema.NullOr(Tail) }),
   Schema.Struct({

@@ -30,12 +30,12 @@ const world = Effect.gen(function* () {
       }),
     reap: Effect.succeed(0)
   })
-  const steps = StepFeed.of({
-    subscribe: Effect.acquireRelease(
-      Effect.sync(() => counts.stepSubscribers++),
-      () => Effect.sync(() => counts.stepSubscribers--)
-    ).pipe(Effect.andThen(Effect.map(PubSub.subscribe(hub), Stream.fromSubscription)))
-  })
+  // One actor's steps are the only ones published here: an address subscription reads the same hub.
+  const subscribe = Effect.acquireRelease(
+    Effect.sync(() => counts.stepSubscribers++),
+    () => Effect.sync(() => counts.stepSubscribers--)
+  ).pipe(Effect.andThen(Effect.map(PubSub.subscribe(hub), Stream.fromSubscription)))
+  const steps = StepFeed.of({ subscribe, subscribeTo: () => subscribe })
   /** Commits `count` items in one step, `type` the last one's. */
   const append = (count: number, type = "item") =>
     Effect.gen(function* () {

@@ -505,3 +505,73 @@ describe("POST .../conversations/{id}/forks", () => {
     expect([again.status, again.body.error.code]).toEqual([422, "side_conversation"])
   })
 })
+
+describe("PATCH .../turns/{tid} on an inherited turn", () => {
+  const conversationPath = (conversationId: string, rest = "") =>
+    `/agent_api/v1/workspaces/${workspaceId}/conversations/${conversationId}${rest}`
+  const call = (method: string, path: string, body?: unknown) =>
+    request(server.baseUrl, method, path, { headers: bearer(agent.token), ...(body === undefined ? {} : { body }) })
+  const window = async (conversationId: string, query = "") =>
+    (await call("GET", conversationPath(conversationId, `/turns?limit=100${query}`))).body.turns as Array<{
+      public_id: string
+      visibility: string
+      inherited: boolean
+    }>
+  const messageCount = async (conversationId: string) => {
+    const answer = await call("POST", conversationPath(conversationId, "/context_estimate"), {
+      context_estimate: { prompt: "x", model: { model: "local/echo" } }
+    })
+    return answer.body.context_estimate.message_count as number
+  }
+
+  it("Turn visibility on an inherited turn is child-local", async () => {
+    const source = await conversationOf(3)
+    const reply = source.turns[1]!
+    const child = await fork(source.id)
+    const other = await fork(source.id)
+    // note + reply's prompt, the reply, later + the prompt.
+    expect(await messageCount(child.public_id)).toBe(3)
+    const hidden = await call("PATCH", conversationPath(child.public_id, `/turns/${reply.public_id}`), {
+      turn: { visibility: "hidden" }
+    })
+    expect(hidden.status).toBe(200)
+    expect(hidden.body.turn).toMatchObject({ public_id: reply.public_id, visibility: "hidden", inherited: true })
+    expect((await window(child.public_id)).map((turn) => turn.public_id)).not.toContain(reply.public_id)
+    expect((await window(child.public_id, "&include_hidden=true"))[1]).toMatchObject({
+      public_id: reply.public_id,
+      visibility: "hidden",
+      inherited: true
+    })
+    expect((await window(source.id))[1]).toMatchObject({ public_id: reply.public_id, visibility: "visible" })
+    expect((await window(other.public_id))[1]).toMatchObject({
+      public_id: reply.public_id,
+      visibility: "visible",
+      inherited: true
+    })
+    // The child's history skips it: note, later and the prompt merge into one message.
+    expect(await messageCount(child.public_id)).toBe(1)
+    expect(await messageCount(other.public_id)).toBe(3)
+    expect((await feed(child.public_id)).map((item) => [item.type, item.payload])).toContainEqual([
+      "visibility",
+      expect.objectContaining({ turn_public_id: reply.public_id, visibility: "hidden" })
+    ])
+    expect((await feed(source.id)).map((item) => item.type)).not.toContain("visibility")
+    // A fork of the child reads the turn as the child does; one taken at it copies it hidden.
+    const grandchild = await fork(child.public_id)
+    expect((await window(grandchild.public_id, "&include_hidden=true"))[1]).toMatchObject({
+      public_id: reply.public_id,
+      visibility: "hidden"
+    })
+    const atReply = await fork(child.public_id, { turn_public_id: reply.public_id })
+    expect((await window(atReply.public_id, "&include_hidden=true"))[1]).toMatchObject({
+      inherited: false,
+      visibility: "hidden"
+    })
+    // Shown again, the child reads it as before.
+    const shown = await call("PATCH", conversationPath(child.public_id, `/turns/${reply.public_id}`), {
+      turn: { visibility: "visible" }
+    })
+    expect(shown.body.turn.visibility).toBe("visible")
+    expect(await messageCount(child.public_id)).toBe(3)
+  })
+})

@@ -2,6 +2,8 @@
 // conversation rows of "States and transitions" (archive, unarchive, delete), the input rows
 // (drain into a turn, blocked, edit, delete, steering), the queue bound, the turn verbs, the feed,
 // and the doors' refusals in the spec's codes.
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
 import { waitForConversation } from "../../support/conversations.ts"
@@ -363,6 +365,67 @@ describe("inputs and the drain", () => {
       [b, 0],
       [a, 1]
     ])
+  })
+
+  it("model selection for another addressee: its last reply model here comes before the conversation's and the submitted one", async () => {
+    const id = await createConversation()
+    const to = (model: string, text: string, answerer?: string) =>
+      input(id, {
+        kind: "direct_reply",
+        text,
+        model: { model },
+        ...(answerer === undefined ? {} : { answering_user_public_id: answerer })
+      })
+    await to("local/script", "first", sibling.publicId)
+    await settled(id, 1)
+    await to("local/echo", "second")
+    await settled(id, 2)
+    const third = await to("local/tiny", "third", sibling.publicId)
+    expect(third.body.input.model).toMatchObject({ model: "local/script" })
+    await settled(id, 3)
+    const models = (await turns(id)).map((turn) => [turn.answering_user_public_id, turn.model?.model_ref])
+    expect(models).toEqual([
+      [sibling.publicId, "local/script"],
+      [agent.publicId, "local/echo"],
+      [sibling.publicId, "local/script"]
+    ])
+  })
+
+  it("Input | pending | drain | cannot be served → blocked author_not_authorized when its author is no longer active", async () => {
+    const room = (await as(sibling, "POST", "/workspaces", { workspace: { name: "own room" } }, key())).body.workspace
+      .public_id
+    const id = (await as(sibling, "POST", `/workspaces/${room}/conversations`, { conversation: {} }, key())).body
+      .conversation.public_id
+    const later = await as(
+      sibling,
+      "POST",
+      `/workspaces/${room}/conversations/${id}/inputs`,
+      { input: { kind: "direct_reply", text: "later", model: { model: "local/echo" }, deliver_in: "2s" } },
+      key()
+    )
+    expect(later.status).toBe(202)
+    const status = (value: string) =>
+      server.run(
+        Effect.flatMap(
+          SqlClient,
+          (sql) => sql`UPDATE users SET status = ${value} WHERE public_id = ${sibling.publicId}`
+        )
+      )
+    const stateOf = () =>
+      server.run(
+        Effect.flatMap(
+          SqlClient,
+          (sql) => sql<{ state: string; blocked_reason: string | null }>`
+            SELECT state, blocked_reason FROM conversation_inputs WHERE public_id = ${later.body.input.public_id}`
+        )
+      )
+    await status("inactive")
+    try {
+      await waitForConversation(server, id, async () => (await stateOf())[0]?.state === "blocked")
+      expect(await stateOf()).toEqual([{ state: "blocked", blocked_reason: "author_not_authorized" }])
+    } finally {
+      await status("active")
+    }
   })
 
   it("fences: expected_context_revision 409 stale_context, expected_tail_turn_public_id 409 stale_timeline", async () => {

@@ -243,6 +243,11 @@ export class Inputs extends Context.Service<
             )
 
       /** The addressee's model (spec "Model selection"), judged against the catalog. */
+      /**
+       * The addressee's model (spec "Model selection"). The stored answerer: the row's model, its
+       * default_model, the conversation's last reply model. Another addressee: its default_model,
+       * its last reply model in this conversation, the conversation's, then the submitted one.
+       */
       const planOf = (
         row: ConversationRow,
         answerer: {
@@ -252,22 +257,28 @@ export class Inputs extends Context.Service<
           readonly kind: string
         },
         members: InputMembers
-      ): ReplyPlan => {
-        const configuration = answerer.kind === "agent" ? renderConfiguration(answerer.configuration) : undefined
-        const submitted = members.model?.model ?? null
-        const defaultModel = configuration?.default_model ?? null
-        const stored = answerer.id === row.answerer_id
-        const model = stored
-          ? (submitted ?? defaultModel ?? row.last_reply_model)
-          : (defaultModel ?? row.last_reply_model ?? submitted)
-        const fallback = members.fallback_models?.[0] ?? configuration?.fallback_models?.[0] ?? null
-        return {
-          model,
-          modelKnown: serves(model),
-          fallbackModel: serves(fallback) ? fallback : null,
-          answererId: answerer.public_id
-        }
-      }
+      ) =>
+        Effect.gen(function* () {
+          const configuration = answerer.kind === "agent" ? renderConfiguration(answerer.configuration) : undefined
+          const submitted = members.model?.model ?? null
+          const defaultModel = configuration?.default_model ?? null
+          const stored = answerer.id === row.answerer_id
+          const addresseeLast =
+            stored || defaultModel !== null
+              ? null
+              : ((yield* db(repository.lastReplyModelOf({ conversationId: row.id, answererId: answerer.id })))
+                  ?.model_ref ?? null)
+          const model = stored
+            ? (submitted ?? defaultModel ?? row.last_reply_model)
+            : (defaultModel ?? addresseeLast ?? row.last_reply_model ?? submitted)
+          const fallback = members.fallback_models?.[0] ?? configuration?.fallback_models?.[0] ?? null
+          return {
+            model,
+            modelKnown: serves(model),
+            fallbackModel: serves(fallback) ? fallback : null,
+            answererId: answerer.public_id
+          } satisfies ReplyPlan
+        })
 
       const inputIn = (target: Standing, inputId: string) =>
         Effect.gen(function* () {
@@ -444,7 +455,7 @@ export class Inputs extends Context.Service<
             const stored = Object.fromEntries(
               storedMembers.filter((name) => given(members, name)).map((name) => [name, members[name]])
             )
-            const reply = kind === "direct_reply" ? planOf(target.row, answerer, members) : null
+            const reply = kind === "direct_reply" ? yield* planOf(target.row, answerer, members) : null
             const accepted: AcceptedInput = {
               inputId,
               kind,
@@ -584,7 +595,7 @@ export class Inputs extends Context.Service<
               const answerer = (yield* conversations.people([answererId])).get(answererId)!
               const reply =
                 row.kind === "direct_reply"
-                  ? planOf(conversationRow, answerer, {
+                  ? yield* planOf(conversationRow, answerer, {
                       ...(merged as InputMembers),
                       model: (merged.model ?? null) as InputMembers["model"]
                     })

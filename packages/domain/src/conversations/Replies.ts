@@ -33,6 +33,7 @@ import {
   type Slot,
   summaryRequest
 } from "./Assembly.ts"
+import { levelOf } from "./Standing.ts"
 import { chainOf } from "./Timeline.ts"
 
 /** Whose prompt: the answering agent, and the speaker whose human's persona and user/ memory it reads. */
@@ -290,11 +291,32 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
    * A direct reply's head at its wall: the rest alone over the limit blocks; history to cut with
    * no stated bound is cut oldest-first (policy off), blocks (raw), or is summarized first.
    */
+  /**
+   * Whether the head's author may still ask for it: an active user with full level on the
+   * conversation (access replaced since, or the author removed, blocks it author_not_authorized).
+   */
+  const authorMayStill = (
+    conversations: ConversationsRepository["Service"],
+    conversation: ConversationRow,
+    inputId: string
+  ) =>
+    Effect.gen(function* () {
+      const input = yield* conversations.findInput(inputId)
+      if (input === undefined) return true
+      const [author] = yield* conversations.speakers([input.author_id])
+      if (author === undefined || author.status !== "active") return false
+      const as = { id: author.id, accountId: 0n, kind: author.kind }
+      return levelOf(conversation, { user: { ...as, configuration: author.configuration }, human: as }) === "full"
+    })
+
   const judge = (conversationId: string, inputId: string, model: string) =>
     Effect.gen(function* () {
       const conversations = yield* ConversationsRepository.make
       const conversation = yield* conversations.findConversation(conversationId)
       if (conversation === undefined || !servesText(catalog, model)) return "unknown_model" as BlockedReason
+      if (!(yield* authorMayStill(conversations, conversation, inputId))) {
+        return "author_not_authorized" satisfies BlockedReason
+      }
       const { assembled, material, bound, limit, parties, rawMode } = yield* assembleReply(conversation, inputId, model)
       if (assembled.restTokens > limit) return "estimated_input_exceeds_model_limit" satisfies BlockedReason
       if (statesBound(bound) || assembled.history.skipped_reason !== "budget_exceeded") return "ready" as const

@@ -350,11 +350,13 @@ export class Turns extends Context.Service<
             if (turn.kind === "compaction_summary") {
               return yield* new StateConflict({ code: "kernel_authored", message: "A summary turn cannot be hidden" })
             }
-            if (!turn.own) {
-              return yield* new StateConflict({ code: "branch_required", message: "An inherited turn is the source's" })
-            }
-            yield* conversations.send(target, { type: "turn.visibility", turnId: turn.public_id, visibility })
-            return yield* reread(turn, turn.own)
+            yield* conversations.send(target, {
+              type: "turn.visibility",
+              turnId: turn.public_id,
+              visibility,
+              inherited: !turn.own
+            })
+            return yield* viewOf(yield* turnIn(target, turn.public_id))
           }),
         remove: (caller, workspaceId, conversationId, turnId) =>
           Effect.gen(function* () {

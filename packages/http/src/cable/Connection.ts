@@ -93,16 +93,9 @@ export const serveConnection = (
               )
         )
       )
-      const ownSteps = yield* context.feed.subscribe
-      yield* Stream.runForEach(
-        Stream.filter(
-          ownSteps,
-          (item) =>
-            item._tag === "Resync" ||
-            (authority !== undefined && item.notice.kind === authority.kind && item.notice.actorId === authority.id)
-        ),
-        () => recheck
-      ).pipe(Effect.forkScoped)
+      // The credential's own actor's steps (a revocation, a fence) and resyncs: nothing else wakes it.
+      const ownSteps = yield* context.feed.subscribeTo(authority)
+      yield* Stream.runForEach(ownSteps, () => recheck).pipe(Effect.forkScoped)
       yield* recheck.pipe(Effect.delay(context.timing.recheckInterval), Effect.forever, Effect.forkScoped)
 
       const subscriptions = new Map<string, Subscribed>()

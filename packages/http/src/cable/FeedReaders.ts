@@ -4,7 +4,7 @@
 // every subscription of the stream: N subscribers cost one read a step, not N, and an item's
 // message is encoded once. Each subscription catches up to it by itself (DurableFeed.ts).
 import { encodeStreamCursor, type StreamItem, Streams } from "@troupe/actors/Streams"
-import { type FeedItem, StepFeed } from "@troupe/domain/runtime/StepFeed"
+import { StepFeed } from "@troupe/domain/runtime/StepFeed"
 import { Cause, Context, Effect, Layer, PubSub, RcMap, type Scope, Stream } from "effect"
 import { EncodedMessage } from "./Protocol.ts"
 
@@ -49,11 +49,6 @@ export class FeedEntry {
 export const readStream = (streams: Streams["Service"], stream: string, from: bigint, limit = pageSize) =>
   Effect.orDie(streams.read(stream, from === 0n ? undefined : encodeStreamCursor(from), limit))
 
-const concerns =
-  ({ kind, id }: FeedSource["actor"]) =>
-  (item: FeedItem) =>
-    item._tag === "Resync" || (item.notice.kind === kind && item.notice.actorId === id)
-
 /** Reads the source's new items after each of its actor's steps, publishing them from its start on. */
 const startReader = Effect.fnUntraced(function* (
   streams: Streams["Service"],
@@ -62,7 +57,7 @@ const startReader = Effect.fnUntraced(function* (
 ) {
   const hub = yield* Effect.acquireRelease(PubSub.unbounded<FeedEntry>(), PubSub.shutdown)
   // Live first: a step committed from here on is noticed, one committed before is under the watermark.
-  const steps = yield* feed.subscribe
+  const steps = yield* feed.subscribeTo(source.actor)
   let position = BigInt((yield* readStream(streams, source.stream, 0n, 0)).pagination.watermark)
   const catchUp = Effect.gen(function* () {
     for (;;) {
@@ -90,7 +85,6 @@ const startReader = Effect.fnUntraced(function* (
     )
   )
   yield* steps.pipe(
-    Stream.filter(concerns(source.actor)),
     // Notices that arrived together need one read.
     Stream.chunks,
     Stream.runForEach(() => reading),

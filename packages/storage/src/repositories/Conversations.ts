@@ -545,6 +545,20 @@ const deleteTurn = Effect.fnUntraced(function* (publicId: string) {
   yield* sql`DELETE FROM conversation_turns WHERE public_id = ${publicId}`
 })
 
+/** A conversation's own visibility for a turn it reads by reference (child-local: the turn's row is untouched). */
+const overrideVisibility = Effect.fnUntraced(function* (
+  conversationPublicId: string,
+  turnPublicId: string,
+  visibility: string
+) {
+  const sql = yield* SqlClient
+  yield* sql`
+    INSERT INTO conversation_turn_visibility (conversation_id, turn_id, visibility)
+    SELECT c.id, t.id, ${visibility} FROM conversations c, conversation_turns t
+    WHERE c.public_id = ${conversationPublicId} AND t.public_id = ${turnPublicId}
+    ON CONFLICT (conversation_id, turn_id) DO UPDATE SET visibility = EXCLUDED.visibility`
+})
+
 /** Where a conversation's timeline reads: its own turns, then each source's below its fork position. */
 export const TimelineChain = Schema.Struct({
   conversationIds: Schema.Array(Schema.BigInt),
@@ -591,6 +605,24 @@ const chainRows = (chain: TimelineChain, sql: SqlClient) => sql`
   SELECT * FROM unnest(${[...chain.conversationIds]}::bigint[],
     ${chain.below.map((below) => below ?? 2147483647)}::integer[]) WITH ORDINALITY AS chain(conversation_id, below, depth)`
 
+const turnColumns = Object.keys(TurnRow.fields)
+  .filter((column) => column !== "visibility")
+  .map((column) => `t.${column}`)
+  .join(", ")
+
+/**
+ * conversation_turns as the chain's first conversation reads them: a turn's visibility is the
+ * nearest chain member's override (migration 0022: a child-local visibility of a turn read by
+ * reference), else the turn's own.
+ */
+const chainTurns = (chain: TimelineChain, sql: SqlClient) => sql`(
+  SELECT ${sql.literal(turnColumns)}, COALESCE((
+    SELECT o.visibility FROM conversation_turn_visibility o
+    JOIN unnest(${[...chain.conversationIds]}::bigint[]) WITH ORDINALITY AS reader(conversation_id, depth)
+      ON reader.conversation_id = o.conversation_id
+    WHERE o.turn_id = t.id ORDER BY reader.depth LIMIT 1), t.visibility) AS visibility
+  FROM conversation_turns t)`
+
 const chainJoin = (chain: TimelineChain, sql: SqlClient) => sql`
   JOIN (${chainRows(chain, sql)}) chain ON t.conversation_id = chain.conversation_id AND t.position < chain.below`
 
@@ -613,7 +645,7 @@ const nearestTurns = (
   return sql`
     SELECT t.*, chain.depth = 1 AS own FROM (${chainRows(chain, sql)}) chain
     CROSS JOIN LATERAL (
-      SELECT * FROM conversation_turns t
+      SELECT * FROM ${chainTurns(chain, sql)} t
       WHERE t.conversation_id = chain.conversation_id AND t.position < chain.below AND ${conditions}
       ORDER BY t.position ${direction}
       LIMIT ${limit}
@@ -650,7 +682,7 @@ const historyOf = Rows.all("Conversations.historyOf", {
   Request: TimelineChain,
   Result: TimelineTurnRow,
   execute: (chain, sql) => sql`
-    SELECT t.*, chain.depth = 1 AS own FROM conversation_turns t ${chainJoin(chain, sql)}
+    SELECT t.*, chain.depth = 1 AS own FROM ${chainTurns(chain, sql)} t ${chainJoin(chain, sql)}
     WHERE t.visibility = 'visible' AND t.status IN ('completed', 'failed', 'canceled', 'timed_out')
     ORDER BY t.position`
 })
@@ -675,14 +707,26 @@ export interface TurnCopy {
   readonly now: Date
 }
 
-/** A fork's own copy of its fork turn (a new id, the same position and members). */
+/**
+ * A fork's own copy of its fork turn (a new id, the same position and members; its visibility as
+ * the forked conversation read it: the nearest override along the sources, else the turn's own).
+ */
 const copyTurn = Effect.fnUntraced(function* (copy: TurnCopy) {
   const sql = yield* SqlClient
   const [inserted] = yield* sql<{ id: bigint }>`
+    WITH RECURSIVE sources(id, depth) AS (
+      SELECT source_conversation_id, 1 FROM conversations WHERE id = ${copy.conversationId}
+      UNION ALL
+      SELECT c.source_conversation_id, sources.depth + 1 FROM sources JOIN conversations c ON c.id = sources.id
+      WHERE c.source_conversation_id IS NOT NULL
+    )
     INSERT INTO conversation_turns (public_id, conversation_id, position, kind, role, status, visibility, origin,
       answerer_id, speaker_id, prompt_text, input_public_id, active_variant_public_id, failure_reason_key,
       created_at, updated_at)
-    SELECT ${copy.publicId}, ${copy.conversationId}, position, kind, role, ${copy.status}, visibility, origin,
+    SELECT ${copy.publicId}, ${copy.conversationId}, position, kind, role, ${copy.status},
+      COALESCE((SELECT o.visibility FROM sources JOIN conversation_turn_visibility o
+                ON o.conversation_id = sources.id AND o.turn_id = ${copy.fromTurnId}
+                ORDER BY sources.depth LIMIT 1), visibility), origin,
       answerer_id, speaker_id, prompt_text, input_public_id, ${copy.variantPublicId}, ${copy.failureReasonKey},
       ${copy.now}, ${copy.now}
     FROM conversation_turns WHERE id = ${copy.fromTurnId}
@@ -943,7 +987,7 @@ const windowRows = Rows.all("Conversations.timelineWindow", {
     const hidden = hiddenFilter(window.includeHidden, sql)
     const beyond = (side: Fragment) => sql`
       EXISTS (SELECT 1 FROM (${chainRows(window.chain, sql)}) chain, bounds WHERE EXISTS (
-        SELECT 1 FROM conversation_turns t
+        SELECT 1 FROM ${chainTurns(window.chain, sql)} t
         WHERE t.conversation_id = chain.conversation_id AND t.position < chain.below AND ${side} AND ${hidden}))`
     return sql`
       WITH w AS (${windowTurns(window, sql)}),
@@ -974,7 +1018,7 @@ const turnRows = Rows.all("Conversations.timelineTurn", {
   Result: TurnVariantRow,
   execute: (request, sql) => sql`
     SELECT t.*, ${sql.literal(variantColumns)}
-    FROM (SELECT t.*, chain.depth = 1 AS own FROM conversation_turns t ${chainJoin(request.chain, sql)}
+    FROM (SELECT t.*, chain.depth = 1 AS own FROM ${chainTurns(request.chain, sql)} t ${chainJoin(request.chain, sql)}
           WHERE t.public_id = ${request.publicId}) t
     LEFT JOIN conversation_variants v ON v.turn_id = t.id
     ORDER BY v.id`
@@ -1061,6 +1105,18 @@ const visibleWorkspaceIds = Effect.fnUntraced(function* (accountId: bigint, huma
   return rows.map((row) => row.id)
 })
 
+/** The model of `answererId`'s newest completed reply in the conversation (its last reply model there). */
+const lastReplyModelOf = Rows.maybe("Conversations.lastReplyModelOf", {
+  Request: Schema.Struct({ conversationId: Schema.BigInt, answererId: Schema.BigInt }),
+  Result: Schema.Struct({ model_ref: Schema.String }),
+  execute: (request, sql) => sql`
+    SELECT v.model ->> 'model_ref' AS model_ref
+    FROM conversation_turns t JOIN conversation_variants v ON v.public_id = t.active_variant_public_id
+    WHERE t.conversation_id = ${request.conversationId} AND t.answerer_id = ${request.answererId}
+      AND t.kind = 'direct_reply' AND v.status = 'completed' AND v.model ->> 'model_ref' IS NOT NULL
+    ORDER BY t.position DESC LIMIT 1`
+})
+
 export class ConversationsRepository extends Context.Service<ConversationsRepository>()(
   "@troupe/storage/ConversationsRepository",
   {
@@ -1079,6 +1135,7 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         insertInput,
         findInput,
         inputByKey,
+        lastReplyModelOf,
         queueOf,
         updateInput,
         deleteInput,
@@ -1086,6 +1143,7 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         findTurn,
         updateTurn,
         deleteTurn,
+        overrideVisibility,
         timelineChain,
         timeline,
         timelineWindow,
