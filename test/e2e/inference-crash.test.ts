@@ -1,20 +1,9 @@
-// End to end (issue 10, "Must hold under load and faults"): `troupe serve` on PostgreSQL killed
-// with SIGKILL while 50 accepted inference requests stream a slow local/script reply, then started
-// again on the same database. Every accepted request ends exactly once (completed within the
-// attempt budget, one `result` item), none is lost, every replay stays contiguous from 1 with
-// what was streamed before the kill kept as its prefix, and a request cut mid-stream shows
-// rollback(retry) and then its next attempt. The test waits on the steps the server NOTIFYs
-// (the event bus crosses processes on PostgreSQL), reading the database on each.
-import { stepChannel } from "@troupe/actors/ActorHost"
-import * as Database from "@troupe/storage/Database"
-import { EventBus } from "@troupe/storage/EventBus"
-import { Effect, ManagedRuntime, Stream } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, describe, expect, it } from "vitest"
 import { freshPostgres, postgresReachable, type TestDatabase } from "../support/database.ts"
 import { bearer, request } from "../support/http.ts"
 import { createOwner, personalToken } from "../support/people.ts"
 import { startTestServer } from "../support/server.ts"
+import { openStepWatch, type StepWatch } from "../support/step-watch.ts"
 import { killAll, troupeServe } from "../support/troupe-process.ts"
 
 const onPostgres = await postgresReachable()
@@ -28,7 +17,7 @@ const attemptBudget = 4
 const terminal = ["completed", "failed", "canceled", "timed_out"]
 
 const databases = new Set<TestDatabase>()
-const watches = new Set<Watch>()
+const watches = new Set<StepWatch>()
 afterAll(async () => {
   await killAll()
   for (const watch of watches) await watch.close()
@@ -57,76 +46,14 @@ interface Item {
   readonly payload: Record<string, any>
 }
 
-/** What the test reads of the database while servers come and go: steps as they commit, and rows. */
-interface Watch {
-  /** Resolves with `check`'s first defined answer, asked now and again after each committed step. */
-  readonly until: <A>(what: string, ms: number, check: () => Promise<A | undefined>) => Promise<A>
-  readonly query: <A extends object>(text: string, params?: ReadonlyArray<unknown>) => Promise<ReadonlyArray<A>>
-  readonly close: () => Promise<void>
-}
-
-const openWatch = async (database: TestDatabase): Promise<Watch> => {
-  const runtime = ManagedRuntime.make(Database.layer(database.config))
-  const listeners = new Set<() => void>()
-  let live!: () => void
-  const subscribed = new Promise<void>((done) => {
-    live = done
-  })
-  runtime.runFork(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const notices = yield* (yield* EventBus).subscribe(stepChannel)
-        live()
-        yield* Stream.runForEach(notices, () =>
-          Effect.sync(() => {
-            for (const listener of listeners) listener()
-          })
-        )
-      })
-    )
-  )
-  await subscribed
-  const query = <A extends object>(text: string, params: ReadonlyArray<unknown> = []) =>
-    runtime.runPromise(Effect.flatMap(SqlClient, (sql) => sql.unsafe<A>(text, params)))
-  const until = <A>(what: string, ms: number, check: () => Promise<A | undefined>) =>
-    new Promise<A>((done, fail) => {
-      // One check at a time; a step committing meanwhile asks for one more after it.
-      let checking = false
-      let again = false
-      const finish = (settle: () => void) => {
-        clearTimeout(timer)
-        listeners.delete(ask)
-        settle()
-      }
-      const ask = () => {
-        if (checking) {
-          again = true
-          return
-        }
-        checking = true
-        check().then(
-          (answer) => {
-            checking = false
-            if (answer !== undefined) return finish(() => done(answer))
-            if (again) {
-              again = false
-              ask()
-            }
-          },
-          (error) => finish(() => fail(error))
-        )
-      }
-      const timer = setTimeout(() => finish(() => fail(new Error(`${what}: not so after ${ms} ms`))), ms)
-      listeners.add(ask)
-      ask()
-    })
-  const watch = { until, query, close: () => runtime.dispose() }
+const openWatch = async (database: TestDatabase): Promise<StepWatch> => {
+  const watch = await openStepWatch(database)
   watches.add(watch)
   return watch
 }
 
 /** Every stream item of the requests, by request, in sequence order, as the database holds them. */
-const storedItems = async (watch: Watch, ids: ReadonlyArray<string>) => {
+const storedItems = async (watch: StepWatch, ids: ReadonlyArray<string>) => {
   const rows = await watch.query<{ stream: string; sequence: string; public_id: string; type: string; payload: any }>(
     `SELECT stream, sequence::text AS sequence, public_id::text AS public_id, type, payload FROM outbox_items
      WHERE stream = ANY($1::text[]) ORDER BY outbox_items.stream, outbox_items.sequence`,
@@ -145,7 +72,7 @@ const storedItems = async (watch: Watch, ids: ReadonlyArray<string>) => {
 }
 
 /** Requests whose provider call a runner leased but has not begun (the actor still queued). */
-const leasedUnstarted = (watch: Watch, ids: ReadonlyArray<string>) =>
+const leasedUnstarted = (watch: StepWatch, ids: ReadonlyArray<string>) =>
   watch
     .query<{ actor_id: string }>(
       `SELECT s.actor_id::text AS actor_id FROM actor_jobs j JOIN actor_snapshots s USING (kind, actor_id)

@@ -21,6 +21,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
+import { flagParameter } from "../kernel/Flags.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, Invalid, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
@@ -129,13 +130,6 @@ const writeStanding = (workspace: StandingWorkspace, caller: Caller) => {
     : Effect.fail(new StateConflict({ code: "workspace_not_active", message: "The workspace is not active" }))
 }
 const badParameter = (message: string) => new BadParameter({ code: "parameter_invalid", message })
-
-const booleanParameter = (value: string | undefined, name: string) => {
-  if (value === undefined) return Effect.succeed(false)
-  if (value === "1" || value === "true") return Effect.succeed(true)
-  if (value === "0" || value === "false") return Effect.succeed(false)
-  return Effect.fail(badParameter(`${name} must be 0, 1, true or false`))
-}
 
 /** Keyset cursors carry the ordering, the direction and the position. */
 const encodeCursor = (orderBy: string, order: string, value: string, publicId: string) =>
@@ -530,8 +524,8 @@ export class Conversations extends Context.Service<
           }),
         list: (caller, workspaceId, scope, query, parent) =>
           Effect.gen(function* () {
-            const archived = yield* booleanParameter(query.archived, "archived")
-            const side = yield* booleanParameter(query.side, "side")
+            const archived = yield* flagParameter(query.archived, "archived")
+            const side = yield* flagParameter(query.side, "side")
             if (workspaceId === null) {
               const ids = yield* db(repository.visibleWorkspaceIds(caller.human.accountId, caller.human.id))
               const visible = yield* Effect.forEach(ids, (id) =>

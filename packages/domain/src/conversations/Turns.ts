@@ -12,6 +12,7 @@ import {
 } from "@troupe/storage/repositories/Conversations"
 import { Context, Effect, Layer } from "effect"
 import type { Caller } from "../accounts/Caller.ts"
+import { flagParameter } from "../kernel/Flags.ts"
 import { Idempotency, type ReceiptKey } from "../kernel/Idempotency.ts"
 import { Absent, BadParameter, Invalid, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
@@ -39,12 +40,6 @@ export interface RegenerationMembers {
 type VariantView = ReturnType<typeof variantView>
 
 const badParameter = (message: string) => new BadParameter({ code: "parameter_invalid", message })
-
-const flag = (value: string | undefined, name: string) => {
-  if (value === undefined || value === "false" || value === "0") return Effect.succeed(false)
-  if (value === "true" || value === "1") return Effect.succeed(true)
-  return Effect.fail(badParameter(`${name} must be true, false, 1 or 0`))
-}
 
 const position = (value: string | undefined, name: string) =>
   value === undefined
@@ -209,7 +204,7 @@ export class Turns extends Context.Service<
             }
             const after = yield* position(query.after_position, "after_position")
             const before = yield* position(query.before_position, "before_position")
-            const includeHidden = yield* flag(query.include_hidden, "include_hidden")
+            const includeHidden = yield* flagParameter(query.include_hidden, "include_hidden")
             const chain = yield* db(chainOf(repository, target.row))
             const page = yield* db(
               repository.timelineWindow({

@@ -1,19 +1,12 @@
 // Handlers of Member: conversation inputs. The domain judges what needs the catalog and the
 // people; the conversation's actor holds the queue bound, the fences and the drain.
 import { TroupeApi } from "@troupe/contracts/Api"
-import { errors } from "@troupe/contracts/Errors"
 import { CurrentMemberCaller, type MemberCaller } from "@troupe/contracts/member/Caller"
 import { Inputs } from "@troupe/domain/conversations/Inputs"
+import { flagParameter } from "@troupe/domain/kernel/Flags"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
-
-const includeHiddenOf = (value: string | undefined) =>
-  value === undefined || value === "false" || value === "0"
-    ? Effect.succeed(false)
-    : value === "true" || value === "1"
-      ? Effect.succeed(true)
-      : errors.parameterInvalid("include_hidden must be true, false, 1 or 0")
 
 export const ConversationInputsHandlers = HttpApiBuilder.group(
   TroupeApi,
@@ -61,7 +54,7 @@ export const ConversationInputsHandlers = HttpApiBuilder.group(
       )
       .handle("materialization", ({ params, query }) =>
         Effect.gen(function* () {
-          const includeHidden = yield* includeHiddenOf(query.include_hidden)
+          const includeHidden = yield* flagParameter(query.include_hidden, "include_hidden")
           const materialization = yield* inputs.materialization(
             yield* CurrentMemberCaller,
             params.workspace_id,

@@ -5,17 +5,11 @@ import { errors } from "@troupe/contracts/Errors"
 import { CallerIdentity } from "@troupe/contracts/Idempotency"
 import { CurrentMemberCaller, type MemberCaller } from "@troupe/contracts/member/Caller"
 import { Turns } from "@troupe/domain/conversations/Turns"
+import { flagParameter } from "@troupe/domain/kernel/Flags"
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
-
-const includeHiddenOf = (value: string | undefined) =>
-  value === undefined || value === "false" || value === "0"
-    ? Effect.succeed(false)
-    : value === "true" || value === "1"
-      ? Effect.succeed(true)
-      : errors.parameterInvalid("include_hidden must be true, false, 1 or 0")
 
 export const TurnsHandlers = HttpApiBuilder.group(
   TroupeApi,
@@ -31,7 +25,7 @@ export const TurnsHandlers = HttpApiBuilder.group(
       )
       .handle("show", ({ params, query }) =>
         Effect.gen(function* () {
-          const includeHidden = yield* includeHiddenOf(query.include_hidden)
+          const includeHidden = yield* flagParameter(query.include_hidden, "include_hidden")
           const turn = yield* turns.show(
             yield* CurrentMemberCaller,
             params.workspace_id,
