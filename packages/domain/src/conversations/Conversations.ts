@@ -527,14 +527,9 @@ export class Conversations extends Context.Service<
             const archived = yield* flagParameter(query.archived, "archived")
             const side = yield* flagParameter(query.side, "side")
             if (workspaceId === null) {
-              const ids = yield* db(repository.visibleWorkspaceIds(caller.human.accountId, caller.human.id))
-              const visible = yield* Effect.forEach(ids, (id) =>
-                Effect.map(
-                  db(sql<{ public_id: string }>`SELECT public_id::text FROM workspaces WHERE id = ${id}`),
-                  (rows) => [id, rows[0]?.public_id ?? ""] as const
-                )
-              )
-              return yield* listOf(caller, ids, new Map(visible), "roots", [archived ? "archived" : "active"], query)
+              const visible = yield* db(repository.visibleWorkspaces(caller.human.accountId, caller.human.id))
+              const names = new Map(visible.map((workspace) => [workspace.id, workspace.public_id]))
+              return yield* listOf(caller, [...names.keys()], names, "roots", [archived ? "archived" : "active"], query)
             }
             const workspace = yield* workspaces.read(caller, workspaceId)
             const names = new Map([[workspace.id, workspace.public_id]])

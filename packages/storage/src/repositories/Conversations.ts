@@ -1097,12 +1097,11 @@ const systemUser = Rows.maybe("Conversations.systemUser", {
 })
 
 /** Workspaces of the account the human sees (owner, or account-wide), not tombstoned. */
-const visibleWorkspaceIds = Effect.fnUntraced(function* (accountId: bigint, humanId: bigint) {
+const visibleWorkspaces = Effect.fnUntraced(function* (accountId: bigint, humanId: bigint) {
   const sql = yield* SqlClient
-  const rows = yield* sql<{ id: bigint }>`
-    SELECT id FROM workspaces WHERE account_id = ${accountId} AND state <> 'tombstoned'
+  return yield* sql<{ id: bigint; public_id: string }>`
+    SELECT id, public_id::text AS public_id FROM workspaces WHERE account_id = ${accountId} AND state <> 'tombstoned'
       AND (owner_id = ${humanId} OR access_mode = 'account_wide')`
-  return rows.map((row) => row.id)
 })
 
 /** The model of `answererId`'s newest completed reply in the conversation (its last reply model there). */
@@ -1163,7 +1162,7 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         speakers,
         principal,
         systemUser,
-        visibleWorkspaceIds
+        visibleWorkspaces
       })
     )
   }
