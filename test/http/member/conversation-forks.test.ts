@@ -1,21 +1,15 @@
-// Forks and sides through the real server's runtime on real PostgreSQL (supplement "Forks and
-// sides"): a fork reads its source's turns below the fork turn by reference and owns a copy of
-// that turn; a side reads every settled turn; the source freezes the prefix its child reads and
-// narrates fork_created. Rules are driven through the domain service (the timeline read from the
-// repository), the door's answers (201, replay, refusals) over HTTP.
-import { type StepNotice, stepChannel } from "@troupe/actors/ActorHost"
 import type { Caller } from "@troupe/domain/accounts/Caller"
 import { Conversations } from "@troupe/domain/conversations/Conversations"
 import { ConversationForks, type ForkMembers } from "@troupe/domain/conversations/Forks"
 import { chainOf } from "@troupe/domain/conversations/Timeline"
 import type { ConversationEvent } from "@troupe/machines/conversation/events"
-import { EventBus } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
+import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -66,23 +60,8 @@ const send = (conversationId: string, event: ConversationEvent) =>
 const feed = async (conversationId: string) =>
   (await conversations((service) => service.events(caller, workspaceId, conversationId, undefined, 200))).items
 
-/** Waits until `done` holds after one of the conversation's committed steps (or already does). */
 const waitFor = (conversationId: string, done: () => Promise<boolean>) =>
-  server.run(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const notices = yield* (yield* EventBus).subscribe(stepChannel)
-        if (yield* Effect.promise(done)) return
-        yield* notices.pipe(
-          Stream.map((text) => JSON.parse(text) as StepNotice),
-          Stream.filter((notice) => notice.kind === "conversation" && notice.actorId === conversationId),
-          Stream.mapEffect(() => Effect.promise(done)),
-          Stream.takeUntil((finished) => finished),
-          Stream.runDrain
-        )
-      })
-    ).pipe(Effect.timeout("20 seconds"))
-  )
+  waitForConversation(server, conversationId, done)
 
 /** The conversation's timeline (own and inherited turns) with each turn's active candidate. */
 const timeline = (conversationId: string) =>

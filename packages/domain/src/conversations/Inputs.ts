@@ -54,8 +54,8 @@ export interface InputMembers {
   readonly [member: string]: unknown
 }
 
-/** Members only a reply takes: a message naming one is refused by name. */
-const replyLaneMembers = [
+/** Reply members stored on the row as given. */
+const storedReplyMembers = [
   "model",
   "configuration",
   "tool_names",
@@ -67,27 +67,14 @@ const replyLaneMembers = [
   "fallback_models",
   "steps",
   "variables",
-  "reasoning_replay",
-  "inline",
-  "answering_user_public_id"
+  "reasoning_replay"
 ]
 
+/** Members only a reply takes: a message naming one is refused by name. */
+const replyLaneMembers = [...storedReplyMembers, "inline", "answering_user_public_id"]
+
 /** Members stored on the row as given (the rest are columns or resolved). */
-const storedMembers = [
-  "model",
-  "configuration",
-  "tool_names",
-  "approval_mode",
-  "context_mode",
-  "history",
-  "execution_declaration",
-  "model_selection",
-  "fallback_models",
-  "steps",
-  "variables",
-  "reasoning_replay",
-  "visible_in_context"
-]
+const storedMembers = [...storedReplyMembers, "visible_in_context"]
 
 const frozenMembers = ["kind", "role", "answering_user_public_id", "speaker_public_id"]
 const twoMinutes = 2 * 60 * 1000
