@@ -35,6 +35,10 @@ import {
   inferenceRequestMigrations,
   inferenceRequestVersion
 } from "./inferenceRequest/inferenceRequest.machine.ts"
+import { RunInput } from "./run/context.ts"
+import { runEffects } from "./run/effects.ts"
+import { RunEvent } from "./run/events.ts"
+import { runMachine, runVersion } from "./run/run.machine.ts"
 import { WorkspaceInput } from "./workspace/context.ts"
 import { workspaceEffects } from "./workspace/effects.ts"
 import { WorkspaceEvent } from "./workspace/events.ts"
@@ -159,6 +163,14 @@ export const machines = {
     events: ConversationEvent,
     effects: conversationEffects,
     migrations: conversationMigrations
+  },
+  run: {
+    machine: runMachine,
+    version: runVersion,
+    input: RunInput,
+    events: RunEvent,
+    effects: runEffects,
+    migrations: {}
   }
 } satisfies Record<string, MachineEntry>
 

@@ -77,7 +77,12 @@ export const InferenceRequestEvent = Schema.Union([
 export type InferenceRequestEvent = typeof InferenceRequestEvent.Type
 
 /** Where a request tells its outcome when another actor asked it (a conversation's reply). */
-export const ReplyAddress = Schema.Struct({ kind: Schema.String, actorId: Schema.String })
+export const ReplyAddress = Schema.Struct({
+  kind: Schema.String,
+  actorId: Schema.String,
+  /** The asker's own name for what it asked (a run's task and round), told back as given. */
+  ref: Schema.optionalKey(Schema.String)
+})
 export type ReplyAddress = typeof ReplyAddress.Type
 
 /**
@@ -91,6 +96,10 @@ export const InferenceReplied = Schema.Struct({
   status: Schema.Literals(["completed", "failed", "canceled", "timed_out"]),
   errorCode: Schema.NullOr(Schema.String),
   declined: Schema.Boolean,
-  usage: Schema.NullOr(UsageBlock)
+  usage: Schema.NullOr(UsageBlock),
+  /** The asker's `ref`, when its address carried one. */
+  ref: Schema.optionalKey(Schema.String),
+  /** The tool calls a completed answer made, when it made any. */
+  toolCalls: Schema.optionalKey(Schema.Array(JsonObject))
 })
 export type InferenceReplied = typeof InferenceReplied.Type

@@ -129,7 +129,9 @@ const repliedOf = (context: Context, result: ResultParams): ReplyToAskerParams["
     status: result.status,
     errorCode: code,
     declined,
-    usage: result.usage ?? null
+    usage: result.usage ?? null,
+    ...(context.replyTo?.ref === undefined ? {} : { ref: context.replyTo.ref }),
+    ...(result.outcome?.tool_calls === undefined ? {} : { toolCalls: result.outcome.tool_calls })
   }
 }
 

@@ -19,6 +19,7 @@ import { PrincipalsGroup } from "./member/Principals.ts"
 import { MemberProfileGroup } from "./member/Profile.ts"
 import { PromptDocumentsGroup } from "./member/PromptDocuments.ts"
 import { ProfileStoreEntriesGroup, WorkspaceStoreEntriesGroup } from "./member/StoreEntries.ts"
+import { ToolsGroup } from "./member/Tools.ts"
 import { TurnsGroup } from "./member/Turns.ts"
 import { UploadsGroup } from "./member/Uploads.ts"
 import { WorkspacesGroup } from "./member/Workspaces.ts"
@@ -90,6 +91,7 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(UploadsGroup)
   .add(ExecutorUploadsGroup)
   .add(ModelsGroup)
+  .add(ToolsGroup)
   .add(InferenceRequestsGroup)
   .add(ConversationsGroup)
   .add(ConversationInputsGroup)

@@ -31,6 +31,7 @@ import {
   StoreEntryBudgetLive,
   WorkspaceStoreEntriesHandlers
 } from "./member/StoreEntries.ts"
+import { ToolsHandlers } from "./member/Tools.ts"
 import { TurnsHandlers } from "./member/Turns.ts"
 import { UploadsHandlers } from "./member/Uploads.ts"
 import { WorkspacesHandlers } from "./member/Workspaces.ts"
@@ -74,6 +75,7 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(
       UploadsHandlers,
       ExecutorUploadsHandlers,
       ModelsHandlers,
+      ToolsHandlers,
       InferenceRequestsHandlers,
       ConversationsHandlers,
       ConversationInputsHandlers,

@@ -22,6 +22,7 @@ import { MemoryRepository } from "./repositories/Memory.ts"
 import { NamedAgentsRepository } from "./repositories/NamedAgents.ts"
 import { PromptDocumentsRepository } from "./repositories/PromptDocuments.ts"
 import { RateLimitWindowsRepository } from "./repositories/RateLimitWindows.ts"
+import { RunsRepository } from "./repositories/Runs.ts"
 import { SessionsRepository } from "./repositories/Sessions.ts"
 import { StoreEntriesRepository } from "./repositories/StoreEntries.ts"
 import { UploadsRepository } from "./repositories/Uploads.ts"
@@ -44,6 +45,7 @@ export const repositoriesLayer = Layer.mergeAll(
   NamedAgentsRepository.layer,
   PromptDocumentsRepository.layer,
   RateLimitWindowsRepository.layer,
+  RunsRepository.layer,
   SessionsRepository.layer,
   StoreEntriesRepository.layer,
   UploadsRepository.layer,

@@ -27,6 +27,9 @@ export const InferenceRequestRow = Schema.Struct({
   tombstoned_at: Schema.NullOr(Schema.Date),
   /** A conversation's reply sample: hidden from the inference request doors. */
   asked_by_conversation_id: Schema.NullOr(Schema.BigInt),
+  /** A run's model round (and its task key): hidden from the inference request doors too. */
+  asked_by_run_id: Schema.NullOr(Schema.BigInt),
+  asked_by_run_task_key: Schema.NullOr(Schema.String),
   created_at: Schema.Date,
   updated_at: Schema.Date
 })
@@ -44,6 +47,8 @@ export const NewInferenceRequest = Schema.Struct({
   billingSubject: Schema.NullOr(Schema.String),
   usageSummaryJson: Schema.String,
   askedByConversationId: Schema.optionalKey(Schema.NullOr(Schema.BigInt)),
+  askedByRunId: Schema.optionalKey(Schema.NullOr(Schema.BigInt)),
+  askedByRunTaskKey: Schema.optionalKey(Schema.NullOr(Schema.String)),
   now: Schema.Date
 })
 export type NewInferenceRequest = typeof NewInferenceRequest.Type
@@ -53,10 +58,12 @@ const insertRequest = Rows.one("InferenceRequests.insertRequest", {
   Result: InferenceRequestRow,
   execute: (row, sql) => sql`
     INSERT INTO inference_requests (public_id, workspace_id, creator_id, workload, model, request, billing_subject,
-                                    status, usage_summary, asked_by_conversation_id, created_at, updated_at)
+                                    status, usage_summary, asked_by_conversation_id, asked_by_run_id,
+                                    asked_by_run_task_key, created_at, updated_at)
     VALUES (${row.publicId}, ${row.workspaceId}, ${row.creatorId}, ${row.workload}, ${row.modelJson}::jsonb,
             ${row.requestJson}::jsonb, ${row.billingSubject}, 'queued', ${row.usageSummaryJson}::jsonb,
-            ${row.askedByConversationId ?? null}, ${row.now}, ${row.now})
+            ${row.askedByConversationId ?? null}, ${row.askedByRunId ?? null}, ${row.askedByRunTaskKey ?? null},
+            ${row.now}, ${row.now})
     RETURNING *`
 })
 
@@ -90,6 +97,7 @@ const listRequests = Rows.all("InferenceRequests.listRequests", {
     return sql`
       SELECT * FROM inference_requests
       WHERE workspace_id = ${filter.workspaceId} AND tombstoned_at IS NULL AND asked_by_conversation_id IS NULL
+        AND asked_by_run_id IS NULL
         AND ${workload} AND ${after}
       ORDER BY public_id ${sql.literal(asc ? "ASC" : "DESC")}
       LIMIT ${filter.limit}`

@@ -1,0 +1,251 @@
+// What a run's machine starts from and remembers: its settings frozen at acceptance, the task
+// graph the step compiler produced (one compiled spec per task, in authoring order) and each
+// task's standing (status, generation, claim, deadline, approval). Task inputs and results
+// (tool input, prompts, committed content, a round's text) live on rows the run's binding writes.
+import { Schema } from "effect"
+
+export const TaskKind = Schema.Literals(["model_task", "tool_task", "await_task", "join_task"])
+export type TaskKind = typeof TaskKind.Type
+
+export const TaskStatus = Schema.Literals([
+  "waiting",
+  "needs_approval",
+  "running",
+  "dispatched",
+  "awaiting_input",
+  "completed",
+  "failed",
+  "canceled",
+  "timed_out",
+  "uncertain",
+  "skipped"
+])
+export type TaskStatus = typeof TaskStatus.Type
+
+export const OnFailure = Schema.Literals(["halt", "propagate", "absorb"])
+export type OnFailure = typeof OnFailure.Type
+
+/** Who wrote a task: a member's step, a model's tool call, or the kernel (joins, summarizers). */
+export const Origin = Schema.Literals(["author", "model", "kernel"])
+export type Origin = typeof Origin.Type
+
+export const Visibility = Schema.Literals(["visible", "collapsed", "hidden"])
+export type Visibility = typeof Visibility.Type
+
+/** An executor as a task names it: its public id and display name. */
+export const ExecutorRef = Schema.Struct({ executorId: Schema.String, displayName: Schema.String })
+export type ExecutorRef = typeof ExecutorRef.Type
+
+/** An executor's effect profile as announced (SUPPLEMENT "Executor plane"). */
+export const EffectProfile = Schema.Record(Schema.String, Schema.Unknown)
+
+/**
+ * Where a tool task goes: one runner (frozen at acceptance), a pool of the tool providers
+ * announcing the name, or nowhere yet (a model's call, addressed by a job after the round).
+ */
+export const ToolTarget = Schema.Union([
+  Schema.Struct({ kind: Schema.Literal("runner"), executor: ExecutorRef }),
+  Schema.Struct({ kind: Schema.Literal("pool"), executorIds: Schema.Array(Schema.String) }),
+  Schema.Struct({ kind: Schema.Literal("unaddressed") })
+])
+export type ToolTarget = typeof ToolTarget.Type
+
+export const ToolSpec = Schema.Struct({
+  name: Schema.String,
+  /** The catalog wire name behind an alias, when the model called an alias. */
+  alias: Schema.NullOr(Schema.String),
+  target: ToolTarget,
+  /** The step's, else the announced, else 600000. */
+  timeoutMs: Schema.Number,
+  /** The announced profile makes the call replayable (read_only, pure or intrinsic idempotency). */
+  replayable: Schema.Boolean,
+  /** The provider's call id for a model's call; the task key for an authored step. */
+  toolCallId: Schema.String,
+  /** The call's input (≤ 64 KiB canonical), judged by approval rules; the row keeps it too. */
+  input: Schema.Record(Schema.String, Schema.Unknown)
+})
+export type ToolSpec = typeof ToolSpec.Type
+
+export const ModelSpec = Schema.Struct({
+  /** The model ref frozen at acceptance. */
+  model: Schema.String,
+  /** How many times a failed round is asked again before it fails (0–5). */
+  retry: Schema.Number,
+  /** Tool names offered to the round ([] when none). */
+  tools: Schema.Array(Schema.String),
+  /** The previous mainline round this one continues (null: a fresh context). */
+  continues: Schema.NullOr(Schema.String)
+})
+export type ModelSpec = typeof ModelSpec.Type
+
+export const AskSpec = Schema.Struct({
+  /** Authored asks get a resolution token; a model's ask is answered without one. */
+  authored: Schema.Boolean,
+  timeoutMs: Schema.Number,
+  /** SHA-256 hex of the resolution token minted at acceptance (authored asks). */
+  tokenDigest: Schema.NullOr(Schema.String)
+})
+export type AskSpec = typeof AskSpec.Type
+
+export const WaitSpec = Schema.Struct({ task: Schema.String, timeoutMs: Schema.NullOr(Schema.Number) })
+export type WaitSpec = typeof WaitSpec.Type
+
+/** A race's barrier: settles when `until` members completed (any = 1), `losers` then. */
+export const JoinSpec = Schema.Struct({
+  members: Schema.Array(Schema.String),
+  until: Schema.Number,
+  losers: Schema.Literals(["cancel", "run_out"])
+})
+export type JoinSpec = typeof JoinSpec.Type
+
+/**
+ * One compiled task, as the step compiler produces it (authoring order). `after` is every key
+ * it waits on; `structural` the subset the written order makes (the graph draws the rest as
+ * non-structural edges); `results` the keys a model step reads (or a wait's target).
+ */
+export const TaskSpec = Schema.Struct({
+  key: Schema.String,
+  kind: TaskKind,
+  /** ask | wait for an await task; null otherwise. */
+  awaitKind: Schema.NullOr(Schema.Literals(["ask", "wait"])),
+  origin: Origin,
+  visibility: Visibility,
+  mainline: Schema.Boolean,
+  after: Schema.Array(Schema.String),
+  structural: Schema.Array(Schema.String),
+  results: Schema.Array(Schema.String),
+  onFailure: OnFailure,
+  /** The envelope revision and top-level step index that wrote it (phases). */
+  revision: Schema.Number,
+  step: Schema.Number,
+  /** The model round whose tool calls grew this task (or its continuation). */
+  expansionParent: Schema.NullOr(Schema.String),
+  tool: Schema.NullOr(ToolSpec),
+  model: Schema.NullOr(ModelSpec),
+  ask: Schema.NullOr(AskSpec),
+  wait: Schema.NullOr(WaitSpec),
+  join: Schema.NullOr(JoinSpec)
+})
+export type TaskSpec = typeof TaskSpec.Type
+
+export const Approval = Schema.Struct({
+  origin: Schema.Literals(["human", "agent"]),
+  decidedBy: Schema.String,
+  decidedAt: Schema.Number
+})
+export type Approval = typeof Approval.Type
+
+export const Claim = Schema.Struct({
+  executorId: Schema.String,
+  tokenDigest: Schema.String,
+  claimedAt: Schema.Number
+})
+export type Claim = typeof Claim.Type
+
+/** A task's standing beside its spec. Times are epoch milliseconds. */
+export const Task = Schema.Struct({
+  spec: TaskSpec,
+  status: TaskStatus,
+  /** Bumped by retry: older claim tokens and timers of an earlier generation are dead. */
+  generation: Schema.Number,
+  failureResolution: Schema.NullOr(Schema.Literals(["abandoned", "canceled"])),
+  /** A failure absorbed by its on_failure (dependents ran on). */
+  absorbed: Schema.Boolean,
+  error: Schema.NullOr(Schema.Struct({ key: Schema.String, detail: Schema.optionalKey(Schema.String) })),
+  claim: Schema.NullOr(Claim),
+  /** Claimed in this generation (a claim is granted once per generation). */
+  claimed: Schema.Boolean,
+  deadlineAt: Schema.NullOr(Schema.Number),
+  approval: Schema.NullOr(Approval),
+  /** Rounds asked so far (model tasks): names each round's request uniquely. */
+  rounds: Schema.Number,
+  /** Failed rounds of this generation (model tasks; asked again while within spec.retry). */
+  failures: Schema.Number,
+  createdAt: Schema.Number,
+  startedAt: Schema.NullOr(Schema.Number),
+  completedAt: Schema.NullOr(Schema.Number),
+  /** The round's answer asked for tool calls (model tasks): its expansion was written. */
+  expanded: Schema.Boolean
+})
+export type Task = typeof Task.Type
+
+export const ApprovalRule = Schema.Struct({
+  tool: Schema.String,
+  path: Schema.optionalKey(Schema.String),
+  match: Schema.optionalKey(Schema.String),
+  verdict: Schema.Literals(["allow", "ask", "deny"]),
+  reason: Schema.optionalKey(Schema.String),
+  origin: Schema.optionalKey(Origin)
+})
+export type ApprovalRule = typeof ApprovalRule.Type
+
+export const ApprovalMode = Schema.Literals(["bypass", "ask", "rules"])
+export type ApprovalMode = typeof ApprovalMode.Type
+
+export const RunInput = Schema.Struct({
+  publicId: Schema.String,
+  /** Hosted runs: the conversation and its hosting turn (null standalone). */
+  conversationId: Schema.NullOr(Schema.String),
+  turnId: Schema.NullOr(Schema.String),
+  /** The creator's user public id (approvals by the creator; the agent application inbox). */
+  creatorId: Schema.String,
+  /** The creator's agent application address, when the creator is an agent (ask/approval rows). */
+  creatorApplicationId: Schema.NullOr(Schema.String),
+  approvalMode: ApprovalMode,
+  approvalRules: Schema.Array(ApprovalRule),
+  tasks: Schema.Array(TaskSpec),
+  deliverable: Schema.String,
+  at: Schema.Number
+})
+export type RunInput = typeof RunInput.Type
+
+export const RunStatus = Schema.Literals([
+  "pending",
+  "running",
+  "paused",
+  "needs_attention",
+  "canceling",
+  "completed",
+  "canceled"
+])
+export type RunStatus = typeof RunStatus.Type
+
+export const AttentionReason = Schema.Literals([
+  "halt_failure",
+  "deliverable_unresolved",
+  "approval_required",
+  "awaiting_human"
+])
+export type AttentionReason = typeof AttentionReason.Type
+
+export const Attention = Schema.Struct({
+  reason: AttentionReason,
+  blockedTaskKeys: Schema.Array(Schema.String),
+  overflow: Schema.Boolean
+})
+export type Attention = typeof Attention.Type
+
+export const RunContext = Schema.Struct({
+  publicId: Schema.String,
+  conversationId: Schema.NullOr(Schema.String),
+  turnId: Schema.NullOr(Schema.String),
+  creatorId: Schema.String,
+  creatorApplicationId: Schema.NullOr(Schema.String),
+  approvalMode: ApprovalMode,
+  approvalRules: Schema.Array(ApprovalRule),
+  /** The run's status as decided by its last step (the machine's state follows it). */
+  status: RunStatus,
+  /** Tasks in authoring order. */
+  tasks: Schema.Array(Task),
+  deliverable: Schema.String,
+  revision: Schema.Number,
+  attention: Schema.NullOr(Attention),
+  /** A graceful stop: nothing new starts; the run cancels when the last started work settles. */
+  stopping: Schema.Boolean,
+  /** When the run paused (epoch ms), null unless paused. */
+  pausedAt: Schema.NullOr(Schema.Number),
+  startedAt: Schema.NullOr(Schema.Number),
+  completedAt: Schema.NullOr(Schema.Number),
+  tombstoned: Schema.Boolean
+})
+export type RunContext = typeof RunContext.Type

@@ -1,0 +1,144 @@
+// Effect requests of a run: its refusals, the projections its binding writes (the run row and
+// the changed task rows), new task rows (appends, expansions), results, the model rounds it asks
+// of inference requests, the addressing of a model's tool calls (a job), and what executors and
+// the run's channel hear (inbox work, progress frames).
+import type { TaskSpec } from "./context.ts"
+
+export const runEffects = {
+  /** The command is refused and the step rolled back: `reason` is the spec's code. */
+  refuse: "run.refuse",
+  /** The step commits, and the command is answered `code` (a refusal after a settlement, or unchanged). */
+  answer: "run.answer",
+  /** Writes the run row's projection (status, attention, revision, deliverable, stamps). */
+  recordRun: "run.recordRun",
+  /** Writes the projection of the tasks this step changed. */
+  recordTasks: "run.recordTasks",
+  /** Inserts rows for tasks this step added (an append, a model round's expansion). */
+  insertTasks: "run.insertTasks",
+  /** Stores a settled task's result (a commit, an ask's resolution). */
+  recordResult: "run.recordResult",
+  /** Seals a model round's request and asks it of a hidden inference request (told back). */
+  openRound: "run.openRound",
+  /** Tells a model round's inference request to cancel. */
+  cancelRound: "run.cancelRound",
+  /** Stores a completed round's answer (its text, usage) on its task row. */
+  recordRound: "run.recordRound",
+  /** Writes the run's default runner (tasks accepted later use it). */
+  recordDefaultRunner: "run.recordDefaultRunner",
+  /** Marks the run row tombstoned. */
+  recordTombstone: "run.recordTombstone",
+  /** Deletes a tombstone's rows 30 days after DELETE. */
+  reap: "run.reap",
+  /** Tells executors that work appeared on or left their inbox (after commit). */
+  notifyExecutors: "run.notifyExecutors",
+  /** Relays a kernel progress frame on the run's progress feed (after commit, never stored). */
+  relayFrame: "run.relayFrame",
+  /** After commit: finds who serves a model's tool calls, answered `task.addressed`. */
+  addressCalls: "run.addressCalls"
+} as const
+
+export interface RefuseParams {
+  readonly reason: string
+  /** Members the refusal carries beside code and message (current_revision …). */
+  readonly extra?: Readonly<Record<string, unknown>>
+}
+
+/** A task row's projection (times as epoch milliseconds; executors by public id). */
+export interface TaskProjection {
+  readonly key: string
+  readonly status: string
+  readonly generation: number
+  readonly failureResolution: string | null
+  readonly error: { readonly key: string; readonly detail?: string } | null
+  readonly inboxKind: "tool_call" | "ask" | "approval" | null
+  /** The addressee of a listed row (null for an unclaimed pool row). */
+  readonly inboxExecutorId: string | null
+  readonly pool: boolean
+  readonly targetExecutorId: string | null
+  readonly claimedBy: string | null
+  readonly claimTokenDigest: string | null
+  readonly claimed: boolean
+  readonly timeoutMs: number | null
+  readonly deadlineAt: number | null
+  readonly approval: { readonly origin: string; readonly decided_by: string; readonly decided_at: number } | null
+  readonly after: ReadonlyArray<string>
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+}
+
+export interface RecordTasksParams {
+  readonly tasks: ReadonlyArray<TaskProjection>
+}
+
+export interface RecordRunParams {
+  readonly status: string
+  readonly attention: {
+    readonly reason: string
+    readonly blocked_task_keys: ReadonlyArray<string>
+    readonly blocked_task_overflow?: true
+  } | null
+  readonly revision: number
+  readonly deliverable: string
+  readonly startedAt: number | null
+  readonly pausedAt: number | null
+  readonly completedAt: number | null
+}
+
+export interface RecordDefaultRunnerParams {
+  /** The runner's public id; null clears. */
+  readonly executorId: string | null
+}
+
+export interface InsertTasksParams {
+  /** Authoring positions continue after the run's last task. */
+  readonly firstPosition: number
+  readonly tasks: ReadonlyArray<TaskSpec>
+  readonly details: Readonly<Record<string, unknown>>
+}
+
+export interface RecordResultParams {
+  readonly key: string
+  readonly result: Readonly<Record<string, unknown>>
+  /** A wait's result is its target's: the row's result is copied from this task's. */
+  readonly from?: string
+}
+
+export interface OpenRoundParams {
+  readonly key: string
+  /** Told back in `inference.replied` as the request's `ref`. */
+  readonly ref: string
+  readonly model: string
+  /** The previous mainline round this one replays first (null: a fresh context). */
+  readonly continues: string | null
+  /** Keys whose results the round reads (as task_result messages before its prompt). */
+  readonly results: ReadonlyArray<string>
+  /** Keys of the tool calls a continuation consumes (their results answer the calls). */
+  readonly calls: ReadonlyArray<string>
+  readonly mainline: boolean
+  readonly attempt: number
+}
+
+export interface CancelRoundParams {
+  readonly key: string
+}
+
+export interface RecordRoundParams {
+  readonly key: string
+  readonly usage: Readonly<Record<string, unknown>> | null
+}
+
+/** A bare inbox channel message for each named executor. */
+export interface NotifyExecutorsParams {
+  readonly messages: ReadonlyArray<{
+    readonly executorIds: ReadonlyArray<string>
+    readonly message: Readonly<Record<string, unknown>>
+  }>
+}
+
+export interface RelayFrameParams {
+  readonly frame: Readonly<Record<string, unknown>>
+}
+
+export interface AddressCallsParams {
+  readonly calls: ReadonlyArray<{ readonly key: string; readonly name: string }>
+}

@@ -1,0 +1,117 @@
+// Events of a run: its member's verbs (start, pause, resume, stop, append, DELETE, default
+// runner), the task verbs, what runners do to claimed tasks (claim, extend, commit), what its
+// model rounds' inference requests tell back, and its timers. Every command carries `at` (epoch
+// milliseconds, the caller's clock); a timer carries the instant it was due.
+import { Schema } from "effect"
+import { InferenceReplied } from "../inferenceRequest/events.ts"
+import { ExecutorRef, TaskSpec } from "./context.ts"
+
+const at = Schema.Number
+const key = Schema.String
+
+/** Who decided an approval or answered an ask: the creator as a human or as its agent. */
+export const Decider = Schema.Struct({ userId: Schema.String, origin: Schema.Literals(["human", "agent"]) })
+export type Decider = typeof Decider.Type
+
+/** A resolve entry of an append: an authored ask answered with optional content. */
+export const ResolveEntry = Schema.Struct({ task: key, content: Schema.NullOr(Schema.Unknown) })
+export type ResolveEntry = typeof ResolveEntry.Type
+
+/** How a model's tool call was addressed by the addressing job (or not served at all). */
+export const CallAddress = Schema.Struct({
+  key,
+  target: Schema.Union([
+    Schema.Struct({ kind: Schema.Literal("runner"), executor: ExecutorRef }),
+    Schema.Struct({ kind: Schema.Literal("pool"), executorIds: Schema.Array(Schema.String) }),
+    Schema.Struct({ kind: Schema.Literal("not_served") })
+  ]),
+  timeoutMs: Schema.Number,
+  replayable: Schema.Boolean
+})
+export type CallAddress = typeof CallAddress.Type
+
+export const RunEvent = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("run.start"), at }),
+  Schema.Struct({ type: Schema.Literal("run.pause"), force: Schema.Boolean, at }),
+  Schema.Struct({ type: Schema.Literal("run.resume"), at }),
+  Schema.Struct({ type: Schema.Literal("run.stop"), force: Schema.Boolean, at }),
+  /**
+   * An append compiled against `compiledAt` (the revision the compiler read): a run that moved
+   * since is refused `recompile` and the domain compiles again.
+   */
+  Schema.Struct({
+    type: Schema.Literal("run.append"),
+    compiledAt: Schema.Number,
+    expectedRevision: Schema.NullOr(Schema.Number),
+    tasks: Schema.Array(TaskSpec),
+    /** What each new task's row shows beside its spec (prompt, tool_input, options …), by key. */
+    details: Schema.Record(Schema.String, Schema.Unknown),
+    deliverable: key,
+    /** The first step is a top-level model step (tip_live judges it). */
+    seedIsModel: Schema.Boolean,
+    resolve: Schema.Array(ResolveEntry),
+    at
+  }),
+  Schema.Struct({ type: Schema.Literal("run.defaultRunner"), executor: Schema.NullOr(ExecutorRef), at }),
+  Schema.Struct({ type: Schema.Literal("run.tombstone"), at }),
+  Schema.Struct({ type: Schema.Literal("run.reap") }),
+  /** A runner claims a dispatched tool task; the domain minted the token and sends its digest. */
+  Schema.Struct({
+    type: Schema.Literal("task.claim"),
+    key,
+    executorId: Schema.String,
+    /** The executor is a tool provider announcing the tool now (a pool row is addressed to it). */
+    announces: Schema.Boolean,
+    /** Eligible for the run's frozen answering principal (the domain's discovery rule). */
+    eligible: Schema.Boolean,
+    /** The run's creator still has write standing. */
+    authorized: Schema.Boolean,
+    tokenDigest: Schema.String,
+    at
+  }),
+  Schema.Struct({
+    type: Schema.Literal("task.extend"),
+    key,
+    executorId: Schema.String,
+    tokenDigest: Schema.String,
+    timeoutMs: Schema.Number,
+    at
+  }),
+  /** A runner's commit, judged valid by the domain; `result` is what the task row keeps. */
+  Schema.Struct({
+    type: Schema.Literal("task.commit"),
+    key,
+    executorId: Schema.String,
+    tokenDigest: Schema.String,
+    outcome: Schema.Literals(["completed", "failed"]),
+    result: Schema.Record(Schema.String, Schema.Unknown),
+    /** The body's first fault (its spec code), judged after the claim checks; null when none. */
+    fault: Schema.NullOr(Schema.String),
+    at
+  }),
+  Schema.Struct({
+    type: Schema.Literal("task.resolve"),
+    key,
+    tokenDigest: Schema.NullOr(Schema.String),
+    outcome: Schema.Literals(["completed", "failed"]),
+    content: Schema.NullOr(Schema.Unknown),
+    at
+  }),
+  Schema.Struct({ type: Schema.Literal("task.retry"), key, model: Schema.NullOr(Schema.String), at }),
+  Schema.Struct({ type: Schema.Literal("task.abandon"), key, at }),
+  Schema.Struct({ type: Schema.Literal("task.approve"), key, by: Decider, at }),
+  Schema.Struct({ type: Schema.Literal("task.deny"), key, by: Decider, reason: Schema.NullOr(Schema.String), at }),
+  Schema.Struct({ type: Schema.Literal("task.cancel"), key, at }),
+  /** The addressing job's answer for a model's tool calls. */
+  Schema.Struct({ type: Schema.Literal("task.addressed"), calls: Schema.Array(CallAddress), at }),
+  /** Timer: a task's deadline (claim, dispatch, ask, wait or approval hold) of one generation. */
+  Schema.Struct({
+    type: Schema.Literal("task.deadline"),
+    key,
+    generation: Schema.Number,
+    deadlineAt: Schema.Number
+  }),
+  /** A model round's inference request ended (its `ref` names the task, generation and round). */
+  InferenceReplied
+])
+export type RunEvent = typeof RunEvent.Type

@@ -1,0 +1,697 @@
+// The rules of a run's task graph over a draft of one step (runs supplement "Task kinds and
+// statuses", "Run lifecycle"): which waiting tasks start, how each kind starts and settles, what
+// a failure does to its dependents (halt holds, propagate skips, absorb resolves), races, a
+// model round's tool-call expansion, quiescence and attention. Pure: time arrives as `draft.at`.
+import { judgeApproval } from "./approval.ts"
+import type { Attention, RunContext, RunStatus, Task, TaskSpec, TaskStatus } from "./context.ts"
+import {
+  type AddressCallsParams,
+  type CancelRoundParams,
+  runEffects as fx,
+  type InsertTasksParams,
+  type NotifyExecutorsParams,
+  type OpenRoundParams,
+  type RecordDefaultRunnerParams,
+  type RecordResultParams,
+  type RecordRoundParams,
+  type RecordRunParams,
+  type RecordTasksParams,
+  type RefuseParams,
+  type RelayFrameParams,
+  type TaskProjection
+} from "./effects.ts"
+
+/** An approval parks this long (run clock: pauses shift it). */
+export const approvalHoldMillis = 24 * 60 * 60 * 1000
+/** blocked_task_keys names at most this many. */
+export const blockedKeysCap = 32
+/** A tool's budget when neither its step nor its announcement names one. */
+export const defaultToolTimeoutMillis = 600_000
+
+export type EffectRequest =
+  | { readonly type: typeof fx.refuse; readonly params: RefuseParams }
+  | { readonly type: typeof fx.answer; readonly params: RefuseParams }
+  | { readonly type: typeof fx.recordRun; readonly params: RecordRunParams }
+  | { readonly type: typeof fx.recordTasks; readonly params: RecordTasksParams }
+  | { readonly type: typeof fx.insertTasks; readonly params: InsertTasksParams }
+  | { readonly type: typeof fx.recordResult; readonly params: RecordResultParams }
+  | { readonly type: typeof fx.openRound; readonly params: OpenRoundParams }
+  | { readonly type: typeof fx.cancelRound; readonly params: CancelRoundParams }
+  | { readonly type: typeof fx.recordRound; readonly params: RecordRoundParams }
+  | { readonly type: typeof fx.recordDefaultRunner; readonly params: RecordDefaultRunnerParams }
+  | { readonly type: typeof fx.recordTombstone }
+  | { readonly type: typeof fx.reap }
+  | { readonly type: typeof fx.notifyExecutors; readonly params: NotifyExecutorsParams }
+  | { readonly type: typeof fx.relayFrame; readonly params: RelayFrameParams }
+  | { readonly type: typeof fx.addressCalls; readonly params: AddressCallsParams }
+
+export type Item = { readonly type: string; readonly [member: string]: unknown }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/** A step's work: a draft of the context, the step's instant, and what it asks of the shell. */
+export interface Draft {
+  readonly at: number
+  context: Mutable<RunContext> & { tasks: Array<Task> }
+  request(action: EffectRequest): void
+  emit(item: Item): void
+  /** Raises the task's deadline timer (replacing an earlier one). */
+  setTimer(key: string, generation: number, deadlineAt: number): void
+  clearTimer(key: string): void
+  /** Keys of tasks this step changed (their rows are rewritten at the end of the step). */
+  readonly touched: Set<string>
+}
+
+const settledStatuses: ReadonlySet<TaskStatus> = new Set([
+  "completed",
+  "failed",
+  "canceled",
+  "timed_out",
+  "uncertain",
+  "skipped"
+])
+export const isSettled = (status: TaskStatus) => settledStatuses.has(status)
+/** Settled in a way that lets dependents run. */
+export const isResolved = (task: Task) =>
+  task.status === "completed" || task.absorbed || task.failureResolution !== null
+const isOpenAsk = (task: Task) =>
+  task.spec.awaitKind === "ask" && (task.status === "dispatched" || task.status === "awaiting_input")
+
+export const refuse = (draft: Draft, reason: string, extra?: Record<string, unknown>) =>
+  draft.request({ type: fx.refuse, params: extra === undefined ? { reason } : { reason, extra } })
+export const answer = (draft: Draft, reason: string) => draft.request({ type: fx.answer, params: { reason } })
+
+export const find = (context: RunContext, key: string) => context.tasks.find((task) => task.spec.key === key)
+
+const get = (draft: Draft, key: string) => find(draft.context, key)!
+
+export const put = (draft: Draft, task: Task) => {
+  draft.context.tasks = draft.context.tasks.map((each) => (each.spec.key === task.spec.key ? task : each))
+  draft.touched.add(task.spec.key)
+}
+
+const taskStatusItem = (task: Task) => ({
+  type: "task_status",
+  task_key: task.spec.key,
+  kind: task.spec.kind,
+  status: task.status,
+  generation: task.generation,
+  ...(task.error === null ? {} : { error: task.error })
+})
+
+/** Moves a task to `status` (with `patch`), narrating it. */
+export const change = (draft: Draft, task: Task, status: TaskStatus, patch: Partial<Task> = {}): Task => {
+  const next: Task = { ...task, ...patch, status }
+  put(draft, next)
+  if (status !== task.status) draft.emit(taskStatusItem(next))
+  return next
+}
+
+/** The keys a task waits on before it may start (a wait's target settles it, not its start). */
+const startWaits = (spec: TaskSpec) =>
+  spec.wait === null ? spec.after : spec.after.filter((key) => key !== spec.wait!.task)
+
+const dependentsOf = (context: RunContext, key: string) =>
+  context.tasks.filter((task) => task.spec.kind !== "join_task" && startWaits(task.spec).includes(key))
+
+/** Settles a task that ended badly; its on_failure decides what its dependents do. */
+export const fail = (
+  draft: Draft,
+  key: string,
+  status: "failed" | "timed_out" | "uncertain",
+  error: { readonly key: string; readonly detail?: string }
+) => {
+  const task = get(draft, key)
+  draft.clearTimer(key)
+  change(draft, task, status, {
+    error,
+    completedAt: draft.at,
+    deadlineAt: null,
+    absorbed: task.spec.onFailure === "absorb"
+  })
+  if (task.spec.onFailure === "propagate") skipDescendants(draft, key)
+}
+
+/** A propagated failure skips every descendant that has not started. */
+const skipDescendants = (draft: Draft, key: string) => {
+  for (const dependent of dependentsOf(draft.context, key)) {
+    if (dependent.status !== "waiting" && dependent.status !== "needs_approval") continue
+    draft.clearTimer(dependent.spec.key)
+    change(draft, dependent, "skipped", { completedAt: draft.at, deadlineAt: null })
+    skipDescendants(draft, dependent.spec.key)
+  }
+}
+
+/** A retried task's skipped descendants wait again. */
+const unskipDescendants = (draft: Draft, key: string) => {
+  for (const dependent of dependentsOf(draft.context, key)) {
+    if (dependent.status !== "skipped" || dependent.failureResolution !== null) continue
+    change(draft, dependent, "waiting", { completedAt: null, error: null })
+    unskipDescendants(draft, dependent.spec.key)
+  }
+}
+
+export const complete = (draft: Draft, key: string, patch: Partial<Task> = {}) => {
+  draft.clearTimer(key)
+  change(draft, get(draft, key), "completed", { completedAt: draft.at, deadlineAt: null, ...patch })
+}
+
+/** Cancels an unsettled task (its round told to stop, its claimant told work_canceled). */
+export const cancelTask = (
+  draft: Draft,
+  key: string,
+  error: { readonly key: string } | null,
+  resolution: "canceled" | null
+) => {
+  const task = get(draft, key)
+  if (isSettled(task.status)) return
+  draft.clearTimer(key)
+  if (task.status === "running" && task.spec.kind === "model_task") {
+    draft.request({ type: fx.cancelRound, params: { key } })
+  }
+  if (task.status === "dispatched" && task.claim !== null) {
+    draft.request({
+      type: fx.notifyExecutors,
+      params: {
+        messages: [
+          {
+            executorIds: [task.claim.executorId],
+            message: { type: "work_canceled", run_public_id: draft.context.publicId, task_key: key }
+          }
+        ]
+      }
+    })
+  }
+  change(draft, task, "canceled", { error, failureResolution: resolution, completedAt: draft.at, deadlineAt: null })
+}
+
+const executorsOf = (task: Task): ReadonlyArray<string> => {
+  const target = task.spec.tool?.target
+  if (target?.kind === "runner") return [target.executor.executorId]
+  if (target?.kind === "pool") return target.executorIds
+  return []
+}
+
+/** A tool task goes to its runner's (or its pool's) inbox with a fresh deadline. */
+export const dispatch = (draft: Draft, task: Task) => {
+  const tool = task.spec.tool!
+  const deadlineAt = draft.at + tool.timeoutMs
+  change(draft, task, "dispatched", {
+    startedAt: draft.at,
+    claim: null,
+    claimed: false,
+    deadlineAt
+  })
+  draft.setTimer(task.spec.key, task.generation, deadlineAt)
+  const message = {
+    type: "work_available",
+    kind: "tool_call",
+    run_public_id: draft.context.publicId,
+    task_key: task.spec.key,
+    tool_name: tool.name
+  }
+  draft.request({ type: fx.notifyExecutors, params: { messages: [{ executorIds: executorsOf(task), message }] } })
+  draft.request({
+    type: fx.relayFrame,
+    params: {
+      frame: {
+        type: "step_started",
+        run_public_id: draft.context.publicId,
+        task_key: task.spec.key,
+        tool_name: tool.name,
+        status: "dispatched",
+        at: new Date(draft.at).toISOString()
+      }
+    }
+  })
+}
+
+/** An ask or approval notice on the creator's agent application inbox (a human creator has none). */
+const noticeCreator = (draft: Draft, task: Task, kind: "ask" | "approval") => {
+  const application = draft.context.creatorApplicationId
+  if (application === null) return
+  draft.request({
+    type: fx.notifyExecutors,
+    params: {
+      messages: [
+        {
+          executorIds: [application],
+          message: { type: "work_available", kind, run_public_id: draft.context.publicId, task_key: task.spec.key }
+        }
+      ]
+    }
+  })
+}
+
+const roundRef = (task: Task) => `${task.spec.key}#${task.generation}#${task.rounds}`
+
+/** Asks a model task's next round. */
+export const openRound = (draft: Draft, task: Task) => {
+  const model = task.spec.model!
+  const next = change(draft, task, "running", { startedAt: task.startedAt ?? draft.at, rounds: task.rounds + 1 })
+  const calls = draft.context.tasks
+    .filter((each) => each.spec.expansionParent === model.continues && each.spec.kind === "tool_task")
+    .map((each) => each.spec.key)
+  draft.request({
+    type: fx.openRound,
+    params: {
+      key: task.spec.key,
+      ref: roundRef(next),
+      model: model.model,
+      continues: model.continues,
+      results: task.spec.results,
+      calls: model.continues === null ? [] : calls,
+      mainline: task.spec.mainline,
+      attempt: next.failures + 1
+    }
+  })
+}
+
+/** Starts a ready task as its kind does. */
+const start = (draft: Draft, task: Task) => {
+  const spec = task.spec
+  switch (spec.kind) {
+    case "model_task":
+      return openRound(draft, task)
+    case "tool_task": {
+      const tool = spec.tool!
+      if (tool.target.kind === "unaddressed") return
+      const judged = judgeApproval(draft.context.approvalMode, draft.context.approvalRules, {
+        origin: spec.origin,
+        toolName: tool.name,
+        input: tool.input
+      })
+      if (judged.verdict === "grant") return dispatch(draft, task)
+      if (judged.verdict === "fail") {
+        change(draft, task, "waiting", { startedAt: draft.at })
+        return fail(draft, spec.key, "failed", { key: "approval_denied", detail: judged.reason })
+      }
+      const deadlineAt = draft.at + approvalHoldMillis
+      change(draft, task, "needs_approval", { deadlineAt })
+      draft.setTimer(spec.key, task.generation, deadlineAt)
+      return noticeCreator(draft, task, "approval")
+    }
+    case "await_task": {
+      if (spec.awaitKind === "wait") {
+        const target = find(draft.context, spec.wait!.task)
+        if (target !== undefined && isSettled(target.status)) return settleWait(draft, task)
+        const timeout = spec.wait!.timeoutMs
+        const deadlineAt = timeout === null ? null : draft.at + timeout
+        change(draft, task, "dispatched", { startedAt: draft.at, deadlineAt })
+        if (deadlineAt !== null) draft.setTimer(spec.key, task.generation, deadlineAt)
+        return
+      }
+      const deadlineAt = draft.at + spec.ask!.timeoutMs
+      change(draft, task, spec.ask!.authored ? "dispatched" : "awaiting_input", { startedAt: draft.at, deadlineAt })
+      draft.setTimer(spec.key, task.generation, deadlineAt)
+      return noticeCreator(draft, task, "ask")
+    }
+    case "join_task":
+      return
+  }
+}
+
+/** A wait completes with its target's result once the target settles. */
+const settleWait = (draft: Draft, task: Task) => {
+  const target = task.spec.wait!.task
+  draft.request({ type: fx.recordResult, params: { key: task.spec.key, result: {}, from: target } })
+  complete(draft, task.spec.key, { startedAt: task.startedAt ?? draft.at })
+}
+
+/** A race's barrier settles once enough members completed, or fails once they never can. */
+const judgeJoin = (draft: Draft, join: Task): boolean => {
+  const spec = join.spec.join!
+  const members = spec.members.map((key) => get(draft, key))
+  const completed = members.filter((member) => member.status === "completed").length
+  const open = members.filter((member) => !isSettled(member.status)).length
+  if (completed >= spec.until) {
+    complete(draft, join.spec.key)
+    if (spec.losers === "cancel") {
+      for (const member of members) cancelTask(draft, member.spec.key, { key: "race_lost" }, "canceled")
+    }
+    return true
+  }
+  if (completed + open < spec.until) {
+    fail(draft, join.spec.key, "failed", { key: spec.until === 1 ? "join_starved" : "quorum_unreachable" })
+    return true
+  }
+  return false
+}
+
+const ready = (draft: Draft, task: Task) =>
+  startWaits(task.spec).every((key) => {
+    const dependency = find(draft.context, key)
+    return dependency !== undefined && isSettled(dependency.status) && isResolved(dependency)
+  })
+
+/** Whether the run may start new work now. */
+const scheduling = (context: RunContext) => context.status === "running" || context.status === "needs_attention"
+
+/** Starts every task that may start, and settles waits and joins, until nothing moves. */
+export const advance = (draft: Draft) => {
+  let moved = true
+  while (moved) {
+    moved = false
+    for (const task of draft.context.tasks) {
+      const current = get(draft, task.spec.key)
+      if (current.spec.kind === "join_task") {
+        if (current.status === "waiting" && judgeJoin(draft, current)) moved = true
+        continue
+      }
+      if (current.spec.awaitKind === "wait" && current.status === "dispatched") {
+        const target = find(draft.context, current.spec.wait!.task)
+        if (target !== undefined && isSettled(target.status)) {
+          settleWait(draft, current)
+          moved = true
+        }
+        continue
+      }
+      if (current.status !== "waiting" || !scheduling(draft.context) || draft.context.stopping) continue
+      if (!ready(draft, current)) continue
+      start(draft, current)
+      if (get(draft, current.spec.key).status !== "waiting") moved = true
+    }
+  }
+}
+
+/** Work that moves without a person: a running round, a dispatched row or wait, a call being addressed. */
+const liveWork = (draft: Draft) =>
+  draft.context.tasks.some(
+    (task) =>
+      task.status === "running" ||
+      (task.status === "dispatched" && task.spec.awaitKind !== "ask") ||
+      (task.status === "waiting" &&
+        task.spec.tool?.target.kind === "unaddressed" &&
+        ready(draft, task) &&
+        scheduling(draft.context))
+  )
+
+/** The first reason that stands, naming what blocks (runs supplement "Run resource"). */
+export const attentionOf = (context: RunContext): Attention | null => {
+  const unresolved = (task: Task) =>
+    (task.status === "failed" || task.status === "timed_out" || task.status === "uncertain") && !isResolved(task)
+  const halted = context.tasks.filter((task) => unresolved(task) && task.spec.onFailure === "halt")
+  const deliverable = find(context, context.deliverable)
+  const deliverableUnresolved = deliverable !== undefined && isSettled(deliverable.status) && !isResolved(deliverable)
+  const approvals = context.tasks.filter((task) => task.status === "needs_approval")
+  const asks = context.tasks.filter(isOpenAsk)
+  const reason =
+    halted.length > 0
+      ? "halt_failure"
+      : deliverableUnresolved
+        ? "deliverable_unresolved"
+        : approvals.length > 0
+          ? "approval_required"
+          : asks.length > 0
+            ? "awaiting_human"
+            : null
+  if (reason === null) return null
+  const keys = [
+    ...new Set([
+      ...halted.map((task) => task.spec.key),
+      ...(deliverableUnresolved ? [context.deliverable] : []),
+      ...approvals.map((task) => task.spec.key),
+      ...asks.map((task) => task.spec.key)
+    ])
+  ]
+  return {
+    reason,
+    blockedTaskKeys: keys.slice(0, blockedKeysCap),
+    overflow: keys.length > blockedKeysCap
+  }
+}
+
+/** A standalone run's turn status, derived from the run's. */
+export const turnStatusOf = (status: RunStatus) =>
+  status === "pending"
+    ? "pending"
+    : status === "needs_attention"
+      ? "failed"
+      : status === "completed" || status === "canceled"
+        ? status
+        : "running"
+
+/** Where the run stands after the step's work: quiescence, a graceful stop's end, attention. */
+export const judge = (draft: Draft) => {
+  const context = draft.context
+  if (context.status === "running" || context.status === "needs_attention") {
+    if (liveWork(draft)) context.status = "running"
+    else {
+      const deliverable = find(context, context.deliverable)
+      const done =
+        deliverable !== undefined &&
+        isSettled(deliverable.status) &&
+        isResolved(deliverable) &&
+        attentionOf(context) === null
+      context.status = done ? "completed" : "needs_attention"
+      if (done) context.completedAt = draft.at
+    }
+  }
+  if (context.status === "canceling") {
+    const settling = context.tasks.some(
+      (task) => task.status === "running" || task.status === "dispatched" || task.status === "awaiting_input"
+    )
+    if (!settling) {
+      for (const task of context.tasks) cancelTask(draft, task.spec.key, { key: "run_canceled" }, null)
+      context.status = "canceled"
+      context.completedAt = draft.at
+    }
+  }
+}
+
+const projectionOf = (context: RunContext, task: Task): TaskProjection => {
+  const tool = task.spec.tool
+  const target = tool?.target
+  const listed: TaskProjection["inboxKind"] =
+    task.status === "dispatched" && task.spec.kind === "tool_task"
+      ? "tool_call"
+      : isOpenAsk(task) && context.creatorApplicationId !== null
+        ? "ask"
+        : task.status === "needs_approval" && context.creatorApplicationId !== null
+          ? "approval"
+          : null
+  const inboxExecutorId =
+    listed === null
+      ? null
+      : listed !== "tool_call"
+        ? context.creatorApplicationId
+        : task.claim !== null
+          ? task.claim.executorId
+          : target?.kind === "runner"
+            ? target.executor.executorId
+            : null
+  return {
+    key: task.spec.key,
+    status: task.status,
+    generation: task.generation,
+    failureResolution: task.failureResolution,
+    error: task.error,
+    inboxKind: listed,
+    inboxExecutorId,
+    pool: target?.kind === "pool",
+    targetExecutorId: target?.kind === "runner" ? target.executor.executorId : null,
+    claimedBy: task.claim?.executorId ?? null,
+    claimTokenDigest: task.claim?.tokenDigest ?? null,
+    claimed: task.claimed,
+    timeoutMs: tool?.timeoutMs ?? task.spec.ask?.timeoutMs ?? task.spec.wait?.timeoutMs ?? null,
+    deadlineAt: task.deadlineAt,
+    approval:
+      task.approval === null
+        ? null
+        : { origin: task.approval.origin, decided_by: task.approval.decidedBy, decided_at: task.approval.decidedAt },
+    after: task.spec.after,
+    startedAt: task.startedAt,
+    completedAt: task.completedAt
+  }
+}
+
+const attentionJson = (attention: Attention | null): RecordRunParams["attention"] =>
+  attention === null
+    ? null
+    : {
+        reason: attention.reason,
+        blocked_task_keys: attention.blockedTaskKeys,
+        ...(attention.overflow ? { blocked_task_overflow: true as const } : {})
+      }
+
+/** The end of every step: its changed rows, the run row, and what the feed says of the run. */
+export const conclude = (draft: Draft, before: RunContext) => {
+  const context = draft.context
+  const attention = attentionOf(context)
+  const attentionChanged = JSON.stringify(attention) !== JSON.stringify(before.attention)
+  context.attention = attention
+  if (draft.touched.size > 0) {
+    draft.request({
+      type: fx.recordTasks,
+      params: {
+        tasks: context.tasks
+          .filter((task) => draft.touched.has(task.spec.key))
+          .map((task) => projectionOf(context, task))
+      }
+    })
+  }
+  if (context.status !== before.status) {
+    draft.emit({
+      type: "turn_status",
+      run_public_id: context.publicId,
+      status: turnStatusOf(context.status),
+      run_status: context.status,
+      ...(context.status === "needs_attention" && attention !== null ? { failure_reason_key: attention.reason } : {})
+    })
+  }
+  if (attentionChanged && attention !== null) {
+    draft.emit({ type: "attention_required", run_public_id: context.publicId, attention: attentionJson(attention) })
+  }
+  if (
+    context.status !== before.status ||
+    attentionChanged ||
+    context.revision !== before.revision ||
+    context.deliverable !== before.deliverable ||
+    context.pausedAt !== before.pausedAt ||
+    draft.touched.size > 0
+  ) {
+    draft.request({
+      type: fx.recordRun,
+      params: {
+        status: context.status,
+        attention: attentionJson(attention),
+        revision: context.revision,
+        deliverable: context.deliverable,
+        startedAt: context.startedAt,
+        pausedAt: context.pausedAt,
+        completedAt: context.completedAt
+      }
+    })
+  }
+}
+
+/** A new task's standing. */
+export const fresh = (spec: TaskSpec, at: number): Task => ({
+  spec,
+  status: "waiting",
+  generation: 1,
+  failureResolution: null,
+  absorbed: false,
+  error: null,
+  claim: null,
+  claimed: false,
+  deadlineAt: null,
+  approval: null,
+  rounds: 0,
+  failures: 0,
+  createdAt: at,
+  startedAt: null,
+  completedAt: null,
+  expanded: false
+})
+
+/**
+ * A round's tool calls: one tool task per call (`<round>-t<i>`, origin model, absorb), then a
+ * continuation (`<round>-c`) that reads their results and takes over the round's dependents
+ * (and the deliverable). The calls are addressed by a job after the step.
+ */
+export const expand = (draft: Draft, round: Task, toolCalls: ReadonlyArray<Readonly<Record<string, unknown>>>) => {
+  const key = round.spec.key
+  const calls: Array<TaskSpec> = toolCalls.map((call, index) => ({
+    key: `${key}-t${index}`,
+    kind: "tool_task",
+    awaitKind: null,
+    origin: "model",
+    visibility: "collapsed",
+    mainline: false,
+    after: [key],
+    structural: [key],
+    results: [],
+    onFailure: "absorb",
+    revision: round.spec.revision,
+    step: round.spec.step,
+    expansionParent: key,
+    tool: {
+      name: typeof call.name === "string" ? call.name : "",
+      alias: null,
+      target: { kind: "unaddressed" },
+      timeoutMs: defaultToolTimeoutMillis,
+      replayable: false,
+      toolCallId: typeof call.call_id === "string" ? call.call_id : `${key}-t${index}`,
+      input: inputOf(call.arguments)
+    },
+    model: null,
+    ask: null,
+    wait: null,
+    join: null
+  }))
+  const continuationKey = `${key}-c`
+  const continuation: TaskSpec = {
+    ...round.spec,
+    key: continuationKey,
+    origin: "kernel",
+    after: calls.map((call) => call.key),
+    structural: calls.map((call) => call.key),
+    results: [],
+    expansionParent: key,
+    model: { ...round.spec.model!, continues: key }
+  }
+  const added = [...calls, continuation]
+  for (const task of draft.context.tasks) {
+    if (!task.spec.after.includes(key)) continue
+    const rewire = (keys: ReadonlyArray<string>) => keys.map((each) => (each === key ? continuationKey : each))
+    put(draft, {
+      ...task,
+      spec: { ...task.spec, after: rewire(task.spec.after), structural: rewire(task.spec.structural) }
+    })
+  }
+  if (draft.context.deliverable === key) draft.context.deliverable = continuationKey
+  const firstPosition = draft.context.tasks.length
+  draft.context.tasks = [...draft.context.tasks, ...added.map((spec) => fresh(spec, draft.at))]
+  for (const spec of added) draft.touched.add(spec.key)
+  draft.request({
+    type: fx.insertTasks,
+    params: {
+      firstPosition,
+      tasks: added,
+      details: Object.fromEntries(
+        calls.map((call) => [call.key, { tool_input: call.tool!.input, tool_call_id: call.tool!.toolCallId }])
+      )
+    }
+  })
+  draft.request({
+    type: fx.addressCalls,
+    params: { calls: calls.map((call) => ({ key: call.key, name: call.tool!.name })) }
+  })
+  complete(draft, key, { expanded: true })
+}
+
+const inputOf = (text: unknown): Readonly<Record<string, unknown>> => {
+  if (typeof text === "object" && text !== null && !Array.isArray(text)) return text as Record<string, unknown>
+  if (typeof text !== "string") return {}
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {}
+  } catch {
+    return {}
+  }
+}
+
+/** A retried task's next generation: waiting again, its skipped descendants too. */
+export const retry = (draft: Draft, task: Task, model: string | null) => {
+  const spec =
+    model === null || task.spec.model === null ? task.spec : { ...task.spec, model: { ...task.spec.model, model } }
+  draft.clearTimer(task.spec.key)
+  change(draft, { ...task, spec }, "waiting", {
+    generation: task.generation + 1,
+    error: null,
+    claim: null,
+    claimed: false,
+    deadlineAt: null,
+    approval: null,
+    failures: 0,
+    absorbed: false,
+    completedAt: null
+  })
+  unskipDescendants(draft, task.spec.key)
+}
+
+/** Tasks whose deadline clocks run (paused runs stop and shift them). */
+export const clocked = (task: Task) => task.deadlineAt !== null && !isSettled(task.status)

@@ -1,0 +1,582 @@
+// Rows of `runs` and `run_tasks`: a run's frozen settings and its actor's projection (status,
+// attention, revision, stamps), each task's spec, standing, inbox address and result, and the
+// executor inbox read over them. Inserted at creation (tasks also on append and expansion) with
+// the actor; every later write is the run binding's.
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import * as Rows from "./Rows.ts"
+
+const Json = Schema.Unknown
+const NullId = Schema.NullOr(Schema.BigInt)
+const NullString = Schema.NullOr(Schema.String)
+const NullDate = Schema.NullOr(Schema.Date)
+
+export const RunStatus = Schema.Literals([
+  "pending",
+  "running",
+  "paused",
+  "needs_attention",
+  "canceling",
+  "completed",
+  "canceled"
+])
+export type RunStatus = typeof RunStatus.Type
+
+export const TaskStatus = Schema.Literals([
+  "waiting",
+  "needs_approval",
+  "running",
+  "dispatched",
+  "awaiting_input",
+  "completed",
+  "failed",
+  "canceled",
+  "timed_out",
+  "uncertain",
+  "skipped"
+])
+export type TaskStatus = typeof TaskStatus.Type
+
+export const InboxKind = Schema.Literals(["tool_call", "ask", "approval"])
+export type InboxKind = typeof InboxKind.Type
+
+/** A run row with the public ids (and the default runner's display name) its trace shows. */
+export const RunRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  workspace_id: Schema.BigInt,
+  workspace_public_id: Schema.String,
+  conversation_id: NullId,
+  conversation_public_id: NullString,
+  turn_public_id: NullString,
+  creator_id: Schema.BigInt,
+  creator_public_id: Schema.String,
+  status: RunStatus,
+  attention: Json,
+  approval_mode: Schema.String,
+  approval_rules: Json,
+  prompt_mechanism: Schema.String,
+  billing_subject: NullString,
+  requester_speaker_id: NullId,
+  requester_speaker_public_id: NullString,
+  default_runner_id: NullId,
+  default_runner_public_id: NullString,
+  default_runner_display_name: NullString,
+  model_selection: Json,
+  fallback_models: Json,
+  revision: Schema.Number,
+  deliverable_task_key: Schema.String,
+  created_at: Schema.Date,
+  updated_at: Schema.Date,
+  started_at: NullDate,
+  paused_at: NullDate,
+  completed_at: NullDate,
+  tombstoned_at: NullDate
+})
+export type RunRow = typeof RunRow.Type
+
+const runColumns = `r.*, w.public_id::text AS workspace_public_id, c.public_id::text AS conversation_public_id,
+  u.public_id::text AS creator_public_id, s.public_id::text AS requester_speaker_public_id,
+  e.public_id::text AS default_runner_public_id, e.display_name AS default_runner_display_name`
+
+const runJoins = `
+  JOIN workspaces w ON w.id = r.workspace_id
+  JOIN users u ON u.id = r.creator_id
+  LEFT JOIN conversations c ON c.id = r.conversation_id
+  LEFT JOIN users s ON s.id = r.requester_speaker_id
+  LEFT JOIN executors e ON e.id = r.default_runner_id`
+
+const selectRun = `SELECT ${runColumns} FROM runs r ${runJoins}`
+
+export const NewRun = Schema.Struct({
+  publicId: Schema.String,
+  workspaceId: Schema.BigInt,
+  conversationId: NullId,
+  turnPublicId: NullString,
+  creatorId: Schema.BigInt,
+  approvalMode: Schema.String,
+  approvalRulesJson: Schema.String,
+  promptMechanism: Schema.String,
+  billingSubject: NullString,
+  requesterSpeakerId: NullId,
+  defaultRunnerId: NullId,
+  modelSelectionJson: NullString,
+  fallbackModelsJson: Schema.String,
+  deliverableTaskKey: Schema.String,
+  now: Schema.Date
+})
+export type NewRun = typeof NewRun.Type
+
+/** Inserts a run, pending at revision 1; answers its row. */
+const insertRun = Rows.one("Runs.insertRun", {
+  Request: NewRun,
+  Result: RunRow,
+  execute: (run, sql) => sql`
+    WITH r AS (
+      INSERT INTO runs (public_id, workspace_id, conversation_id, turn_public_id, creator_id, status, approval_mode,
+        approval_rules, prompt_mechanism, billing_subject, requester_speaker_id, default_runner_id, model_selection,
+        fallback_models, revision, deliverable_task_key, created_at, updated_at)
+      VALUES (${run.publicId}, ${run.workspaceId}, ${run.conversationId}, ${run.turnPublicId}, ${run.creatorId},
+        'pending', ${run.approvalMode}, ${run.approvalRulesJson}::jsonb, ${run.promptMechanism}, ${run.billingSubject},
+        ${run.requesterSpeakerId}, ${run.defaultRunnerId}, ${run.modelSelectionJson}::jsonb,
+        ${run.fallbackModelsJson}::jsonb, 1, ${run.deliverableTaskKey}, ${run.now}, ${run.now})
+      RETURNING *)
+    SELECT ${sql.literal(runColumns)} FROM r ${sql.literal(runJoins)}`
+})
+
+/** The run, tombstoned or not (the caller judges what a tombstone answers). */
+const findRun = Rows.maybe("Runs.findRun", {
+  Request: Schema.String,
+  Result: RunRow,
+  execute: (publicId, sql) => sql`${sql.literal(selectRun)} WHERE r.public_id = ${publicId}::uuid`
+})
+
+const findRunById = Rows.maybe("Runs.findRunById", {
+  Request: Schema.BigInt,
+  Result: RunRow,
+  execute: (id, sql) => sql`${sql.literal(selectRun)} WHERE r.id = ${id}`
+})
+
+export const RunFilter = Schema.Struct({
+  workspaceId: Schema.BigInt,
+  /** null: every run; else standalone runs plus those hosted by these conversations. */
+  conversationIds: Schema.NullOr(Schema.Array(Schema.BigInt)),
+  /** null: any status. */
+  statuses: Schema.NullOr(Schema.Array(Schema.String)),
+  /** Only runs with attention standing. */
+  attentionOnly: Schema.Boolean,
+  /** The public id of the last run of the previous page. */
+  after: NullString,
+  order: Schema.Literals(["asc", "desc"]),
+  limit: Schema.Number
+})
+export type RunFilter = typeof RunFilter.Type
+
+/** A workspace's untombstoned runs by public id (UUIDv7: creation order), after the cursor's. */
+const listRuns = Rows.all("Runs.listRuns", {
+  Request: RunFilter,
+  Result: RunRow,
+  execute: (filter, sql) => {
+    const asc = filter.order === "asc"
+    const after =
+      filter.after === null ? sql`TRUE` : sql`r.public_id ${sql.literal(asc ? ">" : "<")} ${filter.after}::uuid`
+    const hosts =
+      filter.conversationIds === null
+        ? sql`TRUE`
+        : sql`(r.conversation_id IS NULL OR r.conversation_id = ANY(${[...filter.conversationIds]}::bigint[]))`
+    const statuses = filter.statuses === null ? sql`TRUE` : sql`r.status = ANY(${[...filter.statuses]}::text[])`
+    const attention = filter.attentionOnly ? sql`r.attention IS NOT NULL AND r.attention <> 'null'::jsonb` : sql`TRUE`
+    return sql`
+      ${sql.literal(selectRun)}
+      WHERE r.workspace_id = ${filter.workspaceId} AND r.tombstoned_at IS NULL
+        AND ${hosts} AND ${statuses} AND ${attention} AND ${after}
+      ORDER BY r.public_id ${sql.literal(asc ? "ASC" : "DESC")}
+      LIMIT ${filter.limit}`
+  }
+})
+
+export interface RunProjection {
+  readonly status: RunStatus
+  /** JSON text of `{reason, blocked_task_keys, blocked_task_overflow?}`, or null. */
+  readonly attentionJson: string | null
+  readonly revision: number
+  readonly deliverableTaskKey: string
+  readonly startedAt: Date | null
+  readonly pausedAt: Date | null
+  readonly completedAt: Date | null
+  /** Written when present (null clears). */
+  readonly defaultRunnerId?: bigint | null
+  readonly now: Date
+}
+
+/** Writes the run actor's projection of the run. */
+const setRunProjection = Effect.fnUntraced(function* (publicId: string, projection: RunProjection) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE runs SET status = ${projection.status}, attention = ${projection.attentionJson}::jsonb,
+      revision = ${projection.revision}, deliverable_task_key = ${projection.deliverableTaskKey},
+      started_at = ${projection.startedAt}, paused_at = ${projection.pausedAt}, completed_at = ${projection.completedAt},
+      default_runner_id = CASE WHEN ${projection.defaultRunnerId !== undefined}
+        THEN ${projection.defaultRunnerId ?? null}::bigint ELSE default_runner_id END,
+      updated_at = ${projection.now}
+    WHERE public_id = ${publicId}::uuid`
+})
+
+const tombstoneRun = Effect.fnUntraced(function* (publicId: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE runs SET tombstoned_at = ${now}, updated_at = ${now}
+    WHERE public_id = ${publicId}::uuid AND tombstoned_at IS NULL`
+})
+
+/** Deletes a run: its tasks and the inference requests it asked go with it (foreign keys). */
+const deleteRun = Effect.fnUntraced(function* (publicId: string) {
+  const sql = yield* SqlClient
+  yield* sql`DELETE FROM runs WHERE public_id = ${publicId}::uuid`
+})
+
+/** A task row with the public ids of the executors it names and of its current round's request. */
+export const TaskRow = Schema.Struct({
+  run_id: Schema.BigInt,
+  key: Schema.String,
+  position: Schema.Number,
+  kind: Schema.String,
+  await_kind: NullString,
+  status: TaskStatus,
+  generation: Schema.Number,
+  origin: Schema.String,
+  visibility: Schema.String,
+  mainline: Schema.Boolean,
+  after: Json,
+  on_failure: Schema.String,
+  failure_resolution: NullString,
+  error: Json,
+  tool_name: NullString,
+  tool_alias: NullString,
+  tool_call_id: NullString,
+  target_executor_id: NullId,
+  target_executor_public_id: NullString,
+  target_display_name: NullString,
+  pool: Schema.Boolean,
+  inbox_kind: Schema.NullOr(InboxKind),
+  inbox_executor_id: NullId,
+  inbox_executor_public_id: NullString,
+  claimed_by_executor_id: NullId,
+  claimed_by_public_id: NullString,
+  claim_token_digest: NullString,
+  claimed: Schema.Boolean,
+  timeout_ms: Schema.NullOr(Schema.Number),
+  deadline_at: NullDate,
+  dispatched_at: NullDate,
+  approval: Json,
+  spec: Json,
+  result: Json,
+  inference_request_id: NullId,
+  inference_request_public_id: NullString,
+  usage: Json,
+  created_at: Schema.Date,
+  started_at: NullDate,
+  completed_at: NullDate,
+  updated_at: Schema.Date
+})
+export type TaskRow = typeof TaskRow.Type
+
+const selectTask = `
+  SELECT t.*, te.public_id::text AS target_executor_public_id, te.display_name AS target_display_name,
+    ie.public_id::text AS inbox_executor_public_id, ce.public_id::text AS claimed_by_public_id,
+    ir.public_id::text AS inference_request_public_id
+  FROM run_tasks t
+  LEFT JOIN executors te ON te.id = t.target_executor_id
+  LEFT JOIN executors ie ON ie.id = t.inbox_executor_id
+  LEFT JOIN executors ce ON ce.id = t.claimed_by_executor_id
+  LEFT JOIN inference_requests ir ON ir.id = t.inference_request_id`
+
+export interface NewTask {
+  readonly key: string
+  readonly position: number
+  readonly kind: string
+  readonly awaitKind: string | null
+  readonly origin: string
+  readonly visibility: string
+  readonly mainline: boolean
+  /** JSON text of the keys it waits on. */
+  readonly afterJson: string
+  readonly onFailure: string
+  readonly toolName: string | null
+  readonly toolAlias: string | null
+  readonly toolCallId: string | null
+  readonly targetExecutorId: bigint | null
+  readonly pool: boolean
+  readonly timeoutMs: number | null
+  /** JSON text of what the task read shows of its inputs. */
+  readonly specJson: string
+  readonly now: Date
+}
+
+const idText = (id: bigint | null | undefined) => (id === undefined ? undefined : id === null ? null : `${id}`)
+const dateText = (date: Date | null) => (date === null ? null : date.toISOString())
+
+/** Inserts tasks of a run (waiting, generation 1) in one statement, and stamps the run's update. */
+const insertTasks = Effect.fnUntraced(function* (runId: bigint, tasks: ReadonlyArray<NewTask>) {
+  if (tasks.length === 0) return
+  const sql = yield* SqlClient
+  const rows = tasks.map((task) => ({
+    key: task.key,
+    position: task.position,
+    kind: task.kind,
+    await_kind: task.awaitKind,
+    origin: task.origin,
+    visibility: task.visibility,
+    mainline: task.mainline,
+    after: task.afterJson,
+    on_failure: task.onFailure,
+    tool_name: task.toolName,
+    tool_alias: task.toolAlias,
+    tool_call_id: task.toolCallId,
+    target_executor_id: idText(task.targetExecutorId),
+    pool: task.pool,
+    timeout_ms: task.timeoutMs,
+    spec: task.specJson,
+    now: task.now.toISOString()
+  }))
+  yield* sql`
+    WITH made AS (
+      INSERT INTO run_tasks (run_id, key, position, kind, await_kind, status, generation, origin, visibility, mainline,
+        after, on_failure, tool_name, tool_alias, tool_call_id, target_executor_id, pool, timeout_ms, spec, created_at,
+        updated_at)
+      SELECT ${runId}, n.key, n.position, n.kind, n.await_kind, 'waiting', 1, n.origin, n.visibility, n.mainline,
+        n.after::jsonb, n.on_failure, n.tool_name, n.tool_alias, n.tool_call_id, n.target_executor_id, n.pool,
+        n.timeout_ms, n.spec::jsonb, n.now, n.now
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS n(key text, position integer, kind text,
+        await_kind text, origin text, visibility text, mainline boolean, after text, on_failure text, tool_name text,
+        tool_alias text, tool_call_id text, target_executor_id bigint, pool boolean, timeout_ms integer, spec text,
+        now timestamptz)
+      RETURNING created_at)
+    UPDATE runs SET updated_at = GREATEST(updated_at, (SELECT max(created_at) FROM made)) WHERE id = ${runId}`
+})
+
+/** A task's standing as the run actor holds it; optional members are written only when present. */
+export interface TaskChange {
+  readonly key: string
+  readonly status: TaskStatus
+  readonly generation: number
+  readonly failureResolution: string | null
+  readonly errorJson: string | null
+  readonly inboxKind: InboxKind | null
+  readonly inboxExecutorId: bigint | null
+  readonly claimedByExecutorId: bigint | null
+  readonly claimTokenDigest: string | null
+  readonly claimed: boolean
+  readonly deadlineAt: Date | null
+  /** When the row was listed (required while inboxKind is set): the inbox's order. */
+  readonly dispatchedAt: Date | null
+  readonly approvalJson: string | null
+  readonly startedAt: Date | null
+  readonly completedAt: Date | null
+  readonly inferenceRequestId?: bigint | null
+  /** Addressing a model's call after its round (null clears). */
+  readonly targetExecutorId?: bigint | null
+  readonly pool?: boolean
+  readonly timeoutMs?: number | null
+}
+
+/** Writes many tasks' standing in one statement, and stamps the run's update. */
+const updateTasks = Effect.fnUntraced(function* (runId: bigint, changes: ReadonlyArray<TaskChange>, now: Date) {
+  if (changes.length === 0) return
+  const sql = yield* SqlClient
+  const rows = changes.map((change) => ({
+    key: change.key,
+    status: change.status,
+    generation: change.generation,
+    failure_resolution: change.failureResolution,
+    error: change.errorJson,
+    inbox_kind: change.inboxKind,
+    inbox_executor_id: idText(change.inboxExecutorId),
+    claimed_by_executor_id: idText(change.claimedByExecutorId),
+    claim_token_digest: change.claimTokenDigest,
+    claimed: change.claimed,
+    deadline_at: dateText(change.deadlineAt),
+    dispatched_at: dateText(change.dispatchedAt),
+    approval: change.approvalJson,
+    started_at: dateText(change.startedAt),
+    completed_at: dateText(change.completedAt),
+    inference_request_id: idText(change.inferenceRequestId),
+    target_executor_id: idText(change.targetExecutorId),
+    pool: change.pool,
+    timeout_ms: change.timeoutMs
+  }))
+  // A member absent from an element's JSON (undefined above) keeps the column.
+  yield* sql`
+    WITH changed AS (
+      UPDATE run_tasks t SET status = c.status, generation = c.generation, failure_resolution = c.failure_resolution,
+        error = c.error::jsonb, inbox_kind = c.inbox_kind, inbox_executor_id = c.inbox_executor_id,
+        claimed_by_executor_id = c.claimed_by_executor_id, claim_token_digest = c.claim_token_digest,
+        claimed = c.claimed, deadline_at = c.deadline_at, dispatched_at = c.dispatched_at,
+        approval = c.approval::jsonb, started_at = c.started_at, completed_at = c.completed_at,
+        inference_request_id = CASE WHEN e.value -> 'inference_request_id' IS NULL
+          THEN t.inference_request_id ELSE c.inference_request_id END,
+        target_executor_id = CASE WHEN e.value -> 'target_executor_id' IS NULL
+          THEN t.target_executor_id ELSE c.target_executor_id END,
+        pool = CASE WHEN e.value -> 'pool' IS NULL THEN t.pool ELSE c.pool END,
+        timeout_ms = CASE WHEN e.value -> 'timeout_ms' IS NULL THEN t.timeout_ms ELSE c.timeout_ms END,
+        updated_at = ${now}
+      FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) AS e(value),
+        jsonb_to_record(e.value) AS c(key text, status text, generation integer, failure_resolution text, error text,
+          inbox_kind text, inbox_executor_id bigint, claimed_by_executor_id bigint, claim_token_digest text,
+          claimed boolean, deadline_at timestamptz, dispatched_at timestamptz, approval text,
+          started_at timestamptz, completed_at timestamptz, inference_request_id bigint, target_executor_id bigint,
+          pool boolean, timeout_ms integer)
+      WHERE t.run_id = ${runId} AND t.key = c.key
+      RETURNING 1)
+    UPDATE runs SET updated_at = GREATEST(updated_at, ${now}) WHERE id = ${runId} AND EXISTS (SELECT 1 FROM changed)`
+})
+
+/** Writes a task's result (JSON text), and stamps the run's update. */
+const setTaskResult = Effect.fnUntraced(function* (runId: bigint, key: string, resultJson: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    WITH changed AS (
+      UPDATE run_tasks SET result = ${resultJson}::jsonb, updated_at = ${now}
+      WHERE run_id = ${runId} AND key = ${key} RETURNING 1)
+    UPDATE runs SET updated_at = GREATEST(updated_at, ${now}) WHERE id = ${runId} AND EXISTS (SELECT 1 FROM changed)`
+})
+
+/** Writes a task's usage block (JSON text). */
+const setTaskUsage = Effect.fnUntraced(function* (runId: bigint, key: string, usageJson: string) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE run_tasks SET usage = ${usageJson}::jsonb WHERE run_id = ${runId} AND key = ${key}`
+})
+
+const taskByKey = Rows.maybe("Runs.findTask", {
+  Request: Schema.Struct({ runId: Schema.BigInt, key: Schema.String }),
+  Result: TaskRow,
+  execute: ({ runId, key }, sql) => sql`${sql.literal(selectTask)} WHERE t.run_id = ${runId} AND t.key = ${key}`
+})
+
+const findTask = (runId: bigint, key: string) => taskByKey({ runId, key })
+
+/** A run's tasks in authoring order. */
+const listTasks = Rows.all("Runs.listTasks", {
+  Request: Schema.BigInt,
+  Result: TaskRow,
+  execute: (runId, sql) => sql`${sql.literal(selectTask)} WHERE t.run_id = ${runId} ORDER BY t.position, t.key`
+})
+
+/** A row of an executor inbox: a listed task with the public ids naming it and what it asks for. */
+export const InboxRow = Schema.Struct({
+  kind: Schema.NullOr(InboxKind),
+  run_public_id: Schema.String,
+  workspace_public_id: Schema.String,
+  conversation_public_id: NullString,
+  task_key: Schema.String,
+  task_kind: Schema.String,
+  await_kind: NullString,
+  status: TaskStatus,
+  generation: Schema.Number,
+  /** The inbox's started_at. */
+  dispatched_at: NullDate,
+  deadline_at: NullDate,
+  timeout_ms: Schema.NullOr(Schema.Number),
+  claimed: Schema.Boolean,
+  pool: Schema.Boolean,
+  target_executor_public_id: NullString,
+  target_display_name: NullString,
+  inbox_executor_public_id: NullString,
+  claimed_by_public_id: NullString,
+  tool_name: NullString,
+  tool_alias: NullString,
+  tool_call_id: NullString,
+  /** The task's inputs (tool_input, prompt, options, multi, an approval's effect profile...). */
+  spec: Json,
+  approval: Json
+})
+export type InboxRow = typeof InboxRow.Type
+
+const inboxColumns = `t.inbox_kind AS kind, r.public_id::text AS run_public_id,
+  w.public_id::text AS workspace_public_id, c.public_id::text AS conversation_public_id, t.key AS task_key,
+  t.kind AS task_kind, t.await_kind, t.status, t.generation, t.dispatched_at, t.deadline_at, t.timeout_ms, t.claimed,
+  t.pool, te.public_id::text AS target_executor_public_id, te.display_name AS target_display_name,
+  ie.public_id::text AS inbox_executor_public_id, ce.public_id::text AS claimed_by_public_id, t.tool_name,
+  t.tool_alias, t.tool_call_id, t.spec, t.approval`
+
+const inboxJoins = `
+  FROM run_tasks t
+  JOIN runs r ON r.id = t.run_id
+  JOIN workspaces w ON w.id = r.workspace_id
+  LEFT JOIN conversations c ON c.id = r.conversation_id
+  LEFT JOIN executors te ON te.id = t.target_executor_id
+  LEFT JOIN executors ie ON ie.id = t.inbox_executor_id
+  LEFT JOIN executors ce ON ce.id = t.claimed_by_executor_id`
+
+export const InboxFilter = Schema.Struct({
+  executorId: Schema.BigInt,
+  /** The tool names the executor announces (pool rows it may see). */
+  announcedToolNames: Schema.Array(Schema.String),
+  isToolProvider: Schema.Boolean,
+  /** The last row of the previous page; without runPublicId, after every run's row at (dispatchedAt, key). */
+  after: Schema.NullOr(
+    Schema.Struct({ dispatchedAt: Schema.Date, runPublicId: Schema.optionalKey(Schema.String), key: Schema.String })
+  ),
+  limit: Schema.Number
+})
+export type InboxFilter = typeof InboxFilter.Type
+
+/**
+ * The rows listed for an executor: those addressed or claimed by it, and (a tool provider's)
+ * unclaimed pool rows of a tool it announces; runs not tombstoned; by dispatch time, then key.
+ */
+const listInbox = Rows.all("Runs.listInbox", {
+  Request: InboxFilter,
+  Result: InboxRow,
+  execute: (filter, sql) => {
+    const after =
+      filter.after === null
+        ? sql`TRUE`
+        : filter.after.runPublicId === undefined
+          ? sql`(t.dispatched_at, t.key) > (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key})`
+          : sql`(t.dispatched_at, t.key, r.public_id) >
+              (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key}, ${filter.after.runPublicId}::uuid)`
+    const pool = filter.isToolProvider
+      ? sql`(t.pool AND t.claimed_by_executor_id IS NULL AND t.tool_name = ANY(${[...filter.announcedToolNames]}::text[]))`
+      : sql`FALSE`
+    return sql`
+      SELECT ${sql.literal(inboxColumns)} ${sql.literal(inboxJoins)}
+      WHERE t.inbox_kind IS NOT NULL AND r.tombstoned_at IS NULL
+        AND (t.inbox_executor_id = ${filter.executorId} OR t.claimed_by_executor_id = ${filter.executorId} OR ${pool})
+        AND ${after}
+      ORDER BY t.dispatched_at, t.key, r.public_id
+      LIMIT ${filter.limit}`
+  }
+})
+
+/** An inbox row, listed or not, with what the claim, commit and extend doors judge. */
+export const InboxTaskRow = Schema.Struct({
+  ...InboxRow.fields,
+  run_id: Schema.BigInt,
+  run_status: RunStatus,
+  /** The run's workspace's account (a task of another account is not found). */
+  account_id: Schema.BigInt,
+  target_executor_id: NullId,
+  inbox_executor_id: NullId,
+  claimed_by_executor_id: NullId,
+  claim_token_digest: NullString,
+  failure_resolution: NullString
+})
+export type InboxTaskRow = typeof InboxTaskRow.Type
+
+const inboxTask = Rows.maybe("Runs.findInboxTask", {
+  Request: Schema.Struct({ runPublicId: Schema.String, key: Schema.String }),
+  Result: InboxTaskRow,
+  execute: ({ runPublicId, key }, sql) => sql`
+    SELECT ${sql.literal(inboxColumns)}, r.id AS run_id, r.status AS run_status, w.account_id,
+      t.target_executor_id, t.inbox_executor_id, t.claimed_by_executor_id, t.claim_token_digest, t.failure_resolution
+    ${sql.literal(inboxJoins)}
+    WHERE r.public_id = ${runPublicId}::uuid AND t.key = ${key} AND r.tombstoned_at IS NULL`
+})
+
+/** The task of an untombstoned run, whatever its inbox standing. */
+const findInboxTask = (runPublicId: string, key: string) => inboxTask({ runPublicId, key })
+
+export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/storage/RunsRepository", {
+  make: Effect.map(SqlClient, (sql) =>
+    Rows.bind(sql, {
+      insertRun,
+      findRun,
+      findRunById,
+      listRuns,
+      setRunProjection,
+      tombstoneRun,
+      deleteRun,
+      insertTasks,
+      updateTasks,
+      setTaskResult,
+      setTaskUsage,
+      findTask,
+      listTasks,
+      listInbox,
+      findInboxTask
+    })
+  )
+}) {
+  static readonly layer = Layer.effect(RunsRepository, RunsRepository.make)
+}
