@@ -1,8 +1,8 @@
 // The approval stage of a tool call (runs supplement "Task kinds and statuses"): one test per
 // mode and origin rule, the matching precedence, globs, paths and the rule grammar check. Pure.
 
-import { approvalRuleFault, globMatches, judgeApproval, textAtPath } from "@troupe/machines/run/approval"
 import type { ApprovalRule } from "@troupe/machines/run/context"
+import { approvalRuleFault, globMatches, judgeApproval, textAtPath } from "@troupe/machines/run/rules/approval"
 import { describe, expect, it } from "vitest"
 
 const model = (toolName: string, input: Record<string, unknown> = {}) => ({ origin: "model" as const, toolName, input })

@@ -136,7 +136,7 @@ const toolTask = (key: string, position: number, fields: Partial<NewTask> = {}):
   toolName: "shell",
   toolAlias: null,
   toolCallId: key,
-  targetExecutorId: null,
+  targetExecutor: null,
   pool: false,
   timeoutMs: 600000,
   specJson: JSON.stringify({ tool_input: { command: key } }),
@@ -152,8 +152,8 @@ const listed = (key: string, second: number, fields: Partial<TaskChange> = {}): 
   failureResolution: null,
   errorJson: null,
   inboxKind: "tool_call",
-  inboxExecutorId: null,
-  claimedByExecutorId: null,
+  inboxExecutor: null,
+  claimedByExecutor: null,
   claimTokenDigest: null,
   claimed: false,
   deadlineAt: new Date(at(second).getTime() + 600000),
@@ -191,8 +191,8 @@ layer(databaseLayer, { excludeTestServices: true, timeout: "60 seconds" })("runs
       const runs = yield* RunsRepository
       const run = yield* newRun(w)
       yield* runs.insertTasks(run.id, [
-        toolTask("s1-tool-2", 1, { afterJson: `["s1-tool-1"]`, targetExecutorId: w.runnerB.id, now: at(2) }),
-        toolTask("s1-tool-1", 0, { targetExecutorId: w.runnerA.id, now: at(2) })
+        toolTask("s1-tool-2", 1, { afterJson: `["s1-tool-1"]`, targetExecutor: w.runnerB.public_id, now: at(2) }),
+        toolTask("s1-tool-1", 0, { targetExecutor: w.runnerA.public_id, now: at(2) })
       ])
       const tasks = yield* runs.listTasks(run.id)
       assert.deepStrictEqual(
@@ -217,22 +217,22 @@ layer(databaseLayer, { excludeTestServices: true, timeout: "60 seconds" })("runs
       const runs = yield* RunsRepository
       const run = yield* newRun(w)
       yield* runs.insertTasks(run.id, [
-        toolTask("a", 0, { targetExecutorId: w.runnerA.id, timeoutMs: 1000 }),
-        toolTask("b", 1, { toolName: null, targetExecutorId: null })
+        toolTask("a", 0, { targetExecutor: w.runnerA.public_id, timeoutMs: 1000 }),
+        toolTask("b", 1, { toolName: null, targetExecutor: null })
       ])
       yield* runs.updateTasks(
         run.id,
         [
           listed("a", 3, {
-            inboxExecutorId: w.runnerA.id,
-            claimedByExecutorId: w.runnerA.id,
+            inboxExecutor: w.runnerA.public_id,
+            claimedByExecutor: w.runnerA.public_id,
             claimTokenDigest: "digest-a",
             claimed: true
           }),
           {
             ...listed("b", 3, { inboxKind: null, status: "failed", errorJson: `{"key":"tool_not_served"}` }),
             dispatchedAt: null,
-            targetExecutorId: w.runnerB.id,
+            targetExecutor: w.runnerB.public_id,
             pool: false,
             timeoutMs: 5000
           }
@@ -324,26 +324,26 @@ layer(databaseLayer, { excludeTestServices: true, timeout: "60 seconds" })("runs
       const first = yield* newRun(w, { conversationId: w.conversationId })
       const second = yield* newRun(w)
       yield* runs.insertTasks(first.id, [
-        toolTask("b", 0, { targetExecutorId: w.runnerA.id }),
-        toolTask("a", 1, { targetExecutorId: w.runnerA.id }),
+        toolTask("b", 0, { targetExecutor: w.runnerA.public_id }),
+        toolTask("a", 1, { targetExecutor: w.runnerA.public_id }),
         toolTask("pool-shell", 2, { pool: true }),
         toolTask("pool-other", 3, { pool: true, toolName: "other" }),
         toolTask("pool-claimed", 4, { pool: true }),
-        toolTask("waiting", 5, { targetExecutorId: w.runnerA.id })
+        toolTask("waiting", 5, { targetExecutor: w.runnerA.public_id })
       ])
-      yield* runs.insertTasks(second.id, [toolTask("a", 0, { targetExecutorId: w.runnerA.id })])
+      yield* runs.insertTasks(second.id, [toolTask("a", 0, { targetExecutor: w.runnerA.public_id })])
       yield* runs.updateTasks(
         first.id,
         [
-          listed("b", 10, { inboxExecutorId: w.runnerA.id }),
-          listed("a", 10, { inboxExecutorId: w.runnerA.id }),
+          listed("b", 10, { inboxExecutor: w.runnerA.public_id }),
+          listed("a", 10, { inboxExecutor: w.runnerA.public_id }),
           listed("pool-shell", 11),
           listed("pool-other", 12),
-          listed("pool-claimed", 13, { claimedByExecutorId: w.providerQ.id, claimTokenDigest: "q", claimed: true })
+          listed("pool-claimed", 13, { claimedByExecutor: w.providerQ.public_id, claimTokenDigest: "q", claimed: true })
         ],
         at(14)
       )
-      yield* runs.updateTasks(second.id, [listed("a", 9, { inboxExecutorId: w.runnerA.id })], at(14))
+      yield* runs.updateTasks(second.id, [listed("a", 9, { inboxExecutor: w.runnerA.public_id })], at(14))
 
       const inbox = (
         executorId: bigint,

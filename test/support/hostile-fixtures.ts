@@ -100,6 +100,28 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
     samples["PUT /agent_api/v1/profile/agents/{name}"]
   )
   const executor = (await made(server, "GET", "/agent_api/v1/executor", transport)).executor.public_id
+  const runnerId = (
+    await made(server, "PUT", "/agent_api/v1/executor/announcement", runner.access_token, {
+      tools: [
+        {
+          name: "grep",
+          effect_profile: {
+            kind: "read_only",
+            destructive: false,
+            effect_scope: "closed",
+            idempotency: "intrinsic",
+            reconciliation: "none"
+          }
+        }
+      ]
+    })
+  ).executor.public_id
+  // A pending run with one tool step: the run doors and the inbox doors reach their bodies with it.
+  const run = (
+    await made(server, "POST", `/agent_api/v1/workspaces/${workspace}/runs`, agent.access_token, {
+      run: { approval_mode: "bypass", default_runner_executor_public_id: runnerId, steps: [{ tool: { name: "grep" } }] }
+    })
+  ).run.public_id
   const apiSession = await apiToken(server)
   const actor = (await made(server, "GET", "/api/v1/admin/actors?limit=1", apiSession)).actors[0]
   const supervisor = (await made(server, "GET", "/api/v1/admin/supervisors", apiSession)).supervisors[0].kind
@@ -146,6 +168,8 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
     if (name === "workspace_id") return workspace
     if (name === "conversation_id") return conversation
     if (name === "input_id") return queued
+    if (name === "run_id" || name === "run_public_id") return run
+    if (name === "task_key") return "s1-tool-1"
     if (name === "store_entry_id" && route.path.includes("{conversation_id}")) return conversationEntry
     if (name === "store_entry_id") return route.path.includes("{workspace_id}") ? workspaceEntry : profileEntry
     if (name === "name") return namedAgent

@@ -245,7 +245,13 @@ export const optionalBodies: ReadonlySet<string> = new Set([
   "POST /agent_api/v1/workspaces/{workspace_id}/conversations",
   "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/forks",
   "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/turns/{turn_id}/regeneration",
-  "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/compaction"
+  "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/compaction",
+  ...["start", "pause", "resume", "stop"].map(
+    (verb) => `POST /agent_api/v1/workspaces/{workspace_id}/runs/{run_id}/${verb}`
+  ),
+  ...["resolution", "retry", "abandon", "approve", "deny", "cancel", "compact"].map(
+    (verb) => `POST /agent_api/v1/workspaces/{workspace_id}/runs/{run_id}/tasks/{task_key}/${verb}`
+  )
 ])
 
 const storeEntry = { store_entry: { namespace: "hostile", key: "hostile-key", value: new FreeJson({ a: "b" }, true) } }
@@ -268,6 +274,15 @@ export const sampleBodies = (ids: SampleIds): Record<string, unknown> => ({
   "POST /agent_api/v1/profile/store_entries": storeEntry,
   "PATCH /agent_api/v1/profile/store_entries/{store_entry_id}": storeEntryPatch,
   "POST /agent_api/v1/workspaces/{workspace_id}/store_entries": storeEntry,
+  "POST /agent_api/v1/workspaces/{workspace_id}/runs": {
+    run: { approval_mode: "bypass", steps: [{ ask: { prompt: "Proceed?" } }] }
+  },
+  "POST /agent_api/v1/workspaces/{workspace_id}/runs/{run_id}/tasks": { steps: [{ ask: { prompt: "And then?" } }] },
+  "POST /agent_api/v1/executor/inbox/{run_public_id}/{task_key}/commit": { claim_token: "hostile", content: "done" },
+  "POST /agent_api/v1/executor/inbox/{run_public_id}/{task_key}/extend": { claim_token: "hostile", timeout_ms: 1000 },
+  "POST /agent_api/v1/executor/progress": {
+    frame: { run_public_id: ids.agentPublicId, task_key: "s1-tool-1", claim_token: "hostile", text_tail: "…" }
+  },
   "PATCH /agent_api/v1/workspaces/{workspace_id}/store_entries/{store_entry_id}": storeEntryPatch,
   "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/store_entries": storeEntry,
   "PATCH /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/store_entries/{store_entry_id}":

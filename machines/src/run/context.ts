@@ -87,7 +87,12 @@ export const AskSpec = Schema.Struct({
 })
 export type AskSpec = typeof AskSpec.Type
 
-export const WaitSpec = Schema.Struct({ task: Schema.String, timeoutMs: Schema.NullOr(Schema.Number) })
+export const WaitSpec = Schema.Struct({
+  task: Schema.String,
+  /** The earlier run of the same conversation that holds `task` (null: this run). */
+  run: Schema.NullOr(Schema.String),
+  timeoutMs: Schema.NullOr(Schema.Number)
+})
 export type WaitSpec = typeof WaitSpec.Type
 
 /** A race's barrier: settles when `until` members completed (any = 1), `losers` then. */

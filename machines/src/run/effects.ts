@@ -2,7 +2,7 @@
 // the changed task rows), new task rows (appends, expansions), results, the model rounds it asks
 // of inference requests, the addressing of a model's tool calls (a job), and what executors and
 // the run's channel hear (inbox work, progress frames).
-import type { TaskSpec } from "./context.ts"
+import type { RunStatus, TaskSpec, TaskStatus } from "./context.ts"
 
 export const runEffects = {
   /** The command is refused and the step rolled back: `reason` is the spec's code. */
@@ -28,7 +28,7 @@ export const runEffects = {
   /** Marks the run row tombstoned. */
   recordTombstone: "run.recordTombstone",
   /** Deletes a tombstone's rows 30 days after DELETE. */
-  reap: "run.reap",
+  reap: "run.reapRows",
   /** Tells executors that work appeared on or left their inbox (after commit). */
   notifyExecutors: "run.notifyExecutors",
   /** Relays a kernel progress frame on the run's progress feed (after commit, never stored). */
@@ -46,7 +46,7 @@ export interface RefuseParams {
 /** A task row's projection (times as epoch milliseconds; executors by public id). */
 export interface TaskProjection {
   readonly key: string
-  readonly status: string
+  readonly status: TaskStatus
   readonly generation: number
   readonly failureResolution: string | null
   readonly error: { readonly key: string; readonly detail?: string } | null
@@ -71,7 +71,7 @@ export interface RecordTasksParams {
 }
 
 export interface RecordRunParams {
-  readonly status: string
+  readonly status: RunStatus
   readonly attention: {
     readonly reason: string
     readonly blocked_task_keys: ReadonlyArray<string>
@@ -116,6 +116,8 @@ export interface OpenRoundParams {
   readonly calls: ReadonlyArray<string>
   readonly mainline: boolean
   readonly attempt: number
+  /** Tool names offered to the round. */
+  readonly tools: ReadonlyArray<string>
 }
 
 export interface CancelRoundParams {

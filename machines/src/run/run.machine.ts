@@ -49,7 +49,7 @@ import {
   put,
   refuse,
   retry
-} from "./graph.ts"
+} from "./rules/graph.ts"
 
 /** A tombstone's rows are reaped this long after DELETE. */
 export const reapAfterMillis = 30 * 24 * 60 * 60 * 1000

@@ -4,6 +4,7 @@
 
 import { HttpApi, OpenApi } from "effect/http-api"
 import { ExecutorGroup } from "./executor/Executor.ts"
+import { ExecutorInboxGroup } from "./executor/Inbox.ts"
 import { ExecutorUploadsGroup } from "./executor/Uploads.ts"
 import { ConversationContextGroup } from "./member/ConversationContext.ts"
 import { ConversationInputsGroup } from "./member/ConversationInputs.ts"
@@ -18,6 +19,7 @@ import { NamedAgentsGroup } from "./member/NamedAgents.ts"
 import { PrincipalsGroup } from "./member/Principals.ts"
 import { MemberProfileGroup } from "./member/Profile.ts"
 import { PromptDocumentsGroup } from "./member/PromptDocuments.ts"
+import { RunsGroup } from "./member/Runs.ts"
 import { ProfileStoreEntriesGroup, WorkspaceStoreEntriesGroup } from "./member/StoreEntries.ts"
 import { ToolsGroup } from "./member/Tools.ts"
 import { TurnsGroup } from "./member/Turns.ts"
@@ -90,8 +92,10 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(PromptDocumentsGroup)
   .add(UploadsGroup)
   .add(ExecutorUploadsGroup)
+  .add(ExecutorInboxGroup)
   .add(ModelsGroup)
   .add(ToolsGroup)
+  .add(RunsGroup)
   .add(InferenceRequestsGroup)
   .add(ConversationsGroup)
   .add(ConversationInputsGroup)

@@ -4,9 +4,23 @@
 import { Schema } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 
+/**
+ * Members a few refusals carry beside code and message (runs supplement): the path of a raw graph
+ * name, invalid_steps entries, the current revision of a stale append, a hosted run's hosts.
+ */
+export const ErrorExtras = Schema.Struct({
+  path: Schema.optionalKey(Schema.String),
+  steps: Schema.optionalKey(Schema.Array(Schema.Struct({ code: Schema.String, path: Schema.String }))),
+  current_revision: Schema.optionalKey(Schema.Number),
+  conversation_public_id: Schema.optionalKey(Schema.String),
+  turn_public_id: Schema.optionalKey(Schema.NullOr(Schema.String))
+})
+export type ErrorExtras = typeof ErrorExtras.Type
+
 export const ErrorBody = Schema.Struct({
   code: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  ...ErrorExtras.fields
 })
 export type ErrorBody = typeof ErrorBody.Type
 
@@ -86,6 +100,7 @@ export const statusOfCode = {
   prompt_document_not_found: 404,
   representation_unavailable: 404,
   runner_not_found: 404,
+  request_not_sealed: 404,
   initialization_required: 409,
   idempotency_envelope_mismatch: 409,
   stale_object: 409,
@@ -117,7 +132,18 @@ export const statusOfCode = {
   not_claimant: 409,
   claim_inactive: 409,
   not_extendable: 409,
+  extension_too_long: 409,
   not_startable: 409,
+  not_pausable: 409,
+  not_resumable: 409,
+  already_terminal: 409,
+  not_adjudicable: 409,
+  not_awaiting_approval: 409,
+  not_retryable: 409,
+  not_abandonable: 409,
+  not_a_branch: 409,
+  not_compactable: 409,
+  run_settled: 409,
   run_live: 409,
   not_terminal: 409,
   branch_required: 409,
@@ -171,6 +197,14 @@ export const statusOfCode = {
   attachments_not_steerable: 422,
   steering_guard_requires_steer: 422,
   unknown_input_upload: 422,
+  invalid_timeout_ms: 422,
+  invalid_content: 422,
+  too_many_content_blocks: 422,
+  unknown_result_upload: 422,
+  invalid_title: 422,
+  invalid_metadata: 422,
+  invalid_result_type: 422,
+  invalid_frame: 422,
   edge_authoring_refused: 422,
   graph_authoring_not_available: 422,
   invalid_steps: 422,
@@ -225,8 +259,8 @@ export type ErrorOfCode<C extends EnvelopeCode> = InstanceType<EnvelopeClasses[(
 /** Builders that read like the spec's table: `fail.notFound("...")`. */
 export const errors = {
   /** The error of a code, at the status the spec's table gives it. */
-  of: <C extends EnvelopeCode>(code: C, message: string): ErrorOfCode<C> =>
-    new envelopeClasses[statusOfCode[code]]({ error: { code, message } }) as ErrorOfCode<C>,
+  of: <C extends EnvelopeCode>(code: C, message: string, extras: ErrorExtras = {}): ErrorOfCode<C> =>
+    new envelopeClasses[statusOfCode[code]]({ error: { code, message, ...extras } }) as ErrorOfCode<C>,
   badRequest: (code: string, message: string) => new BadRequest({ error: { code, message } }),
   parameterMissing: (message: string) => new BadRequest({ error: { code: "parameter_missing", message } }),
   parameterInvalid: (message: string) => new BadRequest({ error: { code: "parameter_invalid", message } }),

@@ -9,6 +9,7 @@ import { RequestConventions } from "./conventions/RequestConventions.ts"
 import { DocumentationRoutes } from "./Documentation.ts"
 import { ExecutorAuthenticationLive } from "./executor/Authentication.ts"
 import { ExecutorHandlers } from "./executor/Executor.ts"
+import { ExecutorInboxHandlers } from "./executor/Inbox.ts"
 import { ExecutorUploadsHandlers } from "./executor/Uploads.ts"
 import { HealthRoutes } from "./Health.ts"
 import { MemberAuthenticationLive } from "./member/Authentication.ts"
@@ -25,6 +26,7 @@ import { NamedAgentsHandlers } from "./member/NamedAgents.ts"
 import { PrincipalsHandlers } from "./member/Principals.ts"
 import { MemberProfileHandlers } from "./member/Profile.ts"
 import { PromptDocumentsHandlers } from "./member/PromptDocuments.ts"
+import { RunsHandlers } from "./member/Runs.ts"
 import {
   IdempotencyKeyRequiredLive,
   ProfileStoreEntriesHandlers,
@@ -74,8 +76,10 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(
       PromptDocumentsHandlers,
       UploadsHandlers,
       ExecutorUploadsHandlers,
+      ExecutorInboxHandlers,
       ModelsHandlers,
       ToolsHandlers,
+      RunsHandlers,
       InferenceRequestsHandlers,
       ConversationsHandlers,
       ConversationInputsHandlers,

@@ -38,6 +38,8 @@ import { PromptDocuments } from "@troupe/domain/memory/PromptDocuments"
 import { StoreEntries } from "@troupe/domain/memory/StoreEntries"
 import { ModelCatalog } from "@troupe/domain/models/ModelCatalog"
 import { makeOpenAiCompatible } from "@troupe/domain/models/OpenAiCompatible"
+import { ExecutorInbox } from "@troupe/domain/runs/ExecutorInbox"
+import { RunDefinition, Runs } from "@troupe/domain/runs/Runs"
 import { Readiness } from "@troupe/domain/runtime/Readiness"
 import { RuntimeOperations } from "@troupe/domain/runtime/RuntimeOperations"
 import { Uploads } from "@troupe/domain/uploads/Uploads"
@@ -83,14 +85,16 @@ export const actorLayer = (config: ServerConfig) =>
     Effect.gen(function* () {
       const inferenceRequest = yield* InferenceRequestDefinition
       const conversation = yield* ConversationDefinition
+      const run = yield* RunDefinition
       return runtimeLayer(
-        [...bindings, inferenceRequest, conversation],
+        [...bindings, inferenceRequest, conversation, run],
         defaultHostOptions,
         config.cluster ? clusterNode(config.cluster) : undefined
       )
     })
   ).pipe(
     Layer.provideMerge(ConversationDefinition.layer),
+    Layer.provideMerge(RunDefinition.layer),
     Layer.provideMerge(InferenceRequestDefinition.layer),
     Layer.provideMerge(modelCatalogLayer(config)),
     Layer.provideMerge(BlobStore.layer(config.dataDir)),
@@ -123,6 +127,7 @@ export const domainLayer = (config: ServerConfig) =>
     (base) =>
       Layer.mergeAll(
         InferenceRequests.layer,
+        Layer.mergeAll(Runs.layer, ExecutorInbox.layer),
         // The conversation doors' services read conversations through the Conversations service.
         Layer.mergeAll(
           Inputs.layer,

@@ -24,7 +24,8 @@ export class Absent extends Schema.TaggedError<Absent>()(
     "memory_not_found",
     "prompt_document_not_found",
     "representation_unavailable",
-    "runner_not_found"
+    "runner_not_found",
+    "request_not_sealed"
   ])
 ) {}
 
@@ -70,7 +71,32 @@ export class StateConflict extends Schema.TaggedError<StateConflict>()(
     "steering_target_changed",
     "branch_required",
     "kernel_authored",
-    "runner_not_eligible"
+    "runner_not_eligible",
+    "duplicate_task_key",
+    "not_startable",
+    "not_pausable",
+    "not_resumable",
+    "already_terminal",
+    "run_live",
+    "run_not_appendable",
+    "tip_live",
+    "tip_unresolved",
+    "not_adjudicable",
+    "not_awaiting_approval",
+    "not_retryable",
+    "not_abandonable",
+    "not_a_branch",
+    "not_compactable",
+    "run_settled",
+    "not_claimable_kind",
+    "not_addressed_here",
+    "task_not_claimable",
+    "already_claimed",
+    "not_eligible",
+    "not_claimant",
+    "claim_inactive",
+    "not_extendable",
+    "extension_too_long"
   ])
 ) {}
 
@@ -110,9 +136,27 @@ export class Invalid extends Schema.TaggedError<Invalid>()(
     "attachments_not_steerable",
     "steering_guard_requires_steer",
     "side_conversation",
-    "nothing_to_compact"
+    "nothing_to_compact",
+    "invalid_approval_mode",
+    "invalid_approval_rules",
+    "invalid_prompt_mechanism",
+    "prompt_template_missing",
+    "billing_subject_not_owned",
+    "steps_payload_too_large",
+    "await_not_resolvable",
+    "unknown_await",
+    "unsupported_resolve_outcome"
   ])
 ) {}
+
+/** A run's refusal that names where it stands: an append's stale revision, a hosted run's hosts. */
+export class RunRefused extends Schema.TaggedError<RunRefused>()("RunRefused", {
+  code: Schema.Literals(["stale_revision", "conversation_hosted"]),
+  message: Schema.String,
+  current_revision: Schema.optionalKey(Schema.Number),
+  conversation_public_id: Schema.optionalKey(Schema.String),
+  turn_public_id: Schema.optionalKey(Schema.NullOr(Schema.String))
+}) {}
 
 /** Over a storage or envelope bound. */
 export class TooLarge extends Schema.TaggedError<TooLarge>()("TooLarge", refusal(["content_too_large"])) {}

@@ -37,6 +37,9 @@ export const TaskStatus = Schema.Literals([
 ])
 export type TaskStatus = typeof TaskStatus.Type
 
+export const TaskKind = Schema.Literals(["model_task", "tool_task", "await_task", "join_task"])
+export type TaskKind = typeof TaskKind.Type
+
 export const InboxKind = Schema.Literals(["tool_call", "ask", "approval"])
 export type InboxKind = typeof InboxKind.Type
 
@@ -220,7 +223,7 @@ export const TaskRow = Schema.Struct({
   run_id: Schema.BigInt,
   key: Schema.String,
   position: Schema.Number,
-  kind: Schema.String,
+  kind: TaskKind,
   await_kind: NullString,
   status: TaskStatus,
   generation: Schema.Number,
@@ -285,7 +288,8 @@ export interface NewTask {
   readonly toolName: string | null
   readonly toolAlias: string | null
   readonly toolCallId: string | null
-  readonly targetExecutorId: bigint | null
+  /** The runner target's public id. */
+  readonly targetExecutor: string | null
   readonly pool: boolean
   readonly timeoutMs: number | null
   /** JSON text of what the task read shows of its inputs. */
@@ -313,7 +317,7 @@ const insertTasks = Effect.fnUntraced(function* (runId: bigint, tasks: ReadonlyA
     tool_name: task.toolName,
     tool_alias: task.toolAlias,
     tool_call_id: task.toolCallId,
-    target_executor_id: idText(task.targetExecutorId),
+    target_executor: task.targetExecutor,
     pool: task.pool,
     timeout_ms: task.timeoutMs,
     spec: task.specJson,
@@ -325,11 +329,12 @@ const insertTasks = Effect.fnUntraced(function* (runId: bigint, tasks: ReadonlyA
         after, on_failure, tool_name, tool_alias, tool_call_id, target_executor_id, pool, timeout_ms, spec, created_at,
         updated_at)
       SELECT ${runId}, n.key, n.position, n.kind, n.await_kind, 'waiting', 1, n.origin, n.visibility, n.mainline,
-        n.after::jsonb, n.on_failure, n.tool_name, n.tool_alias, n.tool_call_id, n.target_executor_id, n.pool,
+        n.after::jsonb, n.on_failure, n.tool_name, n.tool_alias, n.tool_call_id,
+        (SELECT id FROM executors WHERE public_id = n.target_executor), n.pool,
         n.timeout_ms, n.spec::jsonb, n.now, n.now
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS n(key text, position integer, kind text,
         await_kind text, origin text, visibility text, mainline boolean, after text, on_failure text, tool_name text,
-        tool_alias text, tool_call_id text, target_executor_id bigint, pool boolean, timeout_ms integer, spec text,
+        tool_alias text, tool_call_id text, target_executor uuid, pool boolean, timeout_ms integer, spec text,
         now timestamptz)
       RETURNING created_at)
     UPDATE runs SET updated_at = GREATEST(updated_at, (SELECT max(created_at) FROM made)) WHERE id = ${runId}`
@@ -343,8 +348,9 @@ export interface TaskChange {
   readonly failureResolution: string | null
   readonly errorJson: string | null
   readonly inboxKind: InboxKind | null
-  readonly inboxExecutorId: bigint | null
-  readonly claimedByExecutorId: bigint | null
+  /** Executors by public id. */
+  readonly inboxExecutor: string | null
+  readonly claimedByExecutor: string | null
   readonly claimTokenDigest: string | null
   readonly claimed: boolean
   readonly deadlineAt: Date | null
@@ -355,7 +361,7 @@ export interface TaskChange {
   readonly completedAt: Date | null
   readonly inferenceRequestId?: bigint | null
   /** Addressing a model's call after its round (null clears). */
-  readonly targetExecutorId?: bigint | null
+  readonly targetExecutor?: string | null
   readonly pool?: boolean
   readonly timeoutMs?: number | null
 }
@@ -371,8 +377,8 @@ const updateTasks = Effect.fnUntraced(function* (runId: bigint, changes: Readonl
     failure_resolution: change.failureResolution,
     error: change.errorJson,
     inbox_kind: change.inboxKind,
-    inbox_executor_id: idText(change.inboxExecutorId),
-    claimed_by_executor_id: idText(change.claimedByExecutorId),
+    inbox_executor: change.inboxExecutor,
+    claimed_by_executor: change.claimedByExecutor,
     claim_token_digest: change.claimTokenDigest,
     claimed: change.claimed,
     deadline_at: dateText(change.deadlineAt),
@@ -381,7 +387,7 @@ const updateTasks = Effect.fnUntraced(function* (runId: bigint, changes: Readonl
     started_at: dateText(change.startedAt),
     completed_at: dateText(change.completedAt),
     inference_request_id: idText(change.inferenceRequestId),
-    target_executor_id: idText(change.targetExecutorId),
+    target_executor: change.targetExecutor,
     pool: change.pool,
     timeout_ms: change.timeoutMs
   }))
@@ -389,22 +395,24 @@ const updateTasks = Effect.fnUntraced(function* (runId: bigint, changes: Readonl
   yield* sql`
     WITH changed AS (
       UPDATE run_tasks t SET status = c.status, generation = c.generation, failure_resolution = c.failure_resolution,
-        error = c.error::jsonb, inbox_kind = c.inbox_kind, inbox_executor_id = c.inbox_executor_id,
-        claimed_by_executor_id = c.claimed_by_executor_id, claim_token_digest = c.claim_token_digest,
+        error = c.error::jsonb, inbox_kind = c.inbox_kind,
+        inbox_executor_id = (SELECT id FROM executors WHERE public_id = c.inbox_executor),
+        claimed_by_executor_id = (SELECT id FROM executors WHERE public_id = c.claimed_by_executor),
+        claim_token_digest = c.claim_token_digest,
         claimed = c.claimed, deadline_at = c.deadline_at, dispatched_at = c.dispatched_at,
         approval = c.approval::jsonb, started_at = c.started_at, completed_at = c.completed_at,
         inference_request_id = CASE WHEN e.value -> 'inference_request_id' IS NULL
           THEN t.inference_request_id ELSE c.inference_request_id END,
-        target_executor_id = CASE WHEN e.value -> 'target_executor_id' IS NULL
-          THEN t.target_executor_id ELSE c.target_executor_id END,
+        target_executor_id = CASE WHEN e.value -> 'target_executor' IS NULL
+          THEN t.target_executor_id ELSE (SELECT id FROM executors WHERE public_id = c.target_executor) END,
         pool = CASE WHEN e.value -> 'pool' IS NULL THEN t.pool ELSE c.pool END,
         timeout_ms = CASE WHEN e.value -> 'timeout_ms' IS NULL THEN t.timeout_ms ELSE c.timeout_ms END,
         updated_at = ${now}
       FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) AS e(value),
         jsonb_to_record(e.value) AS c(key text, status text, generation integer, failure_resolution text, error text,
-          inbox_kind text, inbox_executor_id bigint, claimed_by_executor_id bigint, claim_token_digest text,
+          inbox_kind text, inbox_executor uuid, claimed_by_executor uuid, claim_token_digest text,
           claimed boolean, deadline_at timestamptz, dispatched_at timestamptz, approval text,
-          started_at timestamptz, completed_at timestamptz, inference_request_id bigint, target_executor_id bigint,
+          started_at timestamptz, completed_at timestamptz, inference_request_id bigint, target_executor uuid,
           pool boolean, timeout_ms integer)
       WHERE t.run_id = ${runId} AND t.key = c.key
       RETURNING 1)
@@ -557,6 +565,59 @@ const inboxTask = Rows.maybe("Runs.findInboxTask", {
 /** The task of an untombstoned run, whatever its inbox standing. */
 const findInboxTask = (runPublicId: string, key: string) => inboxTask({ runPublicId, key })
 
+/** The internal id of a run by its public id (tombstones included). */
+const runIdOf = Effect.fnUntraced(function* (publicId: string) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<{ readonly id: bigint }>`SELECT id FROM runs WHERE public_id = ${publicId}::uuid`
+  return rows[0]?.id
+})
+
+/** Names the hidden inference request a model task's current round asks. */
+const setTaskRequest = Effect.fnUntraced(function* (runId: bigint, key: string, requestPublicId: string) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE run_tasks SET inference_request_id = (SELECT id FROM inference_requests WHERE public_id = ${requestPublicId}::uuid)
+    WHERE run_id = ${runId} AND key = ${key}`
+})
+
+/** A wait's result is its target's. */
+const copyTaskResult = Effect.fnUntraced(function* (runId: bigint, key: string, fromKey: string, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE run_tasks t SET result = f.result, updated_at = ${now}
+    FROM run_tasks f WHERE t.run_id = ${runId} AND t.key = ${key} AND f.run_id = ${runId} AND f.key = ${fromKey}`
+})
+
+/**
+ * A completed round's answer on its task row: the text its inference request answered (output and
+ * one text block), its reasoning and tool calls, and the attempt's usage.
+ */
+const recordRoundAnswer = Effect.fnUntraced(function* (
+  runId: bigint,
+  key: string,
+  usageJson: string | null,
+  now: Date
+) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE run_tasks t SET updated_at = ${now}, usage = COALESCE(${usageJson}::jsonb, t.usage),
+      result = jsonb_build_object('output', COALESCE(i.result ->> 'output_text', ''),
+        'content', jsonb_build_array(jsonb_build_object('type', 'text', 'text', COALESCE(i.result ->> 'output_text', ''))))
+        || CASE WHEN i.result ? 'tool_calls' THEN jsonb_build_object('tool_calls', i.result -> 'tool_calls') ELSE '{}'::jsonb END
+        || CASE WHEN i.result ? 'reasoning' THEN jsonb_build_object('reasoning', i.result -> 'reasoning') ELSE '{}'::jsonb END
+    FROM inference_requests i
+    WHERE t.run_id = ${runId} AND t.key = ${key} AND i.id = t.inference_request_id`
+})
+
+/** Sets (or clears, with null) the run's default runner by the runner's public id. */
+const setDefaultRunner = Effect.fnUntraced(function* (publicId: string, executorPublicId: string | null, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE runs SET updated_at = ${now},
+      default_runner_id = (SELECT id FROM executors WHERE public_id = ${executorPublicId}::uuid)
+    WHERE public_id = ${publicId}::uuid`
+})
+
 export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/storage/RunsRepository", {
   make: Effect.map(SqlClient, (sql) =>
     Rows.bind(sql, {
@@ -574,7 +635,12 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       findTask,
       listTasks,
       listInbox,
-      findInboxTask
+      findInboxTask,
+      runIdOf,
+      setTaskRequest,
+      copyTaskResult,
+      recordRoundAnswer,
+      setDefaultRunner
     })
   )
 }) {

@@ -2,8 +2,8 @@
 // statuses", "Run lifecycle"): which waiting tasks start, how each kind starts and settles, what
 // a failure does to its dependents (halt holds, propagate skips, absorb resolves), races, a
 // model round's tool-call expansion, quiescence and attention. Pure: time arrives as `draft.at`.
-import { judgeApproval } from "./approval.ts"
-import type { Attention, RunContext, RunStatus, Task, TaskSpec, TaskStatus } from "./context.ts"
+
+import type { Attention, RunContext, RunStatus, Task, TaskSpec, TaskStatus } from "../context.ts"
 import {
   type AddressCallsParams,
   type CancelRoundParams,
@@ -19,7 +19,8 @@ import {
   type RefuseParams,
   type RelayFrameParams,
   type TaskProjection
-} from "./effects.ts"
+} from "../effects.ts"
+import { judgeApproval } from "./approval.ts"
 
 /** An approval parks this long (run clock: pauses shift it). */
 export const approvalHoldMillis = 24 * 60 * 60 * 1000
@@ -262,7 +263,8 @@ export const openRound = (draft: Draft, task: Task) => {
       results: task.spec.results,
       calls: model.continues === null ? [] : calls,
       mainline: task.spec.mainline,
-      attempt: next.failures + 1
+      attempt: next.failures + 1,
+      tools: model.tools
     }
   })
 }

@@ -1,7 +1,7 @@
 // The approval stage of a tool call (runs supplement "Task kinds and statuses"): judges one call
 // against the run's approval mode and rules. Pure; the rule grammar check the step compiler uses
 // lives here too so both read the same glob and path rules.
-import type { ApprovalMode, ApprovalRule, Origin } from "./context.ts"
+import type { ApprovalMode, ApprovalRule, Origin } from "../context.ts"
 
 export interface ApprovalCall {
   readonly origin: Origin

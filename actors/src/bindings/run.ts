@@ -1,0 +1,217 @@
+// The run binding, the only writer of a run's rows after their insertion at creation: the run
+// row's projection, its task rows (standing, results, rounds' answers), the hidden inference
+// requests its model rounds ask (inserted and started in the step that opens a round, told to
+// cancel by the step that aborts one), its tombstone and reap. What a round's prompt is made of,
+// who serves a model's tool call, and how executors and watchers hear of work are the domain's
+// (`RunWork`, given when the server assembles its bindings): this binding knows rows.
+import type { InferenceRequestInput } from "@troupe/machines/inferenceRequest/context"
+import { machines } from "@troupe/machines/registry"
+import type { TaskSpec } from "@troupe/machines/run/context"
+import { runEffects as fx, type OpenRoundParams, type TaskProjection } from "@troupe/machines/run/effects"
+import type { CallAddress } from "@troupe/machines/run/events"
+import { type NewTask, RunsRepository } from "@troupe/storage/repositories/Runs"
+import { Clock, Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { defineActor, type StepInfo, TransactionalActors, Veto } from "../Binding.ts"
+import type { InferenceRequestActor } from "./inferenceRequest.ts"
+
+/** A message for the cable, published when the step commits. */
+export interface CableMessage {
+  readonly channel: string
+  readonly payload: string
+}
+
+/** The bus channel of an executor's inbox (ExecutorInboxChannel). */
+export const inboxChannel = (executorPublicId: string) => `executor_inbox:${executorPublicId}`
+/** The bus channel of a run's progress frames (RunChannel `progress`). */
+export const runProgressChannel = (runPublicId: string) => `run_progress:${runPublicId}`
+
+/** The domain's side of a run's work. */
+export interface RunWork {
+  /**
+   * Seals a model round's request and inserts its hidden inference request (asked by the run);
+   * answers the request actor's input without `replyTo` (the binding adds it).
+   */
+  readonly sealRound: (
+    run: { readonly id: bigint; readonly publicId: string },
+    round: OpenRoundParams
+  ) => Effect.Effect<InferenceRequestInput, SqlError, SqlClient>
+  /** Who serves each of a model's tool calls now (the addressing rule). */
+  readonly addressCalls: (
+    runPublicId: string,
+    calls: ReadonlyArray<{ readonly key: string; readonly name: string }>
+  ) => Effect.Effect<ReadonlyArray<CallAddress>, unknown, SqlClient>
+  /** Publishes cable messages when the current transaction commits. */
+  readonly publishOnCommit: (messages: ReadonlyArray<CableMessage>) => Effect.Effect<void, never, SqlClient>
+}
+
+const runIdOf = (runs: RunsRepository["Service"], step: StepInfo) =>
+  Effect.flatMap(runs.runIdOf(step.actorId), (id) =>
+    id === undefined ? Effect.die(new Error(`no run row for ${step.actorId}`)) : Effect.succeed(id)
+  )
+
+const withRun = <A, E, R>(
+  step: StepInfo,
+  work: (runs: RunsRepository["Service"], runId: bigint) => Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function* () {
+    const runs = yield* RunsRepository.make
+    return yield* work(runs, yield* runIdOf(runs, step))
+  })
+
+/**
+ * A new task's row: its standing columns, and in `spec` what the task read shows (`details`) with
+ * the graph's own facts the projections read (results, structural waits, expansion parent, join).
+ */
+export const newTaskRow = (spec: TaskSpec, details: unknown, position: number, now: Date): NewTask => ({
+  key: spec.key,
+  position,
+  kind: spec.kind,
+  awaitKind: spec.awaitKind,
+  origin: spec.origin,
+  visibility: spec.visibility,
+  mainline: spec.mainline,
+  afterJson: JSON.stringify(spec.after),
+  onFailure: spec.onFailure,
+  toolName: spec.tool?.name ?? null,
+  toolAlias: spec.tool?.alias ?? null,
+  toolCallId: spec.tool?.toolCallId ?? null,
+  targetExecutor: spec.tool?.target.kind === "runner" ? spec.tool.target.executor.executorId : null,
+  pool: spec.tool?.target.kind === "pool",
+  timeoutMs: spec.tool?.timeoutMs ?? spec.ask?.timeoutMs ?? spec.wait?.timeoutMs ?? null,
+  specJson: JSON.stringify({
+    ...(typeof details === "object" && details !== null ? details : {}),
+    graph: {
+      structural: spec.structural,
+      results: spec.results,
+      expansion_parent: spec.expansionParent,
+      join: spec.join,
+      wait: spec.wait,
+      revision: spec.revision,
+      step: spec.step
+    }
+  }),
+  now
+})
+
+const dateOf = (millis: number | null) => (millis === null ? null : new Date(millis))
+
+const changeOf = (task: TaskProjection) => ({
+  key: task.key,
+  status: task.status,
+  generation: task.generation,
+  failureResolution: task.failureResolution,
+  errorJson: task.error === null ? null : JSON.stringify(task.error),
+  inboxKind: task.inboxKind,
+  inboxExecutor: task.inboxExecutorId,
+  claimedByExecutor: task.claimedBy,
+  claimTokenDigest: task.claimTokenDigest,
+  claimed: task.claimed,
+  deadlineAt: dateOf(task.deadlineAt),
+  dispatchedAt: task.inboxKind === null ? null : dateOf(task.startedAt),
+  approvalJson:
+    task.approval === null ? null : JSON.stringify({ ...task.approval, decided_at: dateOf(task.approval.decided_at) }),
+  startedAt: dateOf(task.startedAt),
+  completedAt: dateOf(task.completedAt),
+  targetExecutor: task.targetExecutorId,
+  pool: task.pool,
+  timeoutMs: task.timeoutMs
+})
+
+export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
+  defineActor({
+    kind: "run",
+    entry: machines.run,
+    resourceType: "run",
+    stream: (actorId) => `run:${actorId}`,
+    rows: {
+      [fx.refuse]: (params) => Effect.fail(new Veto({ reason: params.reason })),
+      [fx.answer]: (params) => Effect.succeed(params.reason),
+      [fx.recordRun]: (params, step) =>
+        Effect.flatMap(RunsRepository.make, (runs) =>
+          runs.setRunProjection(step.actorId, {
+            status: params.status,
+            attentionJson: params.attention === null ? null : JSON.stringify(params.attention),
+            revision: params.revision,
+            deliverableTaskKey: params.deliverable,
+            startedAt: dateOf(params.startedAt),
+            pausedAt: dateOf(params.pausedAt),
+            completedAt: dateOf(params.completedAt),
+            now: step.now
+          })
+        ),
+      [fx.recordTasks]: (params, step) =>
+        withRun(step, (runs, runId) => runs.updateTasks(runId, params.tasks.map(changeOf), step.now)),
+      [fx.insertTasks]: (params, step) =>
+        withRun(step, (runs, runId) =>
+          runs.insertTasks(
+            runId,
+            params.tasks.map((spec, index) =>
+              newTaskRow(spec, params.details[spec.key], params.firstPosition + index, step.now)
+            )
+          )
+        ),
+      [fx.recordResult]: (params, step) =>
+        withRun(step, (runs, runId) =>
+          params.from === undefined
+            ? runs.setTaskResult(runId, params.key, JSON.stringify(params.result), step.now)
+            : runs.copyTaskResult(runId, params.key, params.from, step.now)
+        ),
+      [fx.openRound]: (params, step) =>
+        withRun(step, (runs, runId) =>
+          Effect.gen(function* () {
+            const sealed = yield* work.sealRound({ id: runId, publicId: step.actorId }, params)
+            yield* runs.setTaskRequest(runId, params.key, sealed.publicId)
+            const actors = yield* TransactionalActors
+            yield* actors.create(inference, sealed.publicId, {
+              ...sealed,
+              replyTo: { kind: "run", actorId: step.actorId, ref: params.ref }
+            })
+          })
+        ),
+      [fx.cancelRound]: (params, step) =>
+        withRun(step, (runs, runId) =>
+          Effect.gen(function* () {
+            const task = yield* runs.findTask(runId, params.key)
+            if (task?.inference_request_public_id == null) return
+            const actors = yield* TransactionalActors
+            yield* actors.tell(inference, task.inference_request_public_id, { type: "inference.cancel" })
+          })
+        ),
+      [fx.recordRound]: (params, step) =>
+        withRun(step, (runs, runId) =>
+          runs.recordRoundAnswer(
+            runId,
+            params.key,
+            params.usage === null ? null : JSON.stringify(params.usage),
+            step.now
+          )
+        ),
+      [fx.recordDefaultRunner]: (params, step) =>
+        Effect.flatMap(RunsRepository.make, (runs) => runs.setDefaultRunner(step.actorId, params.executorId, step.now)),
+      [fx.recordTombstone]: (_, step) =>
+        Effect.flatMap(RunsRepository.make, (runs) => runs.tombstoneRun(step.actorId, step.now)),
+      [fx.reap]: (_, step) => Effect.flatMap(RunsRepository.make, (runs) => runs.deleteRun(step.actorId)),
+      [fx.notifyExecutors]: (params) =>
+        work.publishOnCommit(
+          params.messages.flatMap((each) =>
+            each.executorIds.map((executorId) => ({
+              channel: inboxChannel(executorId),
+              payload: JSON.stringify(each.message)
+            }))
+          )
+        ),
+      [fx.relayFrame]: (params, step) =>
+        work.publishOnCommit([{ channel: runProgressChannel(step.actorId), payload: JSON.stringify(params.frame) }])
+    },
+    jobs: {
+      [fx.addressCalls]: (params, job) =>
+        Effect.gen(function* () {
+          const calls = yield* work.addressCalls(job.actorId, params.calls)
+          return { type: "task.addressed" as const, calls, at: yield* Clock.currentTimeMillis }
+        })
+    }
+  })
+
+export type RunActor = ReturnType<typeof runActor>

@@ -1,0 +1,159 @@
+// Member: runs (spec "Member: runs"; runs supplement): create and append (Idempotency-Key up to 36
+// bytes), list, trace, the run verbs, DELETE, the default runner, the projections (phases, graph,
+// transcript), task reads and the task verbs. The create and append bodies are read loosely: the
+// step compiler judges them in the supplement's order (raw graph names, the shell, every
+// invalid_steps entry at its path), which a strict decode would pre-empt.
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { BadRequest, Conflict, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
+import { IdempotencyKeyHeader, IdempotencyKeyMaxBytes, Idempotent } from "../Idempotency.ts"
+import { MemberAuthentication } from "./Caller.ts"
+import { optionalBody } from "./ConversationShapes.ts"
+import { DefaultRunnerBody } from "./Conversations.ts"
+import {
+  RunAppended,
+  RunCreated,
+  RunGraph,
+  RunList,
+  RunPhases,
+  RunResponse,
+  RunTaskDetailResponse,
+  RunTaskResponse,
+  RunTranscript
+} from "./RunShapes.ts"
+
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+
+/** `{run: {steps, approval_mode, ...}}`: the members are the compiler's to judge. */
+export const CreateRunBody = Schema.Struct({
+  run: JsonObject.annotate({
+    description:
+      "{steps, approval_mode, approval_rules?, prompt_mechanism?, billing_subject?, default_runner_executor_public_id?, speaker_public_id?, model_selection?, fallback_models?}"
+  })
+})
+
+/** `{steps, expected_revision?, resolve?}`. */
+export const AppendBody = JsonObject.annotate({ description: "{steps, expected_revision?, resolve?}" })
+
+/** A verb body with no members of its own (an object; unknown members are ignored). */
+export const EmptyBody = Schema.Record(Schema.String, Schema.Unknown)
+
+export const ForceBody = Schema.Struct({ force: Schema.optionalKey(Schema.Boolean) })
+
+export const ResolutionBody = Schema.Struct({
+  resolution_token: Schema.optionalKey(Schema.String),
+  content: Schema.optionalKey(Schema.Unknown),
+  outcome: Schema.optionalKey(Schema.Unknown.annotate({ description: "completed (default) or failed" }))
+})
+
+export const RetryBody = Schema.Struct({ model: Schema.optionalKey(Schema.NullOr(Schema.String)) })
+export const DenyBody = Schema.Struct({ reason: Schema.optionalKey(Schema.NullOr(Schema.String)) })
+
+export const SealedRequestResponse = Schema.Struct({
+  request: Schema.Struct({
+    entries: Schema.Array(
+      Schema.Struct({
+        role: Schema.String,
+        parts: Schema.Array(Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }))
+      })
+    ),
+    request_options: Schema.Struct({
+      model: Schema.String,
+      tools: Schema.optionalKey(Schema.Array(Schema.Unknown)),
+      instructions: Schema.optionalKey(Schema.String)
+    })
+  })
+})
+
+const collection = "/agent_api/v1/workspaces/:workspace_id/runs"
+const one = `${collection}/:run_id`
+const task = `${one}/tasks/:task_key`
+const workspaceParams = { workspace_id: Schema.String }
+const params = { ...workspaceParams, run_id: Schema.String }
+const taskParams = { ...params, task_key: Schema.String }
+const errors = [BadRequest, Forbidden, NotFound, Conflict, Unprocessable] as const
+
+const verb = <const Name extends string>(name: Name, path: Name) =>
+  HttpApiEndpoint.post(name, `${one}/${path}`, {
+    params,
+    payload: optionalBody(ForceBody),
+    success: RunResponse,
+    error: errors
+  })
+
+const taskVerb = <const Name extends string, Body extends Schema.Top>(name: Name, path: Name, body: Body) =>
+  HttpApiEndpoint.post(name, `${task}/${path}`, {
+    params: taskParams,
+    payload: optionalBody(body),
+    success: RunTaskResponse,
+    error: errors
+  })
+
+export class RunsGroup extends HttpApiGroup.make("runs")
+  .add(
+    HttpApiEndpoint.get("list", collection, {
+      params: workspaceParams,
+      query: {
+        status: Schema.optional(Schema.String),
+        attention: Schema.optional(Schema.String),
+        order: Schema.optional(Schema.String),
+        after: Schema.optional(Schema.String),
+        limit: Schema.optional(Schema.String)
+      },
+      success: RunList,
+      error: errors
+    }),
+    HttpApiEndpoint.post("create", collection, {
+      params: workspaceParams,
+      headers: IdempotencyKeyHeader,
+      payload: CreateRunBody,
+      success: RunCreated.pipe(HttpApiSchema.status(201)),
+      error: errors
+    })
+      .annotate(IdempotencyKeyMaxBytes, 36)
+      .middleware(Idempotent),
+    HttpApiEndpoint.get("show", one, { params, success: RunResponse, error: errors }),
+    HttpApiEndpoint.delete("remove", one, { params, error: errors }),
+    verb("start", "start"),
+    verb("pause", "pause"),
+    verb("resume", "resume"),
+    verb("stop", "stop"),
+    HttpApiEndpoint.put("defaultRunner", `${one}/default_runner`, {
+      params,
+      payload: DefaultRunnerBody,
+      success: RunResponse,
+      error: errors
+    }),
+    HttpApiEndpoint.post("append", `${one}/tasks`, {
+      params,
+      headers: IdempotencyKeyHeader,
+      payload: AppendBody,
+      success: RunAppended.pipe(HttpApiSchema.status(201)),
+      error: errors
+    })
+      .annotate(IdempotencyKeyMaxBytes, 36)
+      .middleware(Idempotent),
+    HttpApiEndpoint.get("phases", `${one}/phases`, { params, success: RunPhases, error: errors }),
+    HttpApiEndpoint.get("graph", `${one}/graph`, { params, success: RunGraph, error: errors }),
+    HttpApiEndpoint.get("transcript", `${one}/transcript`, {
+      params,
+      query: { before: Schema.optional(Schema.String), limit: Schema.optional(Schema.String) },
+      success: RunTranscript,
+      error: errors
+    }),
+    HttpApiEndpoint.get("task", task, { params: taskParams, success: RunTaskDetailResponse, error: errors }),
+    HttpApiEndpoint.get("taskRequest", `${task}/request`, {
+      params: taskParams,
+      success: SealedRequestResponse,
+      error: errors
+    }),
+    taskVerb("resolution", "resolution", ResolutionBody),
+    taskVerb("retry", "retry", RetryBody),
+    taskVerb("abandon", "abandon", EmptyBody),
+    taskVerb("approve", "approve", EmptyBody),
+    taskVerb("deny", "deny", DenyBody),
+    taskVerb("cancel", "cancel", EmptyBody),
+    taskVerb("compact", "compact", EmptyBody)
+  )
+  .middleware(MemberAuthentication)
+  .annotateMerge(OpenApi.annotations({ title: "Member: runs" })) {}

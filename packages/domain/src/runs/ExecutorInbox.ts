@@ -1,0 +1,385 @@
+// The executor inbox (spec "Inbox task (executor plane)", runs supplement "Executor inbox"): the
+// rows addressed to an executor, and what it does to one: claim (a fresh token, its digest to the
+// run), claim check, extend, commit (its body judged here, its standing by the run's machine, in
+// the supplement's order) and progress frames (relayed, never stored, one per task per 250 ms).
+
+import { ActorHost } from "@troupe/actors/ActorHost"
+import { inboxChannel, runProgressChannel } from "@troupe/actors/bindings/run"
+import type { RunEvent } from "@troupe/machines/run/events"
+import { EventBus } from "@troupe/storage/EventBus"
+import { isUuid } from "@troupe/storage/Ids"
+import { withRepositories } from "@troupe/storage/Repositories"
+import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { type InboxRow, RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
+import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import type { ExecutorCaller } from "../executors/Executors.ts"
+import { isObject } from "../kernel/Json.ts"
+import { Absent, BadParameter, type Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
+import { type BodyFault, judgeCommitBody, judgeExtendBody, judgeProgressBody, resultUploadIds } from "./InboxBodies.ts"
+import { RunDefinition, type RunState, specsOf } from "./Runs.ts"
+import { digestOf, newToken } from "./Tokens.ts"
+
+/** At most one progress frame per task or process per this many milliseconds. */
+const frameCadenceMillis = 250
+
+/** An inbox row as the wire shows it (spec "Inbox task"). */
+export interface InboxTaskView {
+  readonly kind: string
+  readonly run_public_id: string
+  readonly workspace_public_id: string
+  readonly conversation_public_id: string | null
+  readonly parent_public_id: string | null
+  readonly task_key: string
+  readonly started_at: Date | null
+  readonly deadline_at: Date
+  readonly timeout_ms: number
+  readonly claimed: boolean
+  readonly addressed_to: {
+    readonly role: "runner" | "agent_application" | "tool_provider"
+    readonly executor_public_id?: string
+  }
+  readonly target?: { readonly executor_public_id: string; readonly display_name?: string }
+  readonly tool_name?: string
+  readonly tool_input?: Readonly<Record<string, unknown>>
+  readonly tool_call_id?: string
+  readonly tool_alias?: string
+  readonly prompt?: string
+  readonly options?: ReadonlyArray<string>
+  readonly multi?: boolean
+}
+
+/** A refusal a body judge found (its status is its code's). */
+export class BodyRefused extends Schema.TaggedError<BodyRefused>()("BodyRefused", {
+  status: Schema.Number,
+  code: Schema.String,
+  message: Schema.String
+}) {}
+
+/** What a claim, claim check or extend may be refused with. */
+export type ClaimRefusal = Absent | BadParameter | StateConflict | NotPermitted
+
+export type InboxRefusal = ClaimRefusal | Invalid | BodyRefused
+
+const viewOf = (row: InboxRow): InboxTaskView => {
+  const spec = isObject(row.spec) ? row.spec : {}
+  const addressed: InboxTaskView["addressed_to"] =
+    row.kind === "tool_call"
+      ? row.pool && !row.claimed
+        ? { role: "tool_provider" }
+        : { role: row.pool ? "tool_provider" : "runner", executor_public_id: row.inbox_executor_public_id ?? "" }
+      : { role: "agent_application", executor_public_id: row.inbox_executor_public_id ?? "" }
+  return {
+    kind: row.kind ?? "tool_call",
+    run_public_id: row.run_public_id,
+    workspace_public_id: row.workspace_public_id,
+    conversation_public_id: row.conversation_public_id,
+    parent_public_id: null,
+    task_key: row.task_key,
+    started_at: row.dispatched_at,
+    deadline_at: row.deadline_at ?? row.dispatched_at ?? new Date(0),
+    timeout_ms: row.timeout_ms ?? 0,
+    claimed: row.claimed,
+    addressed_to: addressed,
+    ...(row.target_executor_public_id === null
+      ? {}
+      : {
+          target: {
+            executor_public_id: row.target_executor_public_id,
+            ...(row.target_display_name === null ? {} : { display_name: row.target_display_name })
+          }
+        }),
+    ...(row.tool_name === null ? {} : { tool_name: row.tool_name }),
+    ...(row.kind === "ask" ? {} : { tool_input: isObject(spec.tool_input) ? spec.tool_input : {} }),
+    ...(row.tool_call_id === null || row.kind !== "tool_call" ? {} : { tool_call_id: row.tool_call_id }),
+    ...(row.tool_alias === null ? {} : { tool_alias: row.tool_alias }),
+    ...(row.kind === "ask" && typeof spec.prompt === "string" ? { prompt: spec.prompt } : {}),
+    ...(row.kind === "ask" && Array.isArray(spec.options) ? { options: spec.options as ReadonlyArray<string> } : {}),
+    ...(row.kind === "ask" && typeof spec.multi === "boolean" ? { multi: spec.multi } : {})
+  }
+}
+
+/** The inbox's cursor: where a page stopped (dispatch time, run, key). */
+const Cursor = Schema.Struct({ at: Schema.String, run: Schema.String, key: Schema.String })
+const encodeCursor = (row: InboxRow) =>
+  Buffer.from(
+    JSON.stringify({ at: row.dispatched_at?.toISOString() ?? "", run: row.run_public_id, key: row.task_key })
+  ).toString("base64url")
+const decodeCursor = (text: string) => {
+  try {
+    return Schema.decodeUnknownSync(Cursor)(JSON.parse(Buffer.from(text, "base64url").toString("utf8")))
+  } catch {
+    return undefined
+  }
+}
+
+/** A machine refusal of a claim, check, extend or commit as the refusal it is. */
+const claimRefusalOf = (reason: string): ClaimRefusal =>
+  reason === "not_found"
+    ? new Absent({ code: "not_found", message: "No such inbox task" })
+    : reason === "not_authorized"
+      ? new NotPermitted({ code: "not_authorized", message: "The run's creator has no write standing" })
+      : new StateConflict({ code: reason as StateConflict["code"], message: `Refused: ${reason}` })
+
+const faultOf = (fault: BodyFault) =>
+  new BodyRefused({ status: fault.status, code: fault.code, message: fault.message })
+
+export class ExecutorInbox extends Context.Service<
+  ExecutorInbox,
+  {
+    readonly list: (
+      caller: ExecutorCaller,
+      after: string | undefined,
+      limit: string | undefined
+    ) => Effect.Effect<
+      { readonly tasks: ReadonlyArray<InboxTaskView>; readonly next_after: string | null },
+      BadParameter
+    >
+    readonly claim: (
+      caller: ExecutorCaller,
+      runId: string,
+      key: string
+    ) => Effect.Effect<
+      { readonly task: InboxTaskView; readonly claim: { readonly claim_token: string; readonly deadline_at: Date } },
+      ClaimRefusal
+    >
+    readonly claimCheck: (
+      caller: ExecutorCaller,
+      runId: string,
+      key: string,
+      token: string | undefined
+    ) => Effect.Effect<{ readonly active: boolean }, ClaimRefusal>
+    readonly extend: (
+      caller: ExecutorCaller,
+      runId: string,
+      key: string,
+      body: unknown
+    ) => Effect.Effect<
+      { readonly task: InboxTaskView; readonly claim: { readonly claim_token: string; readonly deadline_at: Date } },
+      ClaimRefusal | BodyRefused
+    >
+    readonly commit: (
+      caller: ExecutorCaller,
+      runId: string,
+      key: string,
+      body: unknown
+    ) => Effect.Effect<{ readonly state: RunState; readonly task: TaskRow }, InboxRefusal>
+    readonly progress: (caller: ExecutorCaller, body: unknown) => Effect.Effect<boolean, BodyRefused>
+  }
+>()("@troupe/domain/runs/ExecutorInbox") {
+  static readonly layer = Layer.effect(
+    ExecutorInbox,
+    Effect.gen(function* () {
+      const runs = yield* RunsRepository
+      const executors = yield* ExecutorsRepository
+      const uploads = yield* UploadsRepository
+      const bus = yield* EventBus
+      const actors = (yield* ActorHost).ref(yield* RunDefinition)
+      const db = yield* withRepositories(RunsRepository, ExecutorsRepository, UploadsRepository)
+      const lastFrame = new Map<string, number>()
+
+      const notFound = () => new Absent({ code: "not_found", message: "No such inbox task" })
+      const self = (caller: ExecutorCaller) =>
+        Effect.map(db(executors.findExecutorByPublicId(caller.publicId)), (row) => row!)
+
+      /** The task of a run in this executor's account. */
+      const taskOf = (executor: ExecutorRow, runId: string, key: string) =>
+        Effect.gen(function* () {
+          const row = isUuid(runId) ? yield* db(runs.findInboxTask(runId, key)) : undefined
+          if (row === undefined || row.account_id !== executor.account_id) return yield* notFound()
+          return row
+        })
+
+      const inboxRow = (runId: string, key: string) =>
+        Effect.flatMap(db(runs.findInboxTask(runId, key)), (row) =>
+          row ? Effect.succeed(row) : Effect.fail(notFound())
+        )
+
+      const send = (runId: string, event: RunEvent) =>
+        Effect.gen(function* () {
+          const outcome = yield* actors.send(runId, event).pipe(Effect.orDie)
+          if (outcome._tag === "Rejected") return yield* notFound()
+          return outcome._tag === "Vetoed"
+            ? { vetoed: outcome.reason, answer: undefined }
+            : { vetoed: undefined, answer: outcome.replies["run.answer"] as string | undefined }
+        })
+
+      /** Whether the executor may claim a row of this run: its discovery scope reaches the creator. */
+      const eligible = (executor: ExecutorRow, creatorId: bigint) =>
+        executor.status === "active" &&
+        (executor.assignment_scope === "account_wide" ||
+          (executor.assignment_scope === "user_private" && executor.manager_id === creatorId) ||
+          (executor.assignment_scope === "agent_private" && executor.agent_id === creatorId) ||
+          executor.kind === "runner")
+
+      const at = Clock.currentTimeMillis
+
+      return ExecutorInbox.of({
+        list: (caller, after, limit) =>
+          Effect.gen(function* () {
+            const size = limit === undefined ? 50 : Number(limit)
+            if (!Number.isInteger(size) || size < 1 || size > 200) {
+              return yield* new BadParameter({ code: "parameter_invalid", message: "limit must be 1 to 200" })
+            }
+            const cursor = after === undefined || after === "" ? null : decodeCursor(after)
+            if (cursor === undefined) {
+              return yield* new BadParameter({ code: "parameter_invalid", message: "after is not an inbox cursor" })
+            }
+            const executor = yield* self(caller)
+            const rows = yield* db(
+              runs.listInbox({
+                executorId: executor.id,
+                announcedToolNames: executor.announcement.tools.map((tool) => tool.name),
+                isToolProvider: executor.kind === "tool_provider",
+                after:
+                  cursor === null
+                    ? null
+                    : { dispatchedAt: new Date(cursor.at), runPublicId: cursor.run, key: cursor.key },
+                limit: size
+              })
+            )
+            return { tasks: rows.map(viewOf), next_after: rows.length === 0 ? null : encodeCursor(rows.at(-1)!) }
+          }),
+        claim: (caller, runId, key) =>
+          Effect.gen(function* () {
+            const executor = yield* self(caller)
+            const row = yield* taskOf(executor, runId, key)
+            const run = (yield* db(runs.findRunById(row.run_id)))!
+            const token = newToken()
+            const sent = yield* send(runId, {
+              type: "task.claim",
+              key,
+              executorId: executor.public_id,
+              announces:
+                executor.kind === "tool_provider" &&
+                executor.announcement.tools.some((tool) => tool.name === row.tool_name),
+              eligible: eligible(executor, run.creator_id),
+              authorized: true,
+              tokenDigest: digestOf(token),
+              at: yield* at
+            })
+            if (sent.vetoed !== undefined) return yield* claimRefusalOf(sent.vetoed)
+            const claimed = yield* inboxRow(runId, key)
+            return { task: viewOf(claimed), claim: { claim_token: token, deadline_at: claimed.deadline_at! } }
+          }),
+        claimCheck: (caller, runId, key, token) =>
+          Effect.gen(function* () {
+            const executor = yield* self(caller)
+            const row = yield* taskOf(executor, runId, key)
+            if (token === undefined || token === "") {
+              return yield* new BadParameter({ code: "parameter_missing", message: "Send the Claim-Token header" })
+            }
+            if (row.claimed_by_executor_id !== executor.id || row.claim_token_digest !== digestOf(token)) {
+              return yield* claimRefusalOf("not_claimant")
+            }
+            return { active: row.status === "dispatched" }
+          }),
+        extend: (caller, runId, key, body) =>
+          Effect.gen(function* () {
+            const executor = yield* self(caller)
+            yield* taskOf(executor, runId, key)
+            const judged = judgeExtendBody(body)
+            if (judged.fault !== null) return yield* faultOf(judged.fault)
+            const { claimToken: token, timeoutMs } = judged
+            const sent = yield* send(runId, {
+              type: "task.extend",
+              key,
+              executorId: executor.public_id,
+              tokenDigest: digestOf(token),
+              timeoutMs,
+              at: yield* at
+            })
+            if (sent.vetoed !== undefined) return yield* claimRefusalOf(sent.vetoed)
+            const row = yield* inboxRow(runId, key)
+            return { task: viewOf(row), claim: { claim_token: token, deadline_at: row.deadline_at! } }
+          }),
+        commit: (caller, runId, key, body) =>
+          Effect.gen(function* () {
+            const executor = yield* self(caller)
+            const row = yield* taskOf(executor, runId, key)
+            const own = new Set<string>()
+            for (const id of resultUploadIds(body)) {
+              const upload = isUuid(id) ? yield* db(uploads.findUpload(id)) : undefined
+              if (upload !== undefined && upload.creator_executor_id === executor.id) own.add(id)
+            }
+            const judged = judgeCommitBody(body, (id) => own.has(id))
+            const tool = executor.announcement.tools.find((each) => each.name === row.tool_name)
+            const sent = yield* send(runId, {
+              type: "task.commit",
+              key,
+              executorId: executor.public_id,
+              tokenDigest: judged.claimToken === undefined ? "" : digestOf(judged.claimToken),
+              outcome: judged.fault === null ? judged.outcome : "completed",
+              result:
+                judged.fault === null
+                  ? { ...judged.result, writes: tool?.effect_profile.kind === "write", checkpoint: judged.checkpoint }
+                  : {},
+              fault: judged.fault?.code ?? null,
+              at: yield* at
+            })
+            if (sent.vetoed !== undefined) {
+              if (sent.vetoed === "not_claimant" && judged.claimToken === undefined) {
+                return yield* new BadParameter({ code: "parameter_missing", message: "Send the claim_token" })
+              }
+              if (judged.fault !== null && sent.vetoed === judged.fault.code) return yield* faultOf(judged.fault)
+              return yield* claimRefusalOf(sent.vetoed)
+            }
+            if (sent.answer === "claim_inactive") return yield* claimRefusalOf("claim_inactive")
+            const run = (yield* db(runs.findRunById(row.run_id)))!
+            const [tasks, specs] = yield* db(Effect.all([runs.listTasks(run.id), specsOf(run.public_id)]))
+            return { state: { run, tasks, specs }, task: tasks.find((each) => each.key === key)! }
+          }),
+        progress: (caller, body) =>
+          Effect.gen(function* () {
+            const judged = judgeProgressBody(body)
+            if (judged.fault !== null) return yield* faultOf(judged.fault)
+            const frame = judged.frame
+            const source =
+              frame.kind === "task"
+                ? { run: frame.run_public_id, key: frame.task_key, token: frame.claim_token }
+                : { run: frame.source.run_public_id, key: frame.source.task_key, token: frame.source.claim_token }
+            const executor = yield* self(caller)
+            const row = isUuid(source.run) ? yield* db(runs.findInboxTask(source.run, source.key)) : undefined
+            const live =
+              row !== undefined &&
+              row.account_id === executor.account_id &&
+              row.status === "dispatched" &&
+              row.claimed_by_executor_id === executor.id &&
+              row.claim_token_digest === digestOf(source.token)
+            if (!live) return false
+            const time = yield* at
+            const subject = frame.kind === "task" ? `task:${source.run}:${source.key}` : `process:${frame.process_id}`
+            if (time - (lastFrame.get(subject) ?? 0) < frameCadenceMillis) return false
+            lastFrame.set(subject, time)
+            const relayed =
+              frame.kind === "task"
+                ? {
+                    type: "executor_progress",
+                    run_public_id: source.run,
+                    task_key: source.key,
+                    tool_name: row.tool_name,
+                    executor_public_id: executor.public_id,
+                    at: new Date(time).toISOString(),
+                    ...(frame.text_tail === undefined ? {} : { text_tail: frame.text_tail }),
+                    ...(frame.structured === undefined ? {} : { structured: frame.structured })
+                  }
+                : {
+                    type: "process_output",
+                    ...(row.conversation_public_id === null
+                      ? { run_public_id: source.run }
+                      : { conversation_public_id: row.conversation_public_id }),
+                    process_id: frame.process_id,
+                    executor_public_id: executor.public_id,
+                    at: new Date(time).toISOString(),
+                    lines: frame.lines,
+                    exit: frame.exit
+                  }
+            yield* bus.publish(runProgressChannel(source.run), JSON.stringify(relayed))
+            return true
+          })
+      })
+    })
+  )
+}
+
+export { inboxChannel }

@@ -1,0 +1,191 @@
+// The domain's side of a run's work (runs supplement "Model steps and the local provider"): what
+// a model round asks (its sealed request: instructions, the results it reads, its prompt; a
+// continuation replays its round and answers the round's calls with their results), who serves
+// a model's tool call (the addressing rule), and the bus the run's notices ride.
+import type { CableMessage, RunWork } from "@troupe/actors/bindings/run"
+import type { OpenRoundParams } from "@troupe/machines/run/effects"
+import type { CallAddress } from "@troupe/machines/run/events"
+import { defaultToolTimeoutMillis } from "@troupe/machines/run/rules/graph"
+import type { EventBus } from "@troupe/storage/EventBus"
+import { newPublicId } from "@troupe/storage/Ids"
+import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
+import { RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
+import { Effect } from "effect"
+import { emptyUsageSummary } from "../inference/Attempts.ts"
+import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
+import { isObject } from "../kernel/Json.ts"
+import type { ModelCatalog } from "../models/ModelCatalog.ts"
+
+/** A task's text answer: its output, else its text blocks joined by newlines. */
+export const outputOf = (task: TaskRow | undefined): string => {
+  const result = isObject(task?.result) ? task.result : {}
+  if (typeof result.output === "string") return result.output
+  const content = result.content
+  if (typeof content === "string") return content
+  if (!Array.isArray(content)) return ""
+  return content
+    .map((block) => (isObject(block) && typeof block.text === "string" ? block.text : ""))
+    .filter((text) => text !== "")
+    .join("\n")
+}
+
+const specOf = (task: TaskRow | undefined): Readonly<Record<string, unknown>> => (isObject(task?.spec) ? task.spec : {})
+
+const text = (value: unknown) => (typeof value === "string" ? value : "")
+
+/** A result a round reads, as the user message the supplement shows. */
+const resultMessage = (task: TaskRow | undefined, key: string): InputMessage => ({
+  role: "user",
+  content: `<task_result task="${key}" status="${task?.status ?? "unknown"}">${outputOf(task)}</task_result>`
+})
+
+/** An announced tool's definition (the first announcing executor's description and schema). */
+const definitionOf = (name: string, executors: ReadonlyArray<ExecutorRow>) => {
+  const announced = executors.flatMap((executor) => executor.announcement.tools).find((tool) => tool.name === name)
+  return {
+    type: "function",
+    function: {
+      name,
+      ...(announced?.description === undefined ? {} : { description: announced.description }),
+      ...(announced?.input_schema === undefined ? {} : { parameters: announced.input_schema })
+    }
+  }
+}
+
+const replayable = (profile: ExecutorRow["announcement"]["tools"][number]["effect_profile"]) =>
+  profile.kind === "read_only" || profile.kind === "pure" || profile.idempotency === "intrinsic"
+
+export const makeRunWork = (catalog: ModelCatalog["Service"], bus: EventBus["Service"]): RunWork => {
+  /** The executors a run's calls may go to, in the addressing rule's order of preference. */
+  const candidates = (runPublicId: string) =>
+    Effect.gen(function* () {
+      const runs = yield* RunsRepository.make
+      const executors = yield* ExecutorsRepository.make
+      const run = yield* runs.findRun(runPublicId)
+      if (run === undefined) return { runner: undefined, application: undefined, providers: [] }
+      const runner =
+        run.default_runner_id === null ? undefined : yield* executors.findExecutorById(run.default_runner_id)
+      const creator = yield* executors.findLiveAgentApplication(run.creator_id)
+      const accountId = runner?.account_id ?? creator?.account_id
+      const providers =
+        accountId === undefined
+          ? []
+          : yield* executors.listDiscoverable({
+              accountId,
+              managerId: run.creator_id,
+              agentIds: [run.creator_id],
+              kind: "tool_provider",
+              publicId: undefined
+            })
+      return { runner: runner?.status === "active" ? runner : undefined, application: creator, providers }
+    })
+
+  const announcing = (executor: ExecutorRow | undefined, name: string) =>
+    executor?.announcement.tools.find((tool) => tool.name === name)
+
+  /** The messages a round sends (raw mechanism). */
+  const messagesOf = (runId: bigint, round: OpenRoundParams) =>
+    Effect.gen(function* () {
+      const runs = yield* RunsRepository.make
+      const requests = yield* InferenceRequestsRepository.make
+      const task = yield* runs.findTask(runId, round.key)
+      const spec = specOf(task)
+      const priorMessages = (key: string) =>
+        Effect.gen(function* () {
+          const prior = yield* runs.findTask(runId, key)
+          const request =
+            prior?.inference_request_public_id == null
+              ? undefined
+              : yield* requests.findRequest(prior.inference_request_public_id)
+          const stored = isObject(request?.request) ? request.request : {}
+          const members = isObject(stored.members) ? (stored.members as unknown as CreateMembers) : undefined
+          const input = Array.isArray(members?.input) ? (members.input as ReadonlyArray<InputMessage>) : []
+          const result = isObject(request?.result) ? request.result : {}
+          return { prior, input, answer: text(result.output_text), calls: result.tool_calls }
+        })
+      if (round.calls.length > 0 && round.continues !== null) {
+        const { input, answer, calls } = yield* priorMessages(round.continues)
+        const answers: Array<InputMessage> = []
+        for (const key of round.calls) {
+          const call = yield* runs.findTask(runId, key)
+          answers.push({ role: "tool", tool_call_id: call?.tool_call_id ?? key, content: outputOf(call) })
+        }
+        const toolCalls = Array.isArray(calls) ? (calls as InputMessage["tool_calls"]) : []
+        return [...input, { role: "assistant", content: answer, tool_calls: toolCalls }, ...answers]
+      }
+      const messages: Array<InputMessage> = []
+      if (round.continues !== null) {
+        const { input, answer } = yield* priorMessages(round.continues)
+        messages.push(...input, { role: "assistant", content: answer })
+      } else if (text(spec.instructions) !== "") {
+        messages.push({ role: "system", content: text(spec.instructions) })
+      }
+      for (const key of round.results) messages.push(resultMessage(yield* runs.findTask(runId, key), key))
+      messages.push({ role: "user", content: text(spec.prompt) })
+      return messages
+    })
+
+  return {
+    sealRound: (run, round) =>
+      Effect.gen(function* () {
+        const runs = yield* RunsRepository.make
+        const requests = yield* InferenceRequestsRepository.make
+        const row = (yield* runs.findRunById(run.id))!
+        const { runner, application, providers } = yield* candidates(run.publicId)
+        const offered = [runner, application, ...providers].filter((each) => each !== undefined)
+        const members: CreateMembers = {
+          workload: "text_generation",
+          model: { model: round.model },
+          input: yield* messagesOf(run.id, round),
+          ...(round.tools.length === 0
+            ? {}
+            : { configuration: { tools: round.tools.map((name) => definitionOf(name, offered)) } })
+        }
+        const asker = { userId: row.creator_id, find: () => Effect.undefined, standingFallbacks: [] }
+        const judged = yield* judgeCreate(catalog, members, asker, false).pipe(Effect.orDie)
+        const publicId = newPublicId()
+        yield* requests.insertRequest({
+          publicId,
+          workspaceId: row.workspace_id,
+          creatorId: row.creator_id,
+          workload: judged.workload,
+          modelJson: JSON.stringify(judged.model),
+          requestJson: JSON.stringify({ ...judged.stored, members }),
+          billingSubject: row.billing_subject,
+          usageSummaryJson: JSON.stringify(emptyUsageSummary()),
+          askedByRunId: run.id,
+          askedByRunTaskKey: round.key,
+          now: new Date()
+        })
+        return { publicId, routes: judged.routes, timeoutMs: judged.timeoutMs }
+      }),
+    addressCalls: (runPublicId, calls) =>
+      Effect.gen(function* () {
+        const { runner, application, providers } = yield* candidates(runPublicId)
+        return calls.map((call): CallAddress => {
+          const direct = [runner, application].find((each) => announcing(each, call.name) !== undefined)
+          if (direct !== undefined) {
+            const tool = announcing(direct, call.name)!
+            return {
+              key: call.key,
+              target: { kind: "runner", executor: { executorId: direct.public_id, displayName: direct.display_name } },
+              timeoutMs: tool.timeout_ms ?? defaultToolTimeoutMillis,
+              replayable: replayable(tool.effect_profile)
+            }
+          }
+          const pool = providers.filter((each) => announcing(each, call.name) !== undefined)
+          if (pool.length === 0)
+            return { key: call.key, target: { kind: "not_served" }, timeoutMs: 0, replayable: false }
+          const tool = announcing(pool[0], call.name)!
+          return {
+            key: call.key,
+            target: { kind: "pool", executorIds: pool.map((each) => each.public_id) },
+            timeoutMs: tool.timeout_ms ?? defaultToolTimeoutMillis,
+            replayable: replayable(tool.effect_profile)
+          }
+        })
+      }),
+    publishOnCommit: (messages: ReadonlyArray<CableMessage>) => bus.publishOnCommit(messages)
+  }
+}

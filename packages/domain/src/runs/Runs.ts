@@ -1,0 +1,627 @@
+// Runs of a workspace (spec "Member: runs"; runs supplement): create (compiled, inserted and its
+// actor started in one transaction), list, read, the run verbs, append, DELETE, the default runner,
+// task reads and the task verbs, and the run feed. Reads need the workspace visible; every write
+// needs write standing. Everything after acceptance is the run actor's: each verb is one event.
+import { ActorHost } from "@troupe/actors/ActorHost"
+import { newTaskRow, runActor } from "@troupe/actors/bindings/run"
+import { type StreamPage, Streams } from "@troupe/actors/Streams"
+import { TaskSpec } from "@troupe/machines/run/context"
+import type { RunEvent } from "@troupe/machines/run/events"
+import { EventBus } from "@troupe/storage/EventBus"
+import { isUuid, newPublicId } from "@troupe/storage/Ids"
+import { withRepositories } from "@troupe/storage/Repositories"
+import { findSnapshot } from "@troupe/storage/repositories/Actors"
+import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
+import { type RunRow, RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
+import { Context, Effect, Layer, Option, Result, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { Caller } from "../accounts/Caller.ts"
+import { renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { servesText } from "../conversations/Replies.ts"
+import { Executors } from "../executors/Executors.ts"
+import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
+import { isObject } from "../kernel/Json.ts"
+import { now } from "../kernel/Now.ts"
+import { Absent, BadParameter, Invalid, NotPermitted, RunRefused, StateConflict } from "../kernel/Refusals.ts"
+import { ModelCatalog } from "../models/ModelCatalog.ts"
+import { Workspaces } from "../workspaces/Workspaces.ts"
+import { type CompiledSteps, compileCreate, compileSteps, type StepsRefusal } from "./Compiler.ts"
+import type { AuthoringRefused, InvalidSteps } from "./CompilerRefusals.ts"
+import { makeRunWork } from "./RunWork.ts"
+import { judgeAppendShell, type RunnerInfo, type ShellRefusal } from "./StepShell.ts"
+import { digestOf, mintTokens } from "./Tokens.ts"
+
+/** The one definition of the run actor the runtime holds (refs need that same one). */
+export class RunDefinition extends Context.Service<RunDefinition, ReturnType<typeof runActor>>()(
+  "@troupe/domain/runs/RunDefinition"
+) {
+  static readonly layer = Layer.effect(
+    RunDefinition,
+    Effect.gen(function* () {
+      return runActor(makeRunWork(yield* ModelCatalog, yield* EventBus), yield* InferenceRequestDefinition)
+    })
+  )
+}
+
+/** A run as its rows and actor show it: the run, its tasks in authoring order, their compiled specs. */
+export interface RunState {
+  readonly run: RunRow
+  readonly tasks: ReadonlyArray<TaskRow>
+  readonly specs: ReadonlyMap<string, TaskSpec>
+}
+
+/** What a run's snapshot tells the projections: every task's compiled spec (waits rewired by expansions). */
+const SnapshotTasks = Schema.Struct({
+  context: Schema.Struct({ tasks: Schema.Array(Schema.Struct({ spec: TaskSpec })) })
+})
+const decodeSnapshotTasks = Schema.decodeUnknownOption(SnapshotTasks)
+
+/** The specs of a run's tasks, read from its actor's committed snapshot. */
+export const specsOf = (runPublicId: string) =>
+  Effect.map(findSnapshot("run", runPublicId), (row) => {
+    const decoded = decodeSnapshotTasks(row?.snapshot)
+    return new Map(
+      Option.isSome(decoded) ? decoded.value.context.tasks.map((task) => [task.spec.key, task.spec] as const) : []
+    )
+  })
+
+/** What an accepted create or append answers beside the run. */
+export interface Receipt {
+  readonly accepted_task_keys: ReadonlyArray<string>
+  readonly steps: ReadonlyArray<unknown>
+  readonly deliverable_task_key: string
+  readonly revision: number
+  readonly resolution_tokens: Readonly<Record<string, string>>
+}
+
+export type RunRefusal =
+  | Absent
+  | NotPermitted
+  | StateConflict
+  | Invalid
+  | BadParameter
+  | RunRefused
+  | AuthoringRefused
+  | InvalidSteps
+
+/** A machine refusal's code as the refusal it is. */
+export const refusalOf = (reason: string, extra: { readonly current_revision?: number } = {}): RunRefusal => {
+  switch (reason) {
+    case "not_found":
+      return new Absent({ code: "not_found", message: "No such run or task" })
+    case "parameter_missing":
+      return new BadParameter({ code: "parameter_missing", message: "Send the resolution_token" })
+    case "not_authorized":
+      return new NotPermitted({ code: "not_authorized", message: "The run's creator has no write standing" })
+    case "stale_revision":
+      return new RunRefused({ code: reason, message: "The run's revision moved on", ...extra })
+    case "await_not_resolvable":
+    case "unknown_await":
+    case "unsupported_resolve_outcome":
+      return new Invalid({ code: reason, message: `Refused: ${reason}` })
+    default:
+      return new StateConflict({ code: reason as StateConflict["code"], message: `Refused: ${reason}` })
+  }
+}
+
+/** A sealed round as the request door shows it (the estimate render's entry form). */
+export interface SealedRequest {
+  readonly entries: ReadonlyArray<{
+    readonly role: string
+    readonly parts: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
+  }>
+  readonly request_options: {
+    readonly model: string
+    readonly tools?: ReadonlyArray<unknown>
+    readonly instructions?: string
+  }
+}
+
+const textOf = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+      ? content.map((part) => (isObject(part) && typeof part.text === "string" ? part.text : "")).join("")
+      : ""
+
+/** The entries and options of a sealed round's stored members. */
+const sealedOf = (members: Readonly<Record<string, unknown>>): SealedRequest => {
+  const input = Array.isArray(members.input) ? members.input : []
+  const messages = input.filter(isObject)
+  const system = messages.find((message) => message.role === "system")
+  const model = isObject(members.model) && typeof members.model.model === "string" ? members.model.model : ""
+  const configuration = isObject(members.configuration) ? members.configuration : {}
+  return {
+    entries: messages
+      .filter((message) => message.role !== "system")
+      .map((message) => ({
+        role: String(message.role),
+        parts: [{ type: "text" as const, text: textOf(message.content) }]
+      })),
+    request_options: {
+      model,
+      ...(Array.isArray(configuration.tools) ? { tools: configuration.tools } : {}),
+      ...(system === undefined ? {} : { instructions: textOf(system.content) })
+    }
+  }
+}
+
+/** What the task verbs take. */
+export type TaskVerb =
+  | { readonly verb: "retry"; readonly model: string | null }
+  | { readonly verb: "abandon" }
+  | { readonly verb: "approve" }
+  | { readonly verb: "deny"; readonly reason: string | null }
+  | { readonly verb: "cancel" }
+  | { readonly verb: "compact" }
+  | {
+      readonly verb: "resolution"
+      readonly token: string | null
+      readonly content: unknown
+      readonly outcome: "completed" | "failed"
+    }
+
+export type RunVerb =
+  | { readonly verb: "start" }
+  | { readonly verb: "pause"; readonly force: boolean }
+  | { readonly verb: "resume" }
+  | { readonly verb: "stop"; readonly force: boolean }
+
+export interface ListFilter {
+  readonly statuses: ReadonlyArray<string> | null
+  readonly attentionOnly: boolean
+  readonly after: string | undefined
+  readonly order: "asc" | "desc"
+  readonly limit: number
+}
+
+export class Runs extends Context.Service<
+  Runs,
+  {
+    readonly create: (
+      caller: Caller,
+      workspaceId: string,
+      body: Readonly<Record<string, unknown>>
+    ) => Effect.Effect<
+      { readonly state: RunState; readonly receipt: Receipt },
+      RunRefusal | ShellRefusal | StepsRefusal
+    >
+    readonly list: (
+      caller: Caller,
+      workspaceId: string,
+      filter: ListFilter
+    ) => Effect.Effect<ReadonlyArray<RunRow>, Absent | BadParameter>
+    readonly read: (caller: Caller, workspaceId: string, runId: string) => Effect.Effect<RunState, Absent>
+    readonly verb: (
+      caller: Caller,
+      workspaceId: string,
+      runId: string,
+      verb: RunVerb
+    ) => Effect.Effect<RunState, RunRefusal>
+    readonly remove: (caller: Caller, workspaceId: string, runId: string) => Effect.Effect<void, RunRefusal>
+    readonly setDefaultRunner: (
+      caller: Caller,
+      workspaceId: string,
+      runId: string,
+      executorId: string | null
+    ) => Effect.Effect<RunState, RunRefusal>
+    readonly append: (
+      caller: Caller,
+      workspaceId: string,
+      runId: string,
+      body: Readonly<Record<string, unknown>>
+    ) => Effect.Effect<Receipt, RunRefusal | StepsRefusal>
+    readonly task: (
+      caller: Caller,
+      workspaceId: string,
+      runId: string,
+      key: string
+    ) => Effect.Effect<{ readonly state: RunState; readonly task: TaskRow }, Absent>
+    /** A model task's sealed round request (404 request_not_sealed for anything else). */
+    readonly sealedRequest: (
+      caller: Caller,
+      workspaceId: string,
+      runId: string,
+      key: string
+    ) => Effect.Effect<SealedRequest, Absent>
+    readonly taskVerb: (
+      caller: Caller,
+      workspaceId: string,
+      runId: string,
+      key: string,
+      verb: TaskVerb
+    ) => Effect.Effect<TaskRow, RunRefusal>
+    readonly events: (
+      caller: Caller,
+      workspaceId: string,
+      runId: string,
+      after: string | undefined,
+      limit: number
+    ) => Effect.Effect<StreamPage, RunRefusal>
+    /** The feed and actor of a standalone run the caller may read (the cable follows both). */
+    readonly eventSource: (
+      caller: Caller,
+      workspaceId: string,
+      runId: string
+    ) => Effect.Effect<
+      { readonly stream: string; readonly actor: { readonly kind: string; readonly id: string } },
+      RunRefusal
+    >
+  }
+>()("@troupe/domain/runs/Runs") {
+  static readonly layer = Layer.effect(
+    Runs,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const catalog = yield* ModelCatalog
+      const workspaces = yield* Workspaces
+      const executors = yield* Executors
+      const streams = yield* Streams
+      const runs = yield* RunsRepository
+      const executorRows = yield* ExecutorsRepository
+      const definition = yield* RunDefinition
+      const actors = (yield* ActorHost).ref(definition)
+      const requests = yield* InferenceRequestsRepository
+      const db = yield* withRepositories(RunsRepository, ExecutorsRepository, InferenceRequestsRepository)
+
+      const notFound = () => new Absent({ code: "not_found", message: "No such run" })
+
+      /** The runners the caller may use, as the compiler looks them up. */
+      const runnersFor = (caller: Caller) =>
+        Effect.map(executors.discover(caller, { kind: "runner" }), (found) => {
+          const byId = new Map<string, RunnerInfo>(
+            found.map((runner) => [
+              runner.public_id,
+              {
+                publicId: runner.public_id,
+                displayName: runner.display_name,
+                eligible: runner.status === "active",
+                tools: runner.served_tools
+              }
+            ])
+          )
+          return (publicId: string) => byId.get(publicId)
+        })
+
+      const hasTemplate = (caller: Caller) =>
+        caller.user.kind === "agent" && isObject(renderConfiguration(caller.user.configuration).prompt_template)
+
+      /** A run of the workspace the caller sees (tombstones are absent). */
+      const visible = (workspaceRowId: bigint, runId: string) =>
+        Effect.gen(function* () {
+          const run = isUuid(runId) ? yield* db(runs.findRun(runId)) : undefined
+          if (!run || run.workspace_id !== workspaceRowId || run.tombstoned_at !== null) return yield* notFound()
+          return run
+        })
+
+      const stateOf = (run: RunRow) =>
+        Effect.map(
+          db(Effect.all([runs.listTasks(run.id), specsOf(run.public_id)])),
+          ([tasks, specs]): RunState => ({ run, tasks, specs })
+        )
+
+      const reread = (runId: string) =>
+        Effect.flatMap(db(runs.findRun(runId)), (run) => (run ? stateOf(run) : Effect.fail(notFound())))
+
+      /** One event to the run's actor; a refusal answers its code; the row handlers' replies otherwise. */
+      const send = (runId: string, event: RunEvent) =>
+        Effect.gen(function* () {
+          const outcome = yield* actors.send(runId, event).pipe(Effect.orDie)
+          if (outcome._tag === "Vetoed") return yield* refusalOf(outcome.reason)
+          if (outcome._tag === "Rejected") return yield* new StateConflict({ code: "run_live", message: "Refused" })
+          return outcome.replies as Readonly<Record<string, unknown>>
+        })
+
+      const writable = (caller: Caller, workspaceId: string, runId: string) =>
+        Effect.flatMap(workspaces.writable(caller, workspaceId), (workspace) => visible(workspace.id, runId))
+
+      const at = Effect.map(now, (date) => date.getTime())
+
+      /** An append's answer refusal that names the current revision. */
+      const staleRevision = (run: RunRow) =>
+        new RunRefused({
+          code: "stale_revision",
+          message: "The run's revision moved on",
+          current_revision: run.revision
+        })
+
+      const receiptOf = (compiled: CompiledSteps, revision: number, tokens: Readonly<Record<string, string>>) => ({
+        accepted_task_keys: compiled.tasks.map((task) => task.key),
+        steps: compiled.receiptSteps,
+        deliverable_task_key: compiled.deliverable,
+        revision,
+        resolution_tokens: tokens
+      })
+
+      return Runs.of({
+        create: (caller, workspaceId, body) =>
+          Effect.gen(function* () {
+            const workspace = yield* workspaces.writable(caller, workspaceId)
+            const runner = yield* runnersFor(caller)
+            const judged = compileCreate(body, {
+              model: (ref) => servesText(catalog, ref),
+              runner,
+              otherRunTask: () => false,
+              controlsSpeaker: () => true,
+              ownsBillingSubject: () => true,
+              hasPromptTemplate: hasTemplate(caller)
+            })
+            if (Result.isFailure(judged)) return yield* judged.failure
+            const { shell, compiled } = judged.success
+            const { tasks, tokens } = mintTokens(compiled)
+            const publicId = newPublicId()
+            const time = yield* now
+            const run = yield* db(
+              Effect.gen(function* () {
+                const runnerRow =
+                  shell.defaultRunner === null
+                    ? undefined
+                    : yield* executorRows.findExecutorByPublicId(shell.defaultRunner.publicId)
+                const inserted = yield* runs.insertRun({
+                  publicId,
+                  workspaceId: workspace.id,
+                  conversationId: null,
+                  turnPublicId: null,
+                  creatorId: caller.user.id,
+                  approvalMode: shell.approvalMode,
+                  approvalRulesJson: JSON.stringify(shell.approvalRules),
+                  promptMechanism: shell.promptMechanism,
+                  billingSubject: shell.billingSubject,
+                  requesterSpeakerId: null,
+                  defaultRunnerId: runnerRow?.id ?? null,
+                  modelSelectionJson: null,
+                  fallbackModelsJson: JSON.stringify(shell.fallbackModels ?? []),
+                  deliverableTaskKey: compiled.deliverable,
+                  now: time
+                })
+                yield* runs.insertTasks(
+                  inserted.id,
+                  tasks.map((task, index) => newTaskRow(task, compiled.rows.get(task.key), index, time))
+                )
+                const application =
+                  caller.user.kind === "agent"
+                    ? yield* executorRows.findLiveAgentApplication(caller.user.id)
+                    : undefined
+                yield* actors
+                  .create(publicId, {
+                    publicId,
+                    conversationId: null,
+                    turnId: null,
+                    creatorId: inserted.creator_public_id,
+                    creatorApplicationId: application?.public_id ?? null,
+                    approvalMode: shell.approvalMode,
+                    approvalRules: shell.approvalRules,
+                    tasks,
+                    deliverable: compiled.deliverable,
+                    at: time.getTime()
+                  })
+                  .pipe(Effect.orDie)
+                return yield* runs.findRunById(inserted.id)
+              }).pipe(sql.withTransaction)
+            )
+            return { state: yield* stateOf(run!), receipt: receiptOf(compiled, 1, tokens) }
+          }),
+        list: (caller, workspaceId, filter) =>
+          Effect.gen(function* () {
+            const workspace = yield* workspaces.read(caller, workspaceId)
+            if (filter.after !== undefined && !isUuid(filter.after)) {
+              return yield* new BadParameter({ code: "parameter_invalid", message: "after is not a run id" })
+            }
+            return yield* db(
+              runs.listRuns({
+                workspaceId: workspace.id,
+                conversationIds: null,
+                statuses: filter.statuses,
+                attentionOnly: filter.attentionOnly,
+                after: filter.after ?? null,
+                order: filter.order,
+                limit: filter.limit
+              })
+            )
+          }),
+        read: (caller, workspaceId, runId) =>
+          Effect.gen(function* () {
+            const workspace = yield* workspaces.read(caller, workspaceId)
+            return yield* stateOf(yield* visible(workspace.id, runId))
+          }),
+        verb: (caller, workspaceId, runId, verb) =>
+          Effect.gen(function* () {
+            yield* writable(caller, workspaceId, runId)
+            const time = yield* at
+            const event: RunEvent =
+              verb.verb === "start"
+                ? { type: "run.start", at: time }
+                : verb.verb === "pause"
+                  ? { type: "run.pause", force: verb.force, at: time }
+                  : verb.verb === "resume"
+                    ? { type: "run.resume", at: time }
+                    : { type: "run.stop", force: verb.force, at: time }
+            yield* send(runId, event)
+            return yield* reread(runId)
+          }),
+        remove: (caller, workspaceId, runId) =>
+          Effect.gen(function* () {
+            yield* writable(caller, workspaceId, runId)
+            yield* send(runId, { type: "run.tombstone", at: yield* at })
+          }),
+        setDefaultRunner: (caller, workspaceId, runId, executorId) =>
+          Effect.gen(function* () {
+            yield* writable(caller, workspaceId, runId)
+            const runner = executorId === null ? undefined : (yield* runnersFor(caller))(executorId)
+            if (executorId !== null && runner === undefined) {
+              return yield* new Absent({ code: "runner_not_found", message: "No such runner" })
+            }
+            if (runner !== undefined && !runner.eligible) {
+              return yield* new StateConflict({ code: "runner_not_eligible", message: "That runner cannot serve you" })
+            }
+            const executor =
+              runner === undefined ? null : { executorId: runner.publicId, displayName: runner.displayName }
+            yield* send(runId, { type: "run.defaultRunner", executor, at: yield* at })
+            return yield* reread(runId)
+          }),
+        append: (caller, workspaceId, runId, body) =>
+          Effect.gen(function* () {
+            const run = yield* writable(caller, workspaceId, runId)
+            const raw = judgeAppendShell(body)
+            if (raw !== undefined) return yield* raw
+            const runner = yield* runnersFor(caller)
+            const expected = typeof body.expected_revision === "number" ? body.expected_revision : null
+            // The compiler reads the run as its rows show it; a run that moved meanwhile is compiled again.
+            for (;;) {
+              const state = yield* reread(runId)
+              if (expected !== null && expected !== state.run.revision) return yield* staleRevision(state.run)
+              const defaultRunner =
+                state.run.default_runner_public_id === null
+                  ? null
+                  : (runner(state.run.default_runner_public_id) ?? null)
+              const compiled = compileSteps(body.steps, {
+                revision: state.run.revision + 1,
+                existing: state.tasks.map((task) => ({ key: task.key, kind: task.kind, mainline: task.mainline })),
+                currentDeliverable: state.run.deliverable_task_key,
+                promptMechanism: state.run.prompt_mechanism as "raw" | "default" | "assembly",
+                firstIsSeed: false,
+                defaultRunner,
+                lookups: { model: (ref) => servesText(catalog, ref), runner, otherRunTask: () => false }
+              })
+              if (Result.isFailure(compiled)) return yield* compiled.failure
+              const { tasks, tokens } = mintTokens(compiled.success)
+              const resolve = yield* resolveEntries(body.resolve)
+              const first = compiled.success.tasks[0]
+              const outcome = yield* actors
+                .send(run.public_id, {
+                  type: "run.append",
+                  compiledAt: state.run.revision,
+                  expectedRevision: expected,
+                  tasks,
+                  details: Object.fromEntries(compiled.success.rows),
+                  deliverable: compiled.success.deliverable,
+                  seedIsModel: first?.kind === "model_task" && first.mainline,
+                  resolve,
+                  at: yield* at
+                })
+                .pipe(Effect.orDie)
+              if (outcome._tag === "Vetoed" && outcome.reason === "recompile") continue
+              if (outcome._tag === "Vetoed" && outcome.reason === "stale_revision") {
+                return yield* staleRevision((yield* reread(runId)).run)
+              }
+              if (outcome._tag === "Vetoed") return yield* refusalOf(outcome.reason)
+              return receiptOf(compiled.success, state.run.revision + 1, tokens)
+            }
+          }),
+        task: (caller, workspaceId, runId, key) =>
+          Effect.gen(function* () {
+            const workspace = yield* workspaces.read(caller, workspaceId)
+            const state = yield* stateOf(yield* visible(workspace.id, runId))
+            const task = state.tasks.find((each) => each.key === key)
+            if (task === undefined) return yield* new Absent({ code: "not_found", message: "No such task" })
+            return { state, task }
+          }),
+        sealedRequest: (caller, workspaceId, runId, key) =>
+          Effect.gen(function* () {
+            const workspace = yield* workspaces.read(caller, workspaceId)
+            const run = yield* visible(workspace.id, runId)
+            const task = yield* db(runs.findTask(run.id, key))
+            if (task === undefined) return yield* new Absent({ code: "not_found", message: "No such task" })
+            const request =
+              task.kind === "model_task" && task.inference_request_public_id !== null
+                ? yield* db(requests.findRequest(task.inference_request_public_id))
+                : undefined
+            const stored = isObject(request?.request) ? request.request : {}
+            if (!isObject(stored.members)) {
+              return yield* new Absent({ code: "request_not_sealed", message: "The task has no sealed request" })
+            }
+            return sealedOf(stored.members)
+          }),
+        taskVerb: (caller, workspaceId, runId, key, verb) =>
+          Effect.gen(function* () {
+            yield* writable(caller, workspaceId, runId)
+            const time = yield* at
+            const by = { userId: "", origin: caller.user.kind === "agent" ? ("agent" as const) : ("human" as const) }
+            const creator = (yield* db(runs.findRun(runId)))!
+            const decider = { ...by, userId: creator.creator_public_id }
+            if (verb.verb === "compact") {
+              return yield* new StateConflict({
+                code: "not_compactable",
+                message: "The task did not fail on context size"
+              })
+            }
+            const event: RunEvent =
+              verb.verb === "retry"
+                ? { type: "task.retry", key, model: verb.model, at: time }
+                : verb.verb === "abandon"
+                  ? { type: "task.abandon", key, at: time }
+                  : verb.verb === "approve"
+                    ? { type: "task.approve", key, by: decider, at: time }
+                    : verb.verb === "deny"
+                      ? { type: "task.deny", key, by: decider, reason: verb.reason, at: time }
+                      : verb.verb === "cancel"
+                        ? { type: "task.cancel", key, at: time }
+                        : {
+                            type: "task.resolve",
+                            key,
+                            tokenDigest: verb.token === null ? null : digestOf(verb.token),
+                            outcome: verb.outcome,
+                            content: verb.content ?? null,
+                            at: time
+                          }
+            const replies = yield* send(runId, event)
+            const answered = replies["run.answer"]
+            if (answered !== undefined && answered !== "unchanged") return yield* refusalOf(String(answered))
+            const task = yield* db(runs.findTask(creator.id, key))
+            return task!
+          }),
+        events: (caller, workspaceId, runId, after, limit) =>
+          Effect.gen(function* () {
+            const workspace = yield* workspaces.read(caller, workspaceId)
+            const run = yield* visible(workspace.id, runId)
+            if (run.conversation_id !== null) return yield* hosted(run)
+            return yield* streams
+              .read(definition.stream(run.public_id), after === "" ? undefined : after, limit)
+              .pipe(
+                Effect.mapError(
+                  () => new BadParameter({ code: "parameter_invalid", message: "after is not a cursor of this run" })
+                )
+              )
+          }),
+        eventSource: (caller, workspaceId, runId) =>
+          Effect.gen(function* () {
+            const workspace = yield* workspaces.read(caller, workspaceId)
+            const run = yield* visible(workspace.id, runId)
+            if (run.conversation_id !== null) return yield* hosted(run)
+            return { stream: definition.stream(run.public_id), actor: { kind: definition.kind, id: run.public_id } }
+          })
+      })
+    })
+  )
+}
+
+/** A hosted run's own feed and door answer conversation_hosted, naming its hosts. */
+const hosted = (run: RunRow) =>
+  Effect.fail(
+    new RunRefused({
+      code: "conversation_hosted",
+      message: "This run is hosted by a conversation",
+      conversation_public_id: run.conversation_public_id ?? "",
+      turn_public_id: run.turn_public_id
+    })
+  )
+
+/** An append's resolve entries: a task key, or {task, content?} (completed outcomes only). */
+const resolveEntries = (value: unknown) =>
+  Effect.gen(function* () {
+    if (value === undefined || value === null) return []
+    if (!Array.isArray(value))
+      return yield* new Invalid({ code: "validation_failed", message: "resolve must be a list" })
+    const entries: Array<{ task: string; content: unknown }> = []
+    for (const entry of value) {
+      if (typeof entry === "string") entries.push({ task: entry, content: null })
+      else if (isObject(entry) && typeof entry.task === "string") {
+        if (entry.outcome !== undefined && entry.outcome !== "completed") {
+          return yield* new Invalid({ code: "unsupported_resolve_outcome", message: "resolve completes asks only" })
+        }
+        entries.push({ task: entry.task, content: entry.content ?? null })
+      } else return yield* new Invalid({ code: "unknown_await", message: "resolve entries name an ask" })
+    }
+    return entries
+  })

@@ -1,0 +1,106 @@
+// Handlers of the executor inbox: list, claim, claim check, extend, commit and progress. Claim
+// posts (6,000 a minute) and claim reads (600 a minute) are counted per executor and, ten times
+// that, per source address (the backstop). The commit answers the run's task row.
+import { TroupeApi } from "@troupe/contracts/Api"
+import { errors } from "@troupe/contracts/Errors"
+import { CurrentExecutorCaller } from "@troupe/contracts/executor/Caller"
+import type { RateLimit } from "@troupe/domain/kernel/RateLimiter"
+import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
+import { BodyRefused, ExecutorInbox } from "@troupe/domain/runs/ExecutorInbox"
+import { taskRowOf } from "@troupe/domain/runs/Trace"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { clientAddress } from "../conventions/ClientAddress.ts"
+import { answerRefusals } from "../conventions/DomainRefusals.ts"
+import { consume } from "../conventions/RateLimit.ts"
+
+export const claimPostLimit: RateLimit = { scope: "executor.claim_posts", limit: 6000, windowSeconds: 60 }
+export const claimReadLimit: RateLimit = { scope: "executor.claim_reads", limit: 600, windowSeconds: 60 }
+const backstop = (limit: RateLimit): RateLimit => ({ ...limit, scope: `${limit.scope}.ip`, limit: limit.limit * 10 })
+
+/** A body judge's fault at its own status (400, 409, 413 or 422). */
+const answerBodyFaults = <A, E, R>(effect: Effect.Effect<A, E | BodyRefused, R>) =>
+  Effect.catchIf(
+    effect,
+    (error): error is BodyRefused => error instanceof BodyRefused,
+    (fault) =>
+      Effect.fail(
+        fault.status === 400
+          ? errors.badRequest(fault.code, fault.message)
+          : fault.status === 409
+            ? errors.conflict(fault.code, fault.message)
+            : fault.status === 413
+              ? errors.contentTooLarge(fault.message)
+              : errors.unprocessable(fault.code, fault.message)
+      )
+  )
+
+export const ExecutorInboxHandlers = HttpApiBuilder.group(
+  TroupeApi,
+  "executorInbox",
+  Effect.fn(function* (handlers) {
+    const inbox = yield* ExecutorInbox
+    const limiter = yield* RateLimiter
+    const counted = (limit: RateLimit) =>
+      Effect.gen(function* () {
+        const { executor } = yield* CurrentExecutorCaller
+        yield* consume(limit, executor.publicId)
+        yield* consume(backstop(limit), yield* clientAddress)
+      }).pipe(Effect.provideService(RateLimiter, limiter))
+
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.gen(function* () {
+          const { executor } = yield* CurrentExecutorCaller
+          const page = yield* inbox.list(executor, query.after, query.limit)
+          return { tasks: page.tasks, pagination: { next_after: page.next_after } }
+        }).pipe(answerRefusals)
+      )
+      .handle("claim", ({ params }) =>
+        Effect.gen(function* () {
+          yield* counted(claimPostLimit)
+          const { executor } = yield* CurrentExecutorCaller
+          return yield* inbox.claim(executor, params.run_public_id, params.task_key)
+        }).pipe(answerRefusals)
+      )
+      .handle("claimCheck", ({ params, headers }) =>
+        Effect.gen(function* () {
+          yield* counted(claimReadLimit)
+          const { executor } = yield* CurrentExecutorCaller
+          const claim = yield* inbox.claimCheck(executor, params.run_public_id, params.task_key, headers["claim-token"])
+          return { claim }
+        }).pipe(answerRefusals)
+      )
+      .handle("extend", ({ params, payload }) =>
+        Effect.gen(function* () {
+          const { executor } = yield* CurrentExecutorCaller
+          return yield* inbox.extend(executor, params.run_public_id, params.task_key, payload)
+        }).pipe(answerBodyFaults, answerRefusals)
+      )
+      .handle("commit", ({ params, payload }) =>
+        Effect.gen(function* () {
+          const { executor } = yield* CurrentExecutorCaller
+          const { state, task } = yield* inbox.commit(executor, params.run_public_id, params.task_key, payload)
+          return { task: taskRowOf(task, state.tasks, state.specs) }
+        }).pipe(answerBodyFaults, answerRefusals)
+      )
+      .handle("progress", ({ payload }) =>
+        Effect.gen(function* () {
+          const { executor } = yield* CurrentExecutorCaller
+          return { accepted: yield* inbox.progress(executor, payload) }
+        }).pipe(
+          Effect.catchIf(
+            (error): error is BodyRefused => error instanceof BodyRefused,
+            (fault) =>
+              Effect.fail(
+                fault.status === 400
+                  ? errors.badRequest(fault.code, fault.message)
+                  : fault.status === 413
+                    ? errors.contentTooLarge(fault.message)
+                    : errors.unprocessable(fault.code, fault.message)
+              )
+          )
+        )
+      )
+  })
+)

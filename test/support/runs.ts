@@ -1,0 +1,106 @@
+// The world run tests stand on: an owner stewarding an agent (the run's creator) in a workspace,
+// and runners connected through the device flow announcing tools; helpers to drive runs and the
+// executor inbox over HTTP.
+import { decide, machineFields, poll, startDevice } from "../http/oauth/support-device.ts"
+import { twoStewards } from "./account.ts"
+import { bearer, request } from "./http.ts"
+import type { ConnectedAgent } from "./members.ts"
+import type { TestServer } from "./server.ts"
+
+export const readOnlyTool = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  effect_profile: {
+    kind: "read_only",
+    destructive: false,
+    effect_scope: "closed",
+    idempotency: "intrinsic",
+    reconciliation: "none"
+  },
+  description: `The ${name} tool`,
+  input_schema: { type: "object" },
+  ...extra
+})
+
+export const writeTool = (name: string) => ({
+  ...readOnlyTool(name),
+  effect_profile: {
+    kind: "write",
+    destructive: false,
+    effect_scope: "closed",
+    idempotency: "none",
+    reconciliation: "none"
+  }
+})
+
+export interface RunWorld {
+  readonly agent: ConnectedAgent
+  readonly workspaceId: string
+  /** Connects a runner (account-wide) announcing `tools`; answers its transport token and public id. */
+  readonly runner: (
+    identifier: string,
+    tools: ReadonlyArray<unknown>
+  ) => Promise<{ readonly token: string; readonly publicId: string }>
+}
+
+export const runWorld = async (server: TestServer): Promise<RunWorld> => {
+  const account = await twoStewards(server, { owner: ["run-agent"], member: [] })
+  const agent = account.ownerAgents[0]!
+  const made = await request(server.baseUrl, "POST", "/agent_api/v1/workspaces", {
+    headers: { ...bearer(agent.token), "idempotency-key": "runs-ws" },
+    body: { workspace: { name: "runs" } }
+  })
+  return {
+    agent,
+    workspaceId: made.body.workspace.public_id,
+    runner: async (identifier, tools) => {
+      const started = await startDevice(server, machineFields(identifier))
+      await decide(account.ownerBrowser, started.user_code, "approve", "account_wide")
+      const token = (await poll(server, started.device_code)).body.access_token as string
+      await request(server.baseUrl, "PUT", "/agent_api/v1/executor/announcement", {
+        headers: bearer(token),
+        body: { tools }
+      })
+      const self = await request(server.baseUrl, "GET", "/agent_api/v1/executor", { headers: bearer(token) })
+      return { token, publicId: self.body.executor.public_id }
+    }
+  }
+}
+
+/** Member-plane calls on the world's workspace as its agent. */
+export const memberCalls = (server: TestServer, world: RunWorld) => {
+  const base = `/agent_api/v1/workspaces/${world.workspaceId}/runs`
+  let keys = 0
+  return {
+    base,
+    create: (run: unknown, key = `run-${++keys}-${Date.now()}`) =>
+      request(server.baseUrl, "POST", base, {
+        headers: { ...bearer(world.agent.token), "idempotency-key": key },
+        body: { run }
+      }),
+    call: (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      request(server.baseUrl, method, `${base}${path}`, {
+        headers: { ...bearer(world.agent.token), ...headers },
+        ...(body === undefined ? {} : { body })
+      })
+  }
+}
+
+/** Executor-plane calls as one executor. */
+export const inboxCalls = (server: TestServer, token: string) => {
+  const inbox = "/agent_api/v1/executor/inbox"
+  return {
+    list: (query = "") => request(server.baseUrl, "GET", `${inbox}${query}`, { headers: bearer(token) }),
+    claim: (runId: string, key: string) =>
+      request(server.baseUrl, "POST", `${inbox}/${runId}/${key}/claim`, { headers: bearer(token) }),
+    check: (runId: string, key: string, claimToken?: string) =>
+      request(server.baseUrl, "GET", `${inbox}/${runId}/${key}/claim`, {
+        headers: { ...bearer(token), ...(claimToken === undefined ? {} : { "claim-token": claimToken }) }
+      }),
+    extend: (runId: string, key: string, body: unknown) =>
+      request(server.baseUrl, "POST", `${inbox}/${runId}/${key}/extend`, { headers: bearer(token), body }),
+    commit: (runId: string, key: string, body: unknown) =>
+      request(server.baseUrl, "POST", `${inbox}/${runId}/${key}/commit`, { headers: bearer(token), body }),
+    progress: (body: unknown) =>
+      request(server.baseUrl, "POST", "/agent_api/v1/executor/progress", { headers: bearer(token), body })
+  }
+}
