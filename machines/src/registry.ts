@@ -38,7 +38,7 @@ import {
 import { RunInput } from "./run/context.ts"
 import { runEffects } from "./run/effects.ts"
 import { RunEvent } from "./run/events.ts"
-import { runMachine, runVersion } from "./run/run.machine.ts"
+import { runMachine, runMigrations, runVersion } from "./run/run.machine.ts"
 import { WorkspaceInput } from "./workspace/context.ts"
 import { workspaceEffects } from "./workspace/effects.ts"
 import { WorkspaceEvent } from "./workspace/events.ts"
@@ -170,7 +170,7 @@ export const machines = {
     input: RunInput,
     events: RunEvent,
     effects: runEffects,
-    migrations: {}
+    migrations: runMigrations
   }
 } satisfies Record<string, MachineEntry>
 

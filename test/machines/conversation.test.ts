@@ -801,7 +801,8 @@ describe("conversation machine", () => {
           position: 1,
           model: "local/echo",
           answererId: "agent",
-          contextRevision: 1
+          contextRevision: 1,
+          engine: "direct"
         }
       ])
       expect(itemsOf(actions, "turn_created")[0]).toMatchObject({
@@ -978,12 +979,37 @@ describe("conversation machine", () => {
       expect(fallbackFailed.context.lane).toBeNull()
     })
 
+    it("Engine selection: a run-backed head opens its hosted run with the verdict's plan; run.replied settles the turn", () => {
+      const judging = step(start(), directReply("r", { reply: { ...echo, engine: "run" } }))[0]
+      expect(judging.context.lane).toMatchObject({ engine: "run", fallback: null })
+      const plan = { tasks: [] }
+      const [running, actions] = step(judging, { ...judged("r", 0), plan })
+      expect(paramsOf(actions, "conversation.openReply")[0]).toMatchObject({
+        engine: "run",
+        plan,
+        requestId: "request-r"
+      })
+      expect(itemsOf(actions, "input_materialized")[0]).toMatchObject({ run_public_id: "request-r" })
+      const [canceling, canceled] = step(running, { type: "conversation.cancel" })
+      expect(paramsOf(canceled, "conversation.cancelRequest")).toEqual([{ requestId: "request-r", engine: "run" }])
+      const [settled] = step(canceling, {
+        type: "run.replied",
+        requestId: "request-r",
+        status: "canceled",
+        errorCode: "canceled",
+        declined: false,
+        usage: null
+      })
+      expect(settled.context.lane).toBeNull()
+      expect(settled.context.tail).toMatchObject({ status: "canceled" })
+    })
+
     it("cancellation: cancelRequest, then the canceled reply cancels the turn; nothing running changes nothing", () => {
       const plan = { ...echo, fallbackModel: "local/script" }
       const running = replying(start(), "a", { reply: plan })
       const [canceling, actions] = step(running, { type: "conversation.cancel" })
       expect(described(actions)).toEqual(["conversation.cancelRequest"])
-      expect(paramsOf(actions, "conversation.cancelRequest")).toEqual([{ requestId: "request-a" }])
+      expect(paramsOf(actions, "conversation.cancelRequest")).toEqual([{ requestId: "request-a", engine: "direct" }])
       expect(described(step(canceling, { type: "conversation.cancel" })[1])).toEqual([])
       const [canceled, settling] = step(canceling, replied("request-a", "canceled", { declined: true }))
       expect(described(settling)).toEqual(["conversation.settleSample", "usage", "turn_status(canceled)"])
@@ -1173,7 +1199,7 @@ describe("conversation machine", () => {
         "conversation_ended(tombstoned)",
         "timer:reap"
       ])
-      expect(paramsOf(actions, "conversation.cancelRequest")).toEqual([{ requestId: "request-a" }])
+      expect(paramsOf(actions, "conversation.cancelRequest")).toEqual([{ requestId: "request-a", engine: "direct" }])
       expect(paramsOf(actions, "conversation.settleSample")[0]).toMatchObject({
         variantId: "variant-a",
         variantStatus: "canceled",

@@ -10,12 +10,14 @@ import { conversationEffects as fx, type JudgeHeadParams } from "@troupe/machine
 import type { ConversationEvent } from "@troupe/machines/conversation/events"
 import type { InferenceRequestInput } from "@troupe/machines/inferenceRequest/context"
 import { machines } from "@troupe/machines/registry"
+import type { RunInput } from "@troupe/machines/run/context"
 import { type ConversationRow, ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { defineActor, type StepInfo, TransactionalActors, Veto } from "../Binding.ts"
 import type { InferenceRequestActor } from "./inferenceRequest.ts"
+import type { RunActor } from "./run.ts"
 
 /** What a sample asks: the conversation, the model, and where its prompt comes from. */
 export interface SampleRequest {
@@ -42,16 +44,33 @@ export interface WallCompaction {
   }
 }
 
+/** A run-backed head that can be served: the run's compiled plan. */
+export interface HostedReady {
+  readonly plan: unknown
+}
+
 /** The domain's side of a conversation's replies. */
 export interface ConversationReplies {
   /**
-   * Whether a direct reply's head can be served now (its assembled prompt within the model's
-   * window), or its history is to be compacted first (a wall).
+   * Whether a reply's head can be served now (its assembled prompt within the model's window; a
+   * run-backed one's plan compiled), or its history is to be compacted first (a wall).
    */
   readonly judge: (
     conversationId: string,
     params: JudgeHeadParams
-  ) => Effect.Effect<"ready" | BlockedReason | WallCompaction, unknown, SqlClient>
+  ) => Effect.Effect<"ready" | BlockedReason | WallCompaction | HostedReady, unknown, SqlClient>
+  /** A reply's assembled prompt for its input on `model` (a hosted run's first round asks it). */
+  readonly prompt: (
+    conversation: ConversationRow,
+    inputId: string,
+    model: string
+  ) => Effect.Effect<ReadonlyArray<unknown>, SqlError, SqlClient>
+  /** Writes a run-backed reply's run rows from its plan; answers the run actor's input. */
+  readonly openRun: (
+    conversation: ConversationRow,
+    plan: unknown,
+    ids: { readonly runId: string; readonly turnId: string; readonly answererId: bigint; readonly at: Date }
+  ) => Effect.Effect<RunInput, SqlError, SqlClient>
   /** Seals a sample's request: its inference request row inserted; answers the request actor's input. */
   readonly seal: (request: SampleRequest) => Effect.Effect<InferenceRequestInput, SqlError, SqlClient>
   /**
@@ -102,7 +121,7 @@ const membersModel = (members: unknown) =>
 const text = (value: unknown) => (typeof value === "string" ? value : "")
 const optionalId = (value: unknown) => (typeof value === "string" && value !== "" ? BigInt(value) : null)
 
-export const conversationActor = (replies: ConversationReplies, inference: InferenceRequestActor) => {
+export const conversationActor = (replies: ConversationReplies, inference: InferenceRequestActor, run: RunActor) => {
   /** Inserts a sample's request and starts its actor, told to reply to this conversation. */
   const ask = (step: StepInfo, request: SampleRequest) =>
     Effect.gen(function* () {
@@ -241,15 +260,17 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             activeVariantPublicId: params.variantId,
             now: step.now
           })
+          const hosted = params.engine === "run"
           yield* conversations.insertVariant({
             publicId: params.variantId,
             turnId,
-            source: "inference",
+            source: hosted ? "run" : "inference",
             status: "running",
             modelJson: JSON.stringify(replies.modelBlock(params.model, membersModel(input.members))),
             content: "",
             originVariantPublicId: null,
-            inferenceRequestPublicId: params.requestId,
+            inferenceRequestPublicId: hosted ? null : params.requestId,
+            runPublicId: hosted ? params.requestId : null,
             now: step.now
           })
           yield* consume(conversations, params.inputId, params.turnId, params.variantId, step)
@@ -258,12 +279,27 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             { contextRevision: params.contextRevision, activity: true },
             step.now
           )
-          yield* ask(step, {
-            conversation: row,
-            requestId: params.requestId,
-            model: params.model,
-            from: { input: params.inputId }
+          if (!hosted) {
+            return yield* ask(step, {
+              conversation: row,
+              requestId: params.requestId,
+              model: params.model,
+              from: { input: params.inputId }
+            })
+          }
+          // A run-backed reply: its run, hosted here and started at once, tells its outcome back.
+          const runInput = yield* replies.openRun(row, params.plan, {
+            runId: params.requestId,
+            turnId: params.turnId,
+            answererId: answerer,
+            at: step.now
           })
+          const actors = yield* TransactionalActors
+          yield* actors.create(run, params.requestId, {
+            ...runInput,
+            replyTo: { kind: "conversation", actorId: step.actorId }
+          })
+          yield* actors.tell(run, params.requestId, { type: "run.start", at: step.now.getTime() })
         }),
       [fx.openSample]: (params, step) =>
         Effect.gen(function* () {
@@ -379,9 +415,11 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             step.now
           )
         }),
-      [fx.cancelRequest]: (params) =>
+      [fx.cancelRequest]: (params, step) =>
         Effect.flatMap(TransactionalActors, (actors) =>
-          actors.tell(inference, params.requestId, { type: "inference.cancel" })
+          params.engine === "run"
+            ? actors.tell(run, params.requestId, { type: "run.stop", force: true, at: step.now.getTime() })
+            : actors.tell(inference, params.requestId, { type: "inference.cancel" })
         ),
       [fx.editTurn]: (params, step) =>
         Effect.gen(function* () {
@@ -469,22 +507,31 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
     jobs: {
       [fx.judgeHead]: (params, job) =>
         Effect.map(replies.judge(job.actorId, params), (verdict) =>
-          typeof verdict === "object"
+          typeof verdict === "object" && "plan" in verdict
             ? {
-                type: "conversation.compact" as const,
-                trigger: "wall" as const,
-                ...verdict.compact,
-                inputId: params.inputId,
-                revision: params.revision,
-                lockVersion: params.lockVersion
-              }
-            : {
                 type: "reply.judged" as const,
                 inputId: params.inputId,
                 revision: params.revision,
                 lockVersion: params.lockVersion,
-                verdict
+                verdict: "ready" as const,
+                plan: verdict.plan
               }
+            : typeof verdict === "object"
+              ? {
+                  type: "conversation.compact" as const,
+                  trigger: "wall" as const,
+                  ...verdict.compact,
+                  inputId: params.inputId,
+                  revision: params.revision,
+                  lockVersion: params.lockVersion
+                }
+              : {
+                  type: "reply.judged" as const,
+                  inputId: params.inputId,
+                  revision: params.revision,
+                  lockVersion: params.lockVersion,
+                  verdict
+                }
         )
     }
   })

@@ -202,6 +202,8 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
             }))
           )
         ),
+      [fx.replyToHost]: (params) =>
+        Effect.flatMap(TransactionalActors, (actors) => actors.reply(params.to, params.event)),
       [fx.relayFrame]: (params, step) =>
         work.publishOnCommit([{ channel: runProgressChannel(step.actorId), payload: JSON.stringify(params.frame) }])
     },

@@ -24,7 +24,9 @@ export const ReplyPlan = Schema.Struct({
   /** The fallback asked once when the first sample is declined (null: none). */
   fallbackModel: Schema.NullOr(Schema.String),
   /** The answering agent's user public id. */
-  answererId: Schema.String
+  answererId: Schema.String,
+  /** How the reply is made (spec "Engine selection"): one model call, or a hosted run (absent: direct). */
+  engine: Schema.optionalKey(Schema.Literals(["direct", "run"]))
 })
 export type ReplyPlan = typeof ReplyPlan.Type
 
@@ -36,7 +38,8 @@ export const BlockedReason = Schema.Literals([
   "estimated_input_exceeds_model_limit",
   "author_not_authorized",
   "approval_mode_required",
-  "compaction_unavailable_under_raw"
+  "compaction_unavailable_under_raw",
+  "invalid_steps"
 ])
 export type BlockedReason = typeof BlockedReason.Type
 
@@ -87,6 +90,8 @@ export const Lane = Schema.Struct({
     })
   ),
   canceled: Schema.Boolean,
+  /** A reply made by a hosted run (its public id is `requestId`); absent: an inference request. */
+  engine: Schema.optionalKey(Schema.Literals(["direct", "run"])),
   /** A summary's: what asked for the compaction (the door, or a head over the window). */
   trigger: Schema.optionalKey(CompactionTrigger)
 })

@@ -18,6 +18,7 @@ import { setup } from "xstate"
 import type { BlockedReason, ConversationContext, ConversationInput, Lane, QueueEntry, Tail } from "./context.ts"
 import {
   type ActivateParams,
+  type CancelRequestParams,
   conversationEffects as fx,
   type JudgeHeadParams,
   type MaterializeParams,
@@ -60,7 +61,7 @@ type EffectRequest =
   | { readonly type: typeof fx.openSample; readonly params: OpenSampleParams }
   | { readonly type: typeof fx.openSummary; readonly params: OpenSummaryParams }
   | { readonly type: typeof fx.settleSample; readonly params: SettleSampleParams }
-  | { readonly type: typeof fx.cancelRequest; readonly params: { readonly requestId: string } }
+  | { readonly type: typeof fx.cancelRequest; readonly params: CancelRequestParams }
   | {
       readonly type: typeof fx.editTurn
       readonly params: TurnParams & { readonly variantId: string; readonly text: string }
@@ -204,6 +205,7 @@ const drain = (draft: Draft) => {
       block(draft, head, "unknown_model")
       return
     }
+    const engine = plan.engine ?? "direct"
     context.lane = {
       phase: "judging",
       kind: "reply",
@@ -212,8 +214,9 @@ const drain = (draft: Draft) => {
       requestId: head.ids.requestId,
       inputId: head.inputId,
       model: plan.model,
+      engine,
       fallback:
-        plan.fallbackModel === null
+        plan.fallbackModel === null || engine === "run"
           ? null
           : { model: plan.fallbackModel, variantId: head.ids.fallbackVariantId, requestId: head.ids.fallbackRequestId },
       displayedVariantId: null,
@@ -397,7 +400,7 @@ const reorder = (draft: Draft, event: EventOf<"input.reorder">) => {
 }
 
 /** The judged head opens its running turn (one transaction: turn_created, input_materialized, running). */
-const openReply = (draft: Draft, lane: Lane, entry: QueueEntry) => {
+const openReply = (draft: Draft, lane: Lane, entry: QueueEntry, plan?: unknown) => {
   const context = draft.context
   const position = context.nextPosition
   context.nextPosition += 1
@@ -416,7 +419,9 @@ const openReply = (draft: Draft, lane: Lane, entry: QueueEntry) => {
       position,
       model: lane.model,
       answererId: entry.reply!.answererId,
-      contextRevision: revision
+      contextRevision: revision,
+      engine: lane.engine ?? "direct",
+      ...(plan === undefined ? {} : { plan })
     }
   })
   draft.emit({
@@ -433,9 +438,11 @@ const openReply = (draft: Draft, lane: Lane, entry: QueueEntry) => {
     input_public_id: entry.inputId,
     turn_public_id: lane.turnId,
     variant_public_id: lane.variantId,
-    run_public_id: null
+    run_public_id: lane.engine === "run" ? lane.requestId : null
   })
-  draft.emit(turnStatusItem(tail, lane.variantId, "running"))
+  draft.emit(
+    turnStatusItem(tail, lane.variantId, "running", lane.engine === "run" ? { run_public_id: lane.requestId } : {})
+  )
 }
 
 /**
@@ -453,7 +460,7 @@ const judged = (draft: Draft, event: EventOf<"reply.judged">) => {
   const entry = entryOf(draft.context, event.inputId)
   if (entry === undefined || staleVerdict(draft, entry, lane.model, event)) return
   if (event.revision !== draft.context.contextRevision) return judgeHead(draft, entry, lane.model)
-  if (event.verdict === "ready") return openReply(draft, lane, entry)
+  if (event.verdict === "ready") return openReply(draft, lane, entry, event.plan)
   draft.context.lane = null
   block(draft, entry, event.verdict)
 }
@@ -464,7 +471,7 @@ const sampleSource = (lane: Lane) => (lane.kind === "fallback" ? "fallback" : "i
  * A sample's inference request answered: settle it, re-ask a declined first sample once, or end
  * the turn; an archived conversation settles without draining (unarchive drains).
  */
-const replied = (draft: Draft, event: EventOf<"inference.replied">, drains = true) => {
+const replied = (draft: Draft, event: EventOf<"inference.replied"> | EventOf<"run.replied">, drains = true) => {
   const context = draft.context
   const lane = context.lane
   if (lane === null || lane.phase !== "running" || lane.requestId !== event.requestId) return
@@ -807,7 +814,7 @@ const cancelReply = (draft: Draft) => {
   const lane = draft.context.lane
   if (lane === null || lane.phase !== "running" || lane.canceled) return
   draft.context.lane = { ...lane, canceled: true, fallback: null }
-  draft.request({ type: fx.cancelRequest, params: { requestId: lane.requestId } })
+  draft.request({ type: fx.cancelRequest, params: { requestId: lane.requestId, engine: lane.engine ?? "direct" } })
 }
 
 const configure = (draft: Draft, event: EventOf<"conversation.configure">) => {
@@ -900,7 +907,9 @@ const remove = (draft: Draft) => {
 const end = (draft: Draft) => {
   const lane = draft.context.lane
   if (lane !== null && lane.phase === "running") {
-    if (!lane.canceled) draft.request({ type: fx.cancelRequest, params: { requestId: lane.requestId } })
+    if (!lane.canceled) {
+      draft.request({ type: fx.cancelRequest, params: { requestId: lane.requestId, engine: lane.engine ?? "direct" } })
+    }
     const regeneration = lane.kind === "regeneration"
     draft.request({
       type: fx.settleSample,
@@ -962,7 +971,7 @@ const conversationSetup = setup({
     [fx.openSample]: (_, _params: OpenSampleParams) => {},
     [fx.openSummary]: (_, _params: OpenSummaryParams) => {},
     [fx.settleSample]: (_, _params: SettleSampleParams) => {},
-    [fx.cancelRequest]: (_, _params: { requestId: string }) => {},
+    [fx.cancelRequest]: (_, _params: CancelRequestParams) => {},
     [fx.editTurn]: (_, _params: TurnParams & { variantId: string; text: string }) => {},
     [fx.activateVariant]: (_, _params: ActivateParams) => {},
     [fx.setVisibility]: (_, _params: VisibilityParams) => {},
@@ -1073,6 +1082,7 @@ export const conversationMachine = conversationSetup.createMachine({
         "reply.judged": { actions: step(judged) },
         "conversation.compact": { actions: step(compact) },
         "inference.replied": { actions: step(replied) },
+        "run.replied": { actions: step(replied) },
         "turn.edit": { actions: step(editTurn) },
         "turn.regenerate": { actions: step(regenerate) },
         "turn.activate": { actions: step(activate) },
@@ -1104,6 +1114,9 @@ export const conversationMachine = conversationSetup.createMachine({
         "conversation.tombstone": tombstoneTransitions,
         "inference.replied": {
           actions: step<"inference.replied">((draft, event) => replied(draft, event, false))
+        },
+        "run.replied": {
+          actions: step<"run.replied">((draft, event) => replied(draft, event, false))
         },
         "input.due": { actions: step<"input.due">((draft, event) => due(draft, event, false)) },
         "reply.judged": {

@@ -95,9 +95,18 @@ export interface MaterializeParams {
 }
 
 export interface OpenReplyParams extends MaterializeParams {
+  /** The reply's inference request, or its hosted run (engine run). */
   readonly requestId: string
   readonly model: string
   readonly answererId: string
+  readonly engine: "direct" | "run"
+  /** A run-backed reply's plan, as its head's verdict carried it. */
+  readonly plan?: unknown
+}
+
+export interface CancelRequestParams {
+  readonly requestId: string
+  readonly engine: "direct" | "run"
 }
 
 export interface OpenSampleParams {

@@ -3,6 +3,7 @@
 // reap, the judging job's verdict, and the reply told by an inference request it asked.
 import { Schema } from "effect"
 import { InferenceReplied } from "../inferenceRequest/events.ts"
+import { RunReplied } from "../run/events.ts"
 import { BlockedReason, CompactionTrigger, MintedIds, ReplyPlan, Tail } from "./context.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
@@ -132,7 +133,9 @@ export const ConversationEvent = Schema.Union([
     inputId: Schema.String,
     revision: Schema.Number,
     lockVersion: Schema.optionalKey(Schema.Number),
-    verdict: Schema.Union([Schema.Literal("ready"), BlockedReason])
+    verdict: Schema.Union([Schema.Literal("ready"), BlockedReason]),
+    /** A run-backed reply's compiled plan (opaque here: the run's rows and actor are made from it). */
+    plan: Schema.optionalKey(Schema.Unknown)
   }),
   /**
    * A compaction: a summary turn (ids minted) asked of `model`. manual: the door's (refused while
@@ -150,6 +153,7 @@ export const ConversationEvent = Schema.Union([
     lockVersion: Schema.optionalKey(Schema.Number)
   }),
   InferenceReplied,
+  RunReplied,
   Schema.Struct({
     type: Schema.Literal("turn.edit"),
     turnId: Schema.String,

@@ -3,6 +3,7 @@
 // task's standing (status, generation, claim, deadline, approval). Task inputs and results
 // (tool input, prompts, committed content, a round's text) live on rows the run's binding writes.
 import { Schema } from "effect"
+import { ReplyAddress } from "../inferenceRequest/events.ts"
 
 export const TaskKind = Schema.Literals(["model_task", "tool_task", "await_task", "join_task"])
 export type TaskKind = typeof TaskKind.Type
@@ -200,6 +201,8 @@ export const RunInput = Schema.Struct({
   approvalRules: Schema.Array(ApprovalRule),
   tasks: Schema.Array(TaskSpec),
   deliverable: Schema.String,
+  /** A hosted run's conversation, told `run.replied` once the run first settles or needs attention. */
+  replyTo: Schema.optionalKey(Schema.NullOr(ReplyAddress)),
   at: Schema.Number
 })
 export type RunInput = typeof RunInput.Type
@@ -251,6 +254,9 @@ export const RunContext = Schema.Struct({
   pausedAt: Schema.NullOr(Schema.Number),
   startedAt: Schema.NullOr(Schema.Number),
   completedAt: Schema.NullOr(Schema.Number),
-  tombstoned: Schema.Boolean
+  tombstoned: Schema.Boolean,
+  /** Where the run's outcome is told (a hosted run's conversation), and whether it was. */
+  replyTo: Schema.NullOr(ReplyAddress),
+  replied: Schema.Boolean
 })
 export type RunContext = typeof RunContext.Type

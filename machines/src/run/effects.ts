@@ -2,7 +2,9 @@
 // the changed task rows), new task rows (appends, expansions), results, the model rounds it asks
 // of inference requests, the addressing of a model's tool calls (a job), and what executors and
 // the run's channel hear (inbox work, progress frames).
+import type { ReplyAddress } from "../inferenceRequest/events.ts"
 import type { RunStatus, TaskSpec, TaskStatus } from "./context.ts"
+import type { RunReplied } from "./events.ts"
 
 export const runEffects = {
   /** The command is refused and the step rolled back: `reason` is the spec's code. */
@@ -33,6 +35,8 @@ export const runEffects = {
   notifyExecutors: "run.notifyExecutors",
   /** Relays a kernel progress frame on the run's progress feed (after commit, never stored). */
   relayFrame: "run.relayFrame",
+  /** Tells the hosting conversation the run's outcome (in the step's transaction). */
+  replyToHost: "run.replyToHost",
   /** After commit: finds who serves a model's tool calls, answered `task.addressed`. */
   addressCalls: "run.addressCalls"
 } as const
@@ -143,4 +147,9 @@ export interface RelayFrameParams {
 
 export interface AddressCallsParams {
   readonly calls: ReadonlyArray<{ readonly key: string; readonly name: string }>
+}
+
+export interface ReplyToHostParams {
+  readonly to: ReplyAddress
+  readonly event: RunReplied
 }

@@ -30,6 +30,21 @@ export const CallAddress = Schema.Struct({
 })
 export type CallAddress = typeof CallAddress.Type
 
+/**
+ * What a hosted run tells its conversation once it first completes, is canceled or needs
+ * attention (an event of the conversation's machine, shaped as an inference request's reply):
+ * `requestId` is the run's public id; `errorCode` the attention reason or the cancellation.
+ */
+export const RunReplied = Schema.Struct({
+  type: Schema.Literal("run.replied"),
+  requestId: Schema.String,
+  status: Schema.Literals(["completed", "failed", "canceled"]),
+  errorCode: Schema.NullOr(Schema.String),
+  declined: Schema.Boolean,
+  usage: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))
+})
+export type RunReplied = typeof RunReplied.Type
+
 export const RunEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("run.start"), at }),
   Schema.Struct({ type: Schema.Literal("run.pause"), force: Schema.Boolean, at }),

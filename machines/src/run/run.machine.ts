@@ -25,7 +25,8 @@ import {
   type RecordRunParams,
   type RecordTasksParams,
   type RefuseParams,
-  type RelayFrameParams
+  type RelayFrameParams,
+  type ReplyToHostParams
 } from "./effects.ts"
 import type { RunEvent } from "./events.ts"
 import {
@@ -89,7 +90,8 @@ const runSetup = setup({
     [fx.reap]: () => {},
     [fx.notifyExecutors]: (_, _params: NotifyExecutorsParams) => {},
     [fx.relayFrame]: (_, _params: RelayFrameParams) => {},
-    [fx.addressCalls]: (_, _params: AddressCallsParams) => {}
+    [fx.addressCalls]: (_, _params: AddressCallsParams) => {},
+    [fx.replyToHost]: (_, _params: ReplyToHostParams) => {}
   },
   guards: {
     is: ({ context }, status: RunStatus) => context.status === status,
@@ -570,7 +572,9 @@ export const runMachine = runSetup.createMachine({
     pausedAt: null,
     startedAt: null,
     completedAt: null,
-    tombstoned: false
+    tombstoned: false,
+    replyTo: input.replyTo ?? null,
+    replied: false
   }),
   on: {
     "run.start": { actions: step(start) },
@@ -619,4 +623,12 @@ export const runMachine = runSetup.createMachine({
   }
 })
 
-export const runVersion = 1
+export const runVersion = 2
+
+/** Version 1 hosted no runs: every run it wrote tells no one. */
+export const runMigrations = {
+  2: <S extends { readonly context: unknown }>(snapshot: S) => ({
+    ...snapshot,
+    context: { ...(snapshot.context as object), replyTo: null, replied: false }
+  })
+}

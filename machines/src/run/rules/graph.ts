@@ -18,6 +18,7 @@ import {
   type RecordTasksParams,
   type RefuseParams,
   type RelayFrameParams,
+  type ReplyToHostParams,
   type TaskProjection
 } from "../effects.ts"
 import { judgeApproval } from "./approval.ts"
@@ -45,6 +46,7 @@ export type EffectRequest =
   | { readonly type: typeof fx.notifyExecutors; readonly params: NotifyExecutorsParams }
   | { readonly type: typeof fx.relayFrame; readonly params: RelayFrameParams }
   | { readonly type: typeof fx.addressCalls; readonly params: AddressCallsParams }
+  | { readonly type: typeof fx.replyToHost; readonly params: ReplyToHostParams }
 
 export type Item = { readonly type: string; readonly [member: string]: unknown }
 
@@ -539,6 +541,32 @@ export const conclude = (draft: Draft, before: RunContext) => {
       status: turnStatusOf(context.status),
       run_status: context.status,
       ...(context.status === "needs_attention" && attention !== null ? { failure_reason_key: attention.reason } : {})
+    })
+  }
+  const outcome =
+    context.status === "completed"
+      ? "completed"
+      : context.status === "canceled"
+        ? "canceled"
+        : context.status === "needs_attention"
+          ? "failed"
+          : null
+  if (outcome !== null && context.replyTo !== null && !context.replied) {
+    context.replied = true
+    draft.request({
+      type: fx.replyToHost,
+      params: {
+        to: context.replyTo,
+        event: {
+          type: "run.replied",
+          requestId: context.publicId,
+          status: outcome,
+          errorCode:
+            outcome === "failed" ? (attention?.reason ?? "failed") : outcome === "canceled" ? "canceled" : null,
+          declined: false,
+          usage: null
+        }
+      }
     })
   }
   if (attentionChanged && attention !== null) {

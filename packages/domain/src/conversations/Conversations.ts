@@ -25,6 +25,7 @@ import { flagParameter } from "../kernel/Flags.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, Invalid, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
+import { RunDefinition } from "../runs/Runs.ts"
 import { type Workspace, Workspaces } from "../workspaces/Workspaces.ts"
 import { contactRefusal } from "./Contact.ts"
 import { makeConversationReplies } from "./Replies.ts"
@@ -47,7 +48,11 @@ export class ConversationDefinition extends Context.Service<
   static readonly layer = Layer.effect(
     ConversationDefinition,
     Effect.gen(function* () {
-      return conversationActor(makeConversationReplies(yield* ModelCatalog), yield* InferenceRequestDefinition)
+      return conversationActor(
+        makeConversationReplies(yield* ModelCatalog),
+        yield* InferenceRequestDefinition,
+        yield* RunDefinition
+      )
     })
   )
 }

@@ -212,22 +212,16 @@ export class Inputs extends Context.Service<
 
       /**
        * Nonempty steps need the run-backed engine (Engine.ts): a direct-engine addressee refuses
-       * them (422), and so does a run-backed one while this server hosts no runs.
+       * them (422); a run-backed one compiles them when the reply's head is judged (targets are
+       * frozen then; steps that no longer compile block the head invalid_steps).
        */
       const judgeSteps = (
         steps: InputMembers["steps"],
         answerer: { readonly kind: string; readonly configuration: unknown }
       ) =>
-        (steps?.length ?? 0) === 0
+        (steps?.length ?? 0) === 0 || engineOf(answerer) === "run"
           ? Effect.void
-          : Effect.fail(
-              invalid(
-                "validation_failed",
-                engineOf(answerer) === "direct"
-                  ? "steps need a run-backed reply; this addressee answers directly"
-                  : "steps need a run-backed reply; runs are not available on this server yet"
-              )
-            )
+          : Effect.fail(invalid("validation_failed", "steps need a run-backed reply; this addressee answers directly"))
 
       /** The addressee's model (spec "Model selection"), judged against the catalog. */
       /**
@@ -263,7 +257,8 @@ export class Inputs extends Context.Service<
             model,
             modelKnown: serves(model),
             fallbackModel: serves(fallback) ? fallback : null,
-            answererId: answerer.public_id
+            answererId: answerer.public_id,
+            engine: engineOf(answerer)
           } satisfies ReplyPlan
         })
 
@@ -641,11 +636,13 @@ export class Inputs extends Context.Service<
               const turn = yield* db(repository.findTurn(row.turn_public_id))
               if (turn === undefined || (turn.visibility === "hidden" && !includeHidden)) return yield* notFound()
             }
+            const variant =
+              row.variant_public_id === null ? undefined : yield* db(repository.findVariant(row.variant_public_id))
             return {
               input_public_id: row.public_id,
               turn_public_id: row.turn_public_id,
               variant_public_id: row.variant_public_id,
-              run_public_id: null
+              run_public_id: variant?.run_public_id ?? null
             }
           })
       })

@@ -20,6 +20,7 @@ import { type CreateMembers, type InputMessage, judgeCreate } from "../inference
 import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
+import { decodeHostedPlan, insertHosted, planHosted } from "../runs/HostedRuns.ts"
 import {
   assemble,
   type Count,
@@ -33,6 +34,7 @@ import {
   type Slot,
   summaryRequest
 } from "./Assembly.ts"
+import { engineOf } from "./Engine.ts"
 import { levelOf } from "./Standing.ts"
 import { chainOf } from "./Timeline.ts"
 
@@ -309,6 +311,22 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
       return levelOf(conversation, { user: { ...as, configuration: author.configuration }, human: as }) === "full"
     })
 
+  /** A servable head: a direct reply is ready; a run-backed one carries its compiled plan (or blocks). */
+  const readyFor = (
+    conversations: ConversationsRepository["Service"],
+    conversation: ConversationRow,
+    inputId: string,
+    model: string
+  ) =>
+    Effect.gen(function* () {
+      const input = yield* conversations.findInput(inputId)
+      const answererId = input?.answerer_id ?? conversation.answerer_id
+      const [answerer] = yield* conversations.speakers([answererId])
+      if (input === undefined || answerer === undefined || engineOf(answerer) === "direct") return "ready" as const
+      const plan = yield* planHosted(catalog, conversation, input, answerer, model)
+      return typeof plan === "string" ? (plan satisfies BlockedReason) : { plan }
+    })
+
   const judge = (conversationId: string, inputId: string, model: string) =>
     Effect.gen(function* () {
       const conversations = yield* ConversationsRepository.make
@@ -319,14 +337,18 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
       }
       const { assembled, material, bound, limit, parties, rawMode } = yield* assembleReply(conversation, inputId, model)
       if (assembled.restTokens > limit) return "estimated_input_exceeds_model_limit" satisfies BlockedReason
-      if (statesBound(bound) || assembled.history.skipped_reason !== "budget_exceeded") return "ready" as const
+      if (statesBound(bound) || assembled.history.skipped_reason !== "budget_exceeded") {
+        return yield* readyFor(conversations, conversation, inputId, model)
+      }
       const [answerer] = yield* conversations.speakers([parties.answererId])
       const policy = compactionPolicyOf(answerer?.configuration)
-      if (policy?.mode === "off") return "ready" as const
+      if (policy?.mode === "off") return yield* readyFor(conversations, conversation, inputId, model)
       if (rawMode && policy?.mode !== "delegate") return "compaction_unavailable_under_raw" satisfies BlockedReason
       const newest = material.history.at(-1)
       const failedSummary = newest?.kind === "compaction_summary" && newest.status !== "completed"
-      if (failedSummary || !compactable(material.history)) return "ready" as const
+      if (failedSummary || !compactable(material.history)) {
+        return yield* readyFor(conversations, conversation, inputId, model)
+      }
       const summarizer = [policy?.model, conversation.last_reply_model].find((ref) => servesText(catalog, ref)) ?? model
       return {
         compact: { turnId: newPublicId(), variantId: newPublicId(), requestId: newPublicId(), model: summarizer }
@@ -375,6 +397,9 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
         })
         return { publicId: request.requestId, routes: judged.routes, timeoutMs: judged.timeoutMs }
       }),
+    prompt: (conversation, inputId, model) =>
+      Effect.map(assembleReply(conversation, inputId, model), ({ assembled }) => assembled.messages),
+    openRun: (conversation, plan, ids) => insertHosted(conversation, decodeHostedPlan(plan), ids),
     modelBlock: (model, asked) => {
       const found = catalog.find(model)
       const reasoning = found?.reasoning ?? null

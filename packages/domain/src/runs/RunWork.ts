@@ -2,16 +2,20 @@
 // a model round asks (its sealed request: instructions, the results it reads, its prompt; a
 // continuation replays its round and answers the round's calls with their results), who serves
 // a model's tool call (the addressing rule), and the bus the run's notices ride.
+
+import type { ConversationReplies } from "@troupe/actors/bindings/conversation"
 import type { CableMessage, RunWork } from "@troupe/actors/bindings/run"
 import type { OpenRoundParams } from "@troupe/machines/run/effects"
 import type { CallAddress } from "@troupe/machines/run/events"
 import { defaultToolTimeoutMillis } from "@troupe/machines/run/rules/graph"
 import type { EventBus } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
+import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
 import { RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
+import { type FunctionTool, renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
 import { isObject } from "../kernel/Json.ts"
@@ -56,7 +60,26 @@ const definitionOf = (name: string, executors: ReadonlyArray<ExecutorRow>) => {
 const replayable = (profile: ExecutorRow["announcement"]["tools"][number]["effect_profile"]) =>
   profile.kind === "read_only" || profile.kind === "pure" || profile.idempotency === "intrinsic"
 
-export const makeRunWork = (catalog: ModelCatalog["Service"], bus: EventBus["Service"]): RunWork => {
+/** The answering agent's own declaration of a tool (a hosted run's creator), if it declares one. */
+const declarationOf = (configuration: unknown, name: string) =>
+  renderConfiguration(configuration).tool_definitions.find(
+    (tool): tool is FunctionTool => tool.type === "function" && tool.function.name === name
+  )
+
+export const makeRunWork = (
+  catalog: ModelCatalog["Service"],
+  bus: EventBus["Service"],
+  replies: ConversationReplies
+): RunWork => {
+  /** The run's creator's configuration (a hosted run's answerer declares its tools there). */
+  const creatorConfiguration = (runPublicId: string) =>
+    Effect.gen(function* () {
+      const run = yield* (yield* RunsRepository.make).findRun(runPublicId)
+      if (run === undefined || run.conversation_id === null) return undefined
+      const [creator] = yield* (yield* ConversationsRepository.make).speakers([run.creator_id])
+      return creator?.configuration
+    })
+
   /** The executors a run's calls may go to, in the addressing rule's order of preference. */
   const candidates = (runPublicId: string) =>
     Effect.gen(function* () {
@@ -115,6 +138,18 @@ export const makeRunWork = (catalog: ModelCatalog["Service"], bus: EventBus["Ser
         return [...input, { role: "assistant", content: answer, tool_calls: toolCalls }, ...answers]
       }
       const messages: Array<InputMessage> = []
+      const hostedInput = typeof spec.hosted_input === "string" ? spec.hosted_input : undefined
+      const run = hostedInput === undefined ? undefined : yield* runs.findRunById(runId)
+      const conversation =
+        run?.conversation_public_id == null
+          ? undefined
+          : yield* (yield* ConversationsRepository.make).findConversation(run.conversation_public_id)
+      if (conversation !== undefined && hostedInput !== undefined) {
+        // A hosted run's first round asks the conversation's assembled prompt for its input.
+        const prompt = (yield* replies.prompt(conversation, hostedInput, round.model)) as ReadonlyArray<InputMessage>
+        for (const key of round.results) messages.push(resultMessage(yield* runs.findTask(runId, key), key))
+        return [...prompt.slice(0, -1), ...messages, ...prompt.slice(-1)]
+      }
       if (round.continues !== null) {
         const { input, answer } = yield* priorMessages(round.continues)
         messages.push(...input, { role: "assistant", content: answer })
@@ -134,13 +169,18 @@ export const makeRunWork = (catalog: ModelCatalog["Service"], bus: EventBus["Ser
         const row = (yield* runs.findRunById(run.id))!
         const { runner, application, providers } = yield* candidates(run.publicId)
         const offered = [runner, application, ...providers].filter((each) => each !== undefined)
+        const configuration = yield* creatorConfiguration(run.publicId)
+        const definitions = round.tools.map((name) => {
+          const declared = declarationOf(configuration, name)
+          return declared === undefined
+            ? definitionOf(name, offered)
+            : { type: "function", function: declared.function }
+        })
         const members: CreateMembers = {
           workload: "text_generation",
           model: { model: round.model },
           input: yield* messagesOf(run.id, round),
-          ...(round.tools.length === 0
-            ? {}
-            : { configuration: { tools: round.tools.map((name) => definitionOf(name, offered)) } })
+          ...(round.tools.length === 0 ? {} : { configuration: { tools: definitions } })
         }
         const asker = { userId: row.creator_id, find: () => Effect.undefined, standingFallbacks: [] }
         const judged = yield* judgeCreate(catalog, members, asker, false).pipe(Effect.orDie)
@@ -163,8 +203,18 @@ export const makeRunWork = (catalog: ModelCatalog["Service"], bus: EventBus["Ser
     addressCalls: (runPublicId, calls) =>
       Effect.gen(function* () {
         const { runner, application, providers } = yield* candidates(runPublicId)
+        const configuration = yield* creatorConfiguration(runPublicId)
+        const executors = yield* ExecutorsRepository.make
+        const declaredRunners = new Map<string, ExecutorRow | undefined>()
+        for (const call of calls) {
+          const named = declarationOf(configuration, call.name)?.runner_executor_public_id
+          if (named !== undefined) declaredRunners.set(call.name, yield* executors.findExecutorByPublicId(named))
+        }
         return calls.map((call): CallAddress => {
-          const direct = [runner, application].find((each) => announcing(each, call.name) !== undefined)
+          const declared = declaredRunners.get(call.name)
+          const direct = [declared?.status === "active" ? declared : undefined, runner, application].find(
+            (each) => announcing(each, call.name) !== undefined
+          )
           if (direct !== undefined) {
             const tool = announcing(direct, call.name)!
             return {

@@ -18,7 +18,7 @@ import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
-import { servesText } from "../conversations/Replies.ts"
+import { makeConversationReplies, servesText } from "../conversations/Replies.ts"
 import { Executors } from "../executors/Executors.ts"
 import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
 import { isObject } from "../kernel/Json.ts"
@@ -39,7 +39,11 @@ export class RunDefinition extends Context.Service<RunDefinition, ReturnType<typ
   static readonly layer = Layer.effect(
     RunDefinition,
     Effect.gen(function* () {
-      return runActor(makeRunWork(yield* ModelCatalog, yield* EventBus), yield* InferenceRequestDefinition)
+      const catalog = yield* ModelCatalog
+      return runActor(
+        makeRunWork(catalog, yield* EventBus, makeConversationReplies(catalog)),
+        yield* InferenceRequestDefinition
+      )
     })
   )
 }
@@ -442,7 +446,8 @@ export class Runs extends Context.Service<
           }),
         remove: (caller, workspaceId, runId) =>
           Effect.gen(function* () {
-            yield* writable(caller, workspaceId, runId)
+            const run = yield* writable(caller, workspaceId, runId)
+            if (run.conversation_id !== null) return yield* hosted(run)
             yield* send(runId, { type: "run.tombstone", at: yield* at })
           }),
         setDefaultRunner: (caller, workspaceId, runId, executorId) =>

@@ -803,6 +803,8 @@ export interface NewVariant {
   readonly content: string
   readonly originVariantPublicId: string | null
   readonly inferenceRequestPublicId: string | null
+  /** A run-backed reply's run. */
+  readonly runPublicId?: string | null
   readonly now: Date
 }
 
@@ -810,9 +812,9 @@ const insertVariant = Effect.fnUntraced(function* (row: NewVariant) {
   const sql = yield* SqlClient
   yield* sql`
     INSERT INTO conversation_variants (public_id, turn_id, source, status, model, content, origin_variant_public_id,
-      inference_request_public_id, created_at, updated_at)
+      inference_request_public_id, run_public_id, created_at, updated_at)
     VALUES (${row.publicId}, ${row.turnId}, ${row.source}, ${row.status}, ${row.modelJson}::jsonb, ${row.content},
-      ${row.originVariantPublicId}, ${row.inferenceRequestPublicId}, ${row.now}, ${row.now})`
+      ${row.originVariantPublicId}, ${row.inferenceRequestPublicId}, ${row.runPublicId ?? null}, ${row.now}, ${row.now})`
 })
 
 export interface MessageTurn {
@@ -1041,7 +1043,10 @@ const settleVariant = Effect.fnUntraced(function* (
       usage = COALESCE(${fields.usageJson}::jsonb, v.usage),
       failure_reason_key = ${fields.failureReasonKey},
       content = COALESCE((SELECT COALESCE(r.result ->> 'output_text', r.attempt_text) FROM inference_requests r
-                          WHERE r.public_id = v.inference_request_public_id), v.content),
+                          WHERE r.public_id = v.inference_request_public_id),
+                         (SELECT t.result ->> 'output' FROM runs ru
+                          JOIN run_tasks t ON t.run_id = ru.id AND t.key = ru.deliverable_task_key
+                          WHERE ru.public_id = v.run_public_id), v.content),
       updated_at = ${now}
     WHERE v.public_id = ${publicId}`
 })

@@ -609,6 +609,13 @@ const recordRoundAnswer = Effect.fnUntraced(function* (
     WHERE t.run_id = ${runId} AND t.key = ${key} AND i.id = t.inference_request_id`
 })
 
+/** The account of a user (a hosted run's answerer). */
+const accountOfUser = Effect.fnUntraced(function* (userId: bigint) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<{ readonly account_id: bigint }>`SELECT account_id FROM users WHERE id = ${userId}`
+  return rows[0]?.account_id ?? -1n
+})
+
 /** Sets (or clears, with null) the run's default runner by the runner's public id. */
 const setDefaultRunner = Effect.fnUntraced(function* (publicId: string, executorPublicId: string | null, now: Date) {
   const sql = yield* SqlClient
@@ -640,6 +647,7 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       setTaskRequest,
       copyTaskResult,
       recordRoundAnswer,
+      accountOfUser,
       setDefaultRunner
     })
   )

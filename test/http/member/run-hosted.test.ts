@@ -1,0 +1,120 @@
+// Conversation-hosted runs (spec "Engine selection"): an answerer whose configuration declares
+// tools answers through a run hosted by the conversation; the model's tool call is served by the
+// declared runner, the continuation's answer becomes the turn's run-backed variant, and the hosted
+// run refuses its own door (conversation_hosted).
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { waitForActorState } from "../../support/actors.ts"
+import { bearer, request } from "../../support/http.ts"
+import { inboxCalls, memberCalls, type RunWorld, readOnlyTool, runWorld } from "../../support/runs.ts"
+import { startTestServer, type TestServer } from "../../support/server.ts"
+
+let server: TestServer
+let world: RunWorld
+let runner: { token: string; publicId: string }
+let answerer: { public_id: string }
+let conversation: string
+
+const member = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  request(server.baseUrl, method, `/agent_api/v1${path}`, {
+    headers: { ...bearer(world.agent.token), ...headers },
+    ...(body === undefined ? {} : { body })
+  })
+
+beforeAll(async () => {
+  server = await startTestServer()
+  world = await runWorld(server)
+  runner = await world.runner("hosted-runner", [readOnlyTool("grep")])
+  const named = await member("PUT", "/profile/agents/tooly", {
+    scope: "instance",
+    description: "Answers with a runner's grep",
+    configuration: {
+      approval_mode: "bypass",
+      default_model: "local/script",
+      tool_definitions: [
+        {
+          type: "function",
+          function: { name: "grep", description: "Search files", parameters: { type: "object" } },
+          runner_executor_public_id: runner.publicId
+        }
+      ]
+    }
+  })
+  expect([201, 200]).toContain(named.status)
+  answerer = named.body.agent
+  const made = await member(
+    "POST",
+    `/workspaces/${world.workspaceId}/conversations`,
+    { conversation: { title: "hosted" } },
+    { "idempotency-key": "hosted-conversation" }
+  )
+  conversation = made.body.conversation.public_id
+})
+afterAll(() => server?.close())
+
+describe("Engine selection: a run-backed reply", () => {
+  it("the answerer's declared tool is served by its runner and the continuation's answer is the turn's variant", async () => {
+    const directive = JSON.stringify({ tool_calls: [{ name: "grep", input: { pattern: "z" } }] })
+    const input = await member(
+      "POST",
+      `/workspaces/${world.workspaceId}/conversations/${conversation}/inputs`,
+      { input: { kind: "direct_reply", text: directive, answering_user_public_id: answerer.public_id } },
+      { "idempotency-key": "hosted-input" }
+    )
+    expect(input.status).toBe(202)
+    const inputId = input.body.input.public_id
+    let materialization: any
+    for (let i = 0; i < 50; i++) {
+      materialization = (
+        await member(
+          "GET",
+          `/workspaces/${world.workspaceId}/conversations/${conversation}/inputs/${inputId}/materialization`
+        )
+      ).body.materialization
+      if (materialization?.run_public_id) break
+      await waitForActorState(server, "conversation", conversation, "active")
+    }
+    const runId = materialization.run_public_id as string
+    expect(runId).toEqual(expect.any(String))
+    const inbox = inboxCalls(server, runner.token)
+    let row: any
+    for (let i = 0; i < 100 && row === undefined; i++) {
+      row = (await inbox.list()).body.tasks.find((each: any) => each.run_public_id === runId)
+      if (row === undefined) await waitForActorState(server, "run", runId, "running")
+    }
+    expect(row).toMatchObject({ tool_name: "grep", tool_input: { pattern: "z" }, conversation_public_id: conversation })
+    const claimed = await inbox.claim(runId, row.task_key)
+    await inbox.commit(runId, row.task_key, { claim_token: claimed.body.claim.claim_token, content: "7 hits" })
+    await waitForActorState(server, "run", runId, "completed")
+
+    let turn: any
+    for (let i = 0; i < 50; i++) {
+      const turns = (await member("GET", `/workspaces/${world.workspaceId}/conversations/${conversation}/turns`)).body
+        .turns
+      turn = turns.find((each: any) => each.public_id === materialization.turn_public_id)
+      if (turn?.status === "completed") break
+      await waitForActorState(server, "conversation", conversation, "active")
+    }
+    expect(turn.status).toBe("completed")
+    const variants = (
+      await member(
+        "GET",
+        `/workspaces/${world.workspaceId}/conversations/${conversation}/turns/${turn.public_id}/variants`
+      )
+    ).body.variants
+    expect(variants[0]).toMatchObject({
+      source: "run",
+      status: "completed",
+      run_public_id: runId,
+      content: "echo: 7 hits"
+    })
+
+    const runs = memberCalls(server, world)
+    const hostedDelete = await runs.call("DELETE", `/${runId}`)
+    expect(hostedDelete.status).toBe(409)
+    expect(hostedDelete.body.error).toMatchObject({
+      code: "conversation_hosted",
+      conversation_public_id: conversation,
+      turn_public_id: turn.public_id
+    })
+  })
+})
