@@ -10,12 +10,14 @@ const root = join(import.meta.dirname, "../..")
 const importsOf = (file: string) =>
   [...readFileSync(join(root, file), "utf8").matchAll(/from "([^"]+)"/g)].map((match) => match[1]!)
 
-it("packages/client imports only contracts and effect", () => {
+it("packages/client imports only contracts, effect and its own modules", () => {
   const files = readdirSync(join(root, "packages/client/src"), { recursive: true, encoding: "utf8" })
     .filter((file) => file.endsWith(".ts"))
     .map((file) => join("packages/client/src", file))
   expect(files.length).toBeGreaterThan(0)
-  const foreign = files.flatMap(importsOf).filter((source) => !/^(@troupe\/contracts\/|effect(\/|$))/.test(source))
+  const foreign = files
+    .flatMap(importsOf)
+    .filter((source) => !/^(@troupe\/contracts\/|effect(\/|$)|\.\/[^/]+\.ts$)/.test(source))
   expect(foreign).toEqual([])
 })
 

@@ -983,7 +983,7 @@ describe("conversation machine", () => {
       const judging = step(start(), directReply("r", { reply: { ...echo, engine: "run" } }))[0]
       expect(judging.context.lane).toMatchObject({ engine: "run", fallback: null })
       const plan = { tasks: [] }
-      const [running, actions] = step(judging, { ...judged("r", 0), plan })
+      const [running, actions] = step(judging, { ...judged("r", 0), plan } as Event)
       expect(paramsOf(actions, "conversation.openReply")[0]).toMatchObject({
         engine: "run",
         plan,

@@ -426,3 +426,51 @@ describe("run machine: asks, approvals, races", () => {
     expect(refusal(step(canceled, { type: "task.retry", key: "a", model: null, at: 6 })[1])).toBe("not_adjudicable")
   })
 })
+
+describe("run machine: the run inputs door", () => {
+  const accept = (snapshot: Snapshot, inputId: string, steer = false, at = 2_000) =>
+    step(snapshot, { type: "input.accept", inputId, steer, dueAt: null, row: { text: inputId }, at })
+  const answer = (snapshot: Snapshot, ref: string) =>
+    step(snapshot, {
+      type: "inference.replied",
+      requestId: "r",
+      status: "completed",
+      errorCode: null,
+      declined: false,
+      usage: null,
+      ref
+    })
+
+  it("a queued row lands at quiescence as a mainline round continuing the last mainline model", () => {
+    const [running] = started([model("m")])
+    const [queued] = accept(running, "in-1")
+    expect(queued.context.inputs).toHaveLength(1)
+    const [landed, actions] = answer(queued, "m#1#1")
+    expect(landed.value).toBe("running")
+    expect(landed.context.deliverable).toBe("i1-model")
+    expect(named(actions, "run.openRound")[0]!.params).toMatchObject({ key: "i1-model", continues: "m" })
+    expect(named(actions, "run.updateInput")[0]!.params).toMatchObject({
+      inputId: "in-1",
+      state: "consumed",
+      taskKey: "i1-model"
+    })
+    expect(landed.context.inputs).toEqual([])
+  })
+
+  it("a steer lands in the next mainline round", () => {
+    const [running] = started([model("m"), model("n", ["m"])])
+    const [steering] = accept(running, "st-1", true)
+    const [next, actions] = answer(steering, "m#1#1")
+    expect(named(actions, "run.openRound")[0]!.params).toMatchObject({ key: "n", steers: ["st-1"] })
+    expect(next.context.inputs).toEqual([])
+  })
+
+  it("refusals: run_not_appendable without a mainline model, run_settled once settled, input_queue_full at 16", () => {
+    expect(refusal(accept(started([tool("a")])[0], "x")[1])).toBe("run_not_appendable")
+    const [canceled] = step(create([model("m")]), { type: "run.stop", force: true, at: 5 })
+    expect(refusal(accept(canceled, "x")[1])).toBe("run_settled")
+    let snapshot = create([model("m")])
+    for (let i = 0; i < 16; i++) snapshot = accept(snapshot, `in-${i}`)[0]
+    expect(refusal(accept(snapshot, "in-16")[1])).toBe("input_queue_full")
+  })
+})

@@ -122,6 +122,17 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
       run: { approval_mode: "bypass", default_runner_executor_public_id: runnerId, steps: [{ tool: { name: "grep" } }] }
     })
   ).run.public_id
+  // A pending run with a model step holds a door input: the run inputs doors reach their bodies.
+  const modelRun = (
+    await made(server, "POST", `/agent_api/v1/workspaces/${workspace}/runs`, agent.access_token, {
+      run: { approval_mode: "bypass", steps: [{ model: { prompt: "hi", model: { model: "local/echo" } } }] }
+    })
+  ).run.public_id
+  const runInput = (
+    await made(server, "POST", `/agent_api/v1/workspaces/${workspace}/runs/${modelRun}/inputs`, agent.access_token, {
+      input: { kind: "message", text: "later" }
+    })
+  ).input.public_id
   const apiSession = await apiToken(server)
   const actor = (await made(server, "GET", "/api/v1/admin/actors?limit=1", apiSession)).actors[0]
   const supervisor = (await made(server, "GET", "/api/v1/admin/supervisors", apiSession)).supervisors[0].kind
@@ -167,7 +178,9 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
     if (route.door === "page") return randomUUID()
     if (name === "workspace_id") return workspace
     if (name === "conversation_id") return conversation
-    if (name === "input_id") return queued
+    const runInputs = route.path.includes("/runs/{run_id}/inputs")
+    if (name === "input_id") return runInputs ? runInput : queued
+    if (name === "run_id" && runInputs) return modelRun
     if (name === "run_id" || name === "run_public_id") return run
     if (name === "task_key") return "s1-tool-1"
     if (name === "store_entry_id" && route.path.includes("{conversation_id}")) return conversationEntry

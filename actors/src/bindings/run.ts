@@ -202,6 +202,32 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
             }))
           )
         ),
+      [fx.insertInput]: (params, step) =>
+        withRun(step, (runs, runId) =>
+          runs.insertInput(runId, {
+            publicId: params.inputId,
+            authorId: BigInt(String(params.row.authorId)),
+            text: String(params.row.text ?? ""),
+            steer: params.steer,
+            position: params.position,
+            deliverAt: dateOf(params.dueAt),
+            idempotencyKey: typeof params.row.idempotencyKey === "string" ? params.row.idempotencyKey : null,
+            now: step.now
+          })
+        ),
+      [fx.updateInput]: (params, step) =>
+        Effect.flatMap(RunsRepository.make, (runs) =>
+          runs.updateInput(params.inputId, {
+            state: params.state,
+            lockVersion: params.lockVersion,
+            position: params.position,
+            deliverAt: dateOf(params.dueAt),
+            text: params.text,
+            taskKey: params.taskKey,
+            now: step.now
+          })
+        ),
+      [fx.deleteInput]: (params) => Effect.flatMap(RunsRepository.make, (runs) => runs.deleteInput(params.inputId)),
       [fx.replyToHost]: (params) =>
         Effect.flatMap(TransactionalActors, (actors) => actors.reply(params.to, params.event)),
       [fx.relayFrame]: (params, step) =>

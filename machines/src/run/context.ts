@@ -233,6 +233,21 @@ export const Attention = Schema.Struct({
 })
 export type Attention = typeof Attention.Type
 
+/** The bound of a run's input queue (caller-authored rows not yet consumed). */
+export const runInputQueueLimit = 16
+
+/** An unconsumed row of the run inputs door (a standalone run's); its text lives on its row. */
+export const RunQueueEntry = Schema.Struct({
+  inputId: Schema.String,
+  /** A steer lands before the next mainline round; a queued row lands at quiescence as a round. */
+  steer: Schema.Boolean,
+  /** Epoch milliseconds before which it never lands; null: due. */
+  dueAt: Schema.NullOr(Schema.Number),
+  position: Schema.Number,
+  lockVersion: Schema.Number
+})
+export type RunQueueEntry = typeof RunQueueEntry.Type
+
 export const RunContext = Schema.Struct({
   publicId: Schema.String,
   conversationId: Schema.NullOr(Schema.String),
@@ -257,6 +272,11 @@ export const RunContext = Schema.Struct({
   tombstoned: Schema.Boolean,
   /** Where the run's outcome is told (a hosted run's conversation), and whether it was. */
   replyTo: Schema.NullOr(ReplyAddress),
-  replied: Schema.Boolean
+  replied: Schema.Boolean,
+  /** The run inputs door's queue, in position order. */
+  inputs: Schema.Array(RunQueueEntry),
+  nextInputPosition: Schema.Number,
+  /** Rounds landed from queued inputs so far (their keys: `i<n>-model`). */
+  landed: Schema.Number
 })
 export type RunContext = typeof RunContext.Type

@@ -35,6 +35,12 @@ export const runEffects = {
   notifyExecutors: "run.notifyExecutors",
   /** Relays a kernel progress frame on the run's progress feed (after commit, never stored). */
   relayFrame: "run.relayFrame",
+  /** Inserts a run inputs door row. */
+  insertInput: "run.insertInput",
+  /** Rewrites a door row's text, time, state or position (consumed: the task it became). */
+  updateInput: "run.updateInput",
+  /** Deletes a door row. */
+  deleteInput: "run.deleteInput",
   /** Tells the hosting conversation the run's outcome (in the step's transaction). */
   replyToHost: "run.replyToHost",
   /** After commit: finds who serves a model's tool calls, answered `task.addressed`. */
@@ -122,6 +128,8 @@ export interface OpenRoundParams {
   readonly attempt: number
   /** Tool names offered to the round. */
   readonly tools: ReadonlyArray<string>
+  /** Steering rows that land in this round (after its prompt), in order. */
+  readonly steers: ReadonlyArray<string>
 }
 
 export interface CancelRoundParams {
@@ -152,4 +160,23 @@ export interface AddressCallsParams {
 export interface ReplyToHostParams {
   readonly to: ReplyAddress
   readonly event: RunReplied
+}
+
+export interface InsertInputParams {
+  readonly inputId: string
+  readonly steer: boolean
+  readonly dueAt: number | null
+  readonly position: number
+  readonly row: Readonly<Record<string, unknown>>
+}
+
+export interface UpdateInputParams {
+  readonly inputId: string
+  readonly state: "pending" | "steering" | "consumed"
+  readonly lockVersion: number
+  readonly position: number
+  readonly dueAt: number | null
+  readonly text?: string
+  /** The task a consumed row became (or joined, a steer). */
+  readonly taskKey?: string
 }

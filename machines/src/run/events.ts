@@ -70,6 +70,31 @@ export const RunEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("run.defaultRunner"), executor: Schema.NullOr(ExecutorRef), at }),
   Schema.Struct({ type: Schema.Literal("run.tombstone"), at }),
   Schema.Struct({ type: Schema.Literal("run.reap") }),
+  /** The run inputs door: a message row, queued (or a steer), scheduled when `dueAt` is later. */
+  Schema.Struct({
+    type: Schema.Literal("input.accept"),
+    inputId: Schema.String,
+    steer: Schema.Boolean,
+    dueAt: Schema.NullOr(Schema.Number),
+    /** What the row keeps (its text, author, Idempotency-Key). */
+    row: Schema.Record(Schema.String, Schema.Unknown),
+    at
+  }),
+  Schema.Struct({
+    type: Schema.Literal("input.edit"),
+    inputId: Schema.String,
+    expectedLockVersion: Schema.NullOr(Schema.Number),
+    text: Schema.NullOr(Schema.String),
+    /** A new delivery time (null: due now); absent keeps it. */
+    dueAt: Schema.optionalKey(Schema.NullOr(Schema.Number)),
+    /** A held steer's only edit: delivery_mode steer_now lands it at once. */
+    steerNow: Schema.Boolean,
+    at
+  }),
+  Schema.Struct({ type: Schema.Literal("input.delete"), inputId: Schema.String, at }),
+  Schema.Struct({ type: Schema.Literal("input.reorder"), inputIds: Schema.Array(Schema.String), at }),
+  /** Timer: a scheduled row's time came. */
+  Schema.Struct({ type: Schema.Literal("input.due"), inputId: Schema.String, dueAt: Schema.Number }),
   /** A runner claims a dispatched tool task; the domain minted the token and sends its digest. */
   Schema.Struct({
     type: Schema.Literal("task.claim"),

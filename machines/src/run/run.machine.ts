@@ -11,11 +11,19 @@
 // Every step's work runs on a draft (graph.ts); the machine's state follows the status the draft
 // decided. Every refusal names the spec's code; ids and tokens arrive minted in events.
 import { enqueueActions, setup } from "xstate"
-import type { RunContext, RunInput, RunStatus, Task } from "./context.ts"
+import {
+  type RunContext,
+  type RunInput,
+  type RunQueueEntry,
+  type RunStatus,
+  runInputQueueLimit,
+  type Task
+} from "./context.ts"
 import {
   type AddressCallsParams,
   type CancelRoundParams,
   runEffects as fx,
+  type InsertInputParams,
   type InsertTasksParams,
   type NotifyExecutorsParams,
   type OpenRoundParams,
@@ -26,7 +34,8 @@ import {
   type RecordTasksParams,
   type RefuseParams,
   type RelayFrameParams,
-  type ReplyToHostParams
+  type ReplyToHostParams,
+  type UpdateInputParams
 } from "./effects.ts"
 import type { RunEvent } from "./events.ts"
 import {
@@ -46,6 +55,7 @@ import {
   isResolved,
   isSettled,
   judge,
+  landInput,
   openRound,
   put,
   refuse,
@@ -62,6 +72,7 @@ type Event = RunEvent
 type EventOf<T extends Event["type"]> = Extract<Event, { type: T }>
 
 const deadlineTimer = (key: string) => `deadline:${key}`
+const dueTimer = (inputId: string) => `due:${inputId}`
 
 /** `<key>#<generation>#<round>` of the round the reply answers. */
 const parseRef = (ref: string | undefined) => {
@@ -91,11 +102,18 @@ const runSetup = setup({
     [fx.notifyExecutors]: (_, _params: NotifyExecutorsParams) => {},
     [fx.relayFrame]: (_, _params: RelayFrameParams) => {},
     [fx.addressCalls]: (_, _params: AddressCallsParams) => {},
-    [fx.replyToHost]: (_, _params: ReplyToHostParams) => {}
+    [fx.replyToHost]: (_, _params: ReplyToHostParams) => {},
+    [fx.insertInput]: (_, _params: InsertInputParams) => {},
+    [fx.updateInput]: (_, _params: UpdateInputParams) => {},
+    [fx.deleteInput]: (_, _params: { inputId: string }) => {}
   },
   guards: {
     is: ({ context }, status: RunStatus) => context.status === status,
     tombstoned: ({ context }) => context.tombstoned,
+    /** A scheduled row's timer at the time it still has. */
+    inputDue: ({ context, event }) =>
+      event.type === "input.due" &&
+      context.inputs.some((entry) => entry.inputId === event.inputId && entry.dueAt === event.dueAt),
     /** A deadline timer of the task's current clock (stale ones, and a paused run's, are ignored). */
     deadlineCurrent: ({ context, event }) => {
       if (event.type !== "task.deadline" || context.pausedAt !== null) return false
@@ -124,7 +142,13 @@ const runSetup = setup({
 
 /** The instant an event happened: a command's `at`, a timer's due time. */
 const instantOf = (event: Event, fallback: number) =>
-  "at" in event ? event.at : event.type === "task.deadline" ? event.deadlineAt : fallback
+  "at" in event
+    ? event.at
+    : event.type === "task.deadline"
+      ? event.deadlineAt
+      : event.type === "input.due"
+        ? event.dueAt
+        : fallback
 
 /**
  * The transition's actions: `work` on a draft, then (unless it refused) the graph advanced, the
@@ -135,7 +159,7 @@ const step = <T extends Event["type"]>(work: (draft: Draft, event: EventOf<T>) =
     let refused = false
     const draft: Draft = {
       at: instantOf(event, context.pausedAt ?? context.startedAt ?? 0),
-      context: { ...context, tasks: [...context.tasks] },
+      context: { ...context, tasks: [...context.tasks], inputs: [...context.inputs] },
       request: (action) => {
         if (action.type === fx.refuse) refused = true
         enqueue(action as never)
@@ -147,11 +171,18 @@ const step = <T extends Event["type"]>(work: (draft: Draft, event: EventOf<T>) =
           { id: deadlineTimer(key), delay: Math.max(0, deadlineAt - draft.at) }
         ),
       clearTimer: (key) => enqueue.cancel(deadlineTimer(key)),
+      due: (inputId, dueAt) =>
+        enqueue.raise(
+          { type: "input.due", inputId, dueAt },
+          { id: dueTimer(inputId), delay: Math.max(0, dueAt - draft.at) }
+        ),
+      undue: (inputId) => enqueue.cancel(dueTimer(inputId)),
       touched: new Set()
     }
     work(draft, event as EventOf<T>)
     if (refused) return
     advance(draft)
+    while (landInput(draft)) advance(draft)
     judge(draft)
     conclude(draft, context)
     enqueue.assign(draft.context)
@@ -287,6 +318,119 @@ const tombstone = (draft: Draft) => {
   if (status === "pending") cancelAll(draft)
   draft.context.tombstoned = true
   draft.request({ type: fx.recordTombstone })
+}
+
+// ---- the run inputs door
+
+/** Inputs land while the run can still run rounds. */
+const settledRun = (context: Context) =>
+  context.status === "canceling" || context.status === "completed" || context.status === "canceled"
+
+const entryOf = (context: Context, inputId: string) => context.inputs.find((entry) => entry.inputId === inputId)
+
+const rowUpdate = (entry: RunQueueEntry, extra: { readonly text?: string } = {}) => ({
+  inputId: entry.inputId,
+  state: entry.steer ? ("steering" as const) : ("pending" as const),
+  lockVersion: entry.lockVersion,
+  position: entry.position,
+  dueAt: entry.dueAt,
+  ...extra
+})
+
+const acceptInput = (draft: Draft, event: EventOf<"input.accept">) => {
+  const context = draft.context
+  if (context.tombstoned) return refuse(draft, "not_found")
+  if (settledRun(context)) return refuse(draft, "run_settled")
+  if (!context.tasks.some((task) => task.spec.kind === "model_task" && task.spec.mainline)) {
+    return refuse(draft, "run_not_appendable")
+  }
+  if (context.inputs.length >= runInputQueueLimit) return refuse(draft, "input_queue_full")
+  const dueAt = event.dueAt !== null && event.dueAt > draft.at ? event.dueAt : null
+  const entry: RunQueueEntry = {
+    inputId: event.inputId,
+    steer: event.steer,
+    dueAt,
+    position: context.nextInputPosition,
+    lockVersion: 0
+  }
+  context.nextInputPosition += 1
+  context.inputs = [...context.inputs, entry]
+  draft.request({
+    type: fx.insertInput,
+    params: { inputId: entry.inputId, steer: entry.steer, dueAt, position: entry.position, row: event.row }
+  })
+  if (dueAt !== null) draft.due(entry.inputId, dueAt)
+  draft.emit({
+    type: "input_accepted",
+    input_public_id: entry.inputId,
+    kind: "message",
+    state: entry.steer ? "steering" : "pending",
+    delivery_mode: entry.steer ? "steer" : "queue",
+    queue_position: entry.position,
+    deliver_at: dueAt === null ? null : new Date(dueAt).toISOString()
+  })
+}
+
+const editInput = (draft: Draft, event: EventOf<"input.edit">) => {
+  const context = draft.context
+  const entry = entryOf(context, event.inputId)
+  if (entry === undefined) return refuse(draft, "not_found")
+  if (event.expectedLockVersion !== null && event.expectedLockVersion !== entry.lockVersion) {
+    return refuse(draft, "stale_object")
+  }
+  const dueAt = event.steerNow
+    ? null
+    : event.dueAt === undefined
+      ? entry.dueAt
+      : event.dueAt !== null && event.dueAt > draft.at
+        ? event.dueAt
+        : null
+  const edited: RunQueueEntry = { ...entry, dueAt, lockVersion: entry.lockVersion + 1 }
+  context.inputs = context.inputs.map((each) => (each.inputId === entry.inputId ? edited : each))
+  if (entry.dueAt !== null && dueAt !== entry.dueAt) draft.undue(entry.inputId)
+  if (dueAt !== null && dueAt !== entry.dueAt) draft.due(entry.inputId, dueAt)
+  draft.request({
+    type: fx.updateInput,
+    params: rowUpdate(edited, event.text === null ? {} : { text: event.text })
+  })
+  draft.emit({
+    type: "input_edited",
+    input_public_id: entry.inputId,
+    state: edited.steer ? "steering" : "pending",
+    lock_version: edited.lockVersion,
+    reason: event.steerNow ? "promoted" : "edit"
+  })
+}
+
+const deleteInput = (draft: Draft, event: EventOf<"input.delete">) => {
+  const entry = entryOf(draft.context, event.inputId)
+  if (entry === undefined) return refuse(draft, "not_found")
+  draft.context.inputs = draft.context.inputs.filter((each) => each.inputId !== entry.inputId)
+  if (entry.dueAt !== null) draft.undue(entry.inputId)
+  draft.request({ type: fx.deleteInput, params: { inputId: entry.inputId } })
+  draft.emit({ type: "input_deleted", input_public_id: entry.inputId })
+}
+
+const reorderInputs = (draft: Draft, event: EventOf<"input.reorder">) => {
+  const context = draft.context
+  const held = context.inputs.map((entry) => entry.inputId)
+  const exact = event.inputIds.length === held.length && held.every((id) => event.inputIds.includes(id))
+  if (!exact) return refuse(draft, "queue_changed")
+  const positions = [...context.inputs.map((entry) => entry.position)].sort((a, b) => a - b)
+  context.inputs = event.inputIds.map((inputId, index) => {
+    const entry = entryOf(context, inputId)!
+    const moved = { ...entry, position: positions[index]!, lockVersion: entry.lockVersion + 1 }
+    draft.request({ type: fx.updateInput, params: rowUpdate(moved) })
+    return moved
+  })
+  draft.emit({ type: "input_reordered", input_public_ids: event.inputIds })
+}
+
+const inputDue = (draft: Draft, event: EventOf<"input.due">) => {
+  const entry = entryOf(draft.context, event.inputId)!
+  const due = { ...entry, dueAt: null }
+  draft.context.inputs = draft.context.inputs.map((each) => (each.inputId === entry.inputId ? due : each))
+  draft.request({ type: fx.updateInput, params: rowUpdate(due) })
 }
 
 // ---- claims
@@ -574,7 +718,10 @@ export const runMachine = runSetup.createMachine({
     completedAt: null,
     tombstoned: false,
     replyTo: input.replyTo ?? null,
-    replied: false
+    replied: false,
+    inputs: [],
+    nextInputPosition: 0,
+    landed: 0
   }),
   on: {
     "run.start": { actions: step(start) },
@@ -584,6 +731,11 @@ export const runMachine = runSetup.createMachine({
     "run.append": { actions: step(append) },
     "run.defaultRunner": { actions: step(defaultRunner) },
     "run.tombstone": { actions: step(tombstone) },
+    "input.accept": { actions: step(acceptInput) },
+    "input.edit": { actions: step(editInput) },
+    "input.delete": { actions: step(deleteInput) },
+    "input.reorder": { actions: step(reorderInputs) },
+    "input.due": { guard: "inputDue", actions: step(inputDue) },
     "task.claim": { actions: step(claim) },
     "task.extend": { actions: step(extend) },
     "task.commit": { actions: step(commit) },
@@ -629,6 +781,13 @@ export const runVersion = 2
 export const runMigrations = {
   2: <S extends { readonly context: unknown }>(snapshot: S) => ({
     ...snapshot,
-    context: { ...(snapshot.context as object), replyTo: null, replied: false }
+    context: {
+      ...(snapshot.context as object),
+      replyTo: null,
+      replied: false,
+      inputs: [],
+      nextInputPosition: 0,
+      landed: 0
+    }
   })
 }

@@ -1,4 +1,4 @@
-// The `troupe` command: serve, migrate, and the operator commands for people.
+// The `troupe` command: serve, migrate, the operator commands for people, and the reference runner.
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { loadServerConfig } from "@troupe/server/Config"
 import { explainStartupFailure } from "@troupe/server/ConfigurationError"
@@ -11,6 +11,7 @@ import { localChannelPath } from "./Administration.ts"
 import { serveLocalChannel } from "./LocalChannel.ts"
 import { actors, supervisors } from "./operators.ts"
 import { owner, token, user } from "./people.ts"
+import { runner } from "./runner/command.ts"
 
 const serve = Command.make("serve", {}, () =>
   Effect.gen(function* () {
@@ -44,7 +45,7 @@ const migrate = Command.make("migrate", {}, () =>
 
 Command.make("troupe").pipe(
   Command.withDescription("Troupe: a supervised actor runtime and OAuth authorization server for agent programs"),
-  Command.withSubcommands([serve, migrate, owner, user, token, supervisors, actors]),
+  Command.withSubcommands([serve, migrate, owner, user, token, supervisors, actors, runner]),
   Command.run({ version: "0.1.0" }),
   // A failure that comes from the environment (a bad variable, a busy port, a missing database)
   // is one line naming the variable and the fix, and exit code 78 (EX_CONFIG), never a stack.

@@ -5,12 +5,15 @@ import { type ErrorBody, statusOfCode } from "@troupe/contracts/Errors"
 import { Context, Layer, Redacted } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
+import { type Bearer, withBearer } from "./Bearer.ts"
 
 export interface TroupeClientConfig {
   /** Where the server answers, e.g. http://localhost:4000. */
   readonly baseUrl: string | URL
   /** The plane's bearer credential (API session token, access token or personal token), if any. */
   readonly token?: Redacted.Redacted<string> | undefined
+  /** Instead of `token`: a credential that may renew itself after a 401 (Bearer.ts). */
+  readonly bearer?: Bearer | undefined
 }
 
 /** Every group of the API as typed methods: `client.admin.supervisors()`, `client.workspaces.create(...)`. */
@@ -22,6 +25,7 @@ export const makeTroupeClient = (config: TroupeClientConfig) =>
     baseUrl: config.baseUrl,
     transformClient: (client) => {
       const token = config.token
+      if (config.bearer !== undefined) return withBearer(client, config.bearer)
       return token === undefined
         ? client
         : HttpClient.mapRequest(client, HttpClientRequest.bearerToken(Redacted.value(token)))

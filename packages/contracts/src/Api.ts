@@ -19,6 +19,7 @@ import { NamedAgentsGroup } from "./member/NamedAgents.ts"
 import { PrincipalsGroup } from "./member/Principals.ts"
 import { MemberProfileGroup } from "./member/Profile.ts"
 import { PromptDocumentsGroup } from "./member/PromptDocuments.ts"
+import { RunInputsGroup } from "./member/RunInputs.ts"
 import { RunsGroup } from "./member/Runs.ts"
 import { ProfileStoreEntriesGroup, WorkspaceStoreEntriesGroup } from "./member/StoreEntries.ts"
 import { ToolsGroup } from "./member/Tools.ts"
@@ -96,6 +97,7 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(ModelsGroup)
   .add(ToolsGroup)
   .add(RunsGroup)
+  .add(RunInputsGroup)
   .add(InferenceRequestsGroup)
   .add(ConversationsGroup)
   .add(ConversationInputsGroup)

@@ -26,6 +26,7 @@ import { NamedAgentsHandlers } from "./member/NamedAgents.ts"
 import { PrincipalsHandlers } from "./member/Principals.ts"
 import { MemberProfileHandlers } from "./member/Profile.ts"
 import { PromptDocumentsHandlers } from "./member/PromptDocuments.ts"
+import { RunInputsHandlers } from "./member/RunInputs.ts"
 import { RunsHandlers } from "./member/Runs.ts"
 import {
   IdempotencyKeyRequiredLive,
@@ -80,6 +81,7 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(
       ModelsHandlers,
       ToolsHandlers,
       RunsHandlers,
+      RunInputsHandlers,
       InferenceRequestsHandlers,
       ConversationsHandlers,
       ConversationInputsHandlers,

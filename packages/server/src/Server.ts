@@ -39,6 +39,7 @@ import { StoreEntries } from "@troupe/domain/memory/StoreEntries"
 import { ModelCatalog } from "@troupe/domain/models/ModelCatalog"
 import { makeOpenAiCompatible } from "@troupe/domain/models/OpenAiCompatible"
 import { ExecutorInbox } from "@troupe/domain/runs/ExecutorInbox"
+import { RunInputs } from "@troupe/domain/runs/RunInputs"
 import { RunDefinition, Runs } from "@troupe/domain/runs/Runs"
 import { Readiness } from "@troupe/domain/runtime/Readiness"
 import { RuntimeOperations } from "@troupe/domain/runtime/RuntimeOperations"
@@ -127,7 +128,7 @@ export const domainLayer = (config: ServerConfig) =>
     (base) =>
       Layer.mergeAll(
         InferenceRequests.layer,
-        Layer.mergeAll(Runs.layer, ExecutorInbox.layer),
+        Layer.mergeAll(ExecutorInbox.layer, RunInputs.layer).pipe(Layer.provideMerge(Runs.layer)),
         // The conversation doors' services read conversations through the Conversations service.
         Layer.mergeAll(
           Inputs.layer,

@@ -3,11 +3,12 @@
 // a failure does to its dependents (halt holds, propagate skips, absorb resolves), races, a
 // model round's tool-call expansion, quiescence and attention. Pure: time arrives as `draft.at`.
 
-import type { Attention, RunContext, RunStatus, Task, TaskSpec, TaskStatus } from "../context.ts"
+import type { Attention, RunContext, RunQueueEntry, RunStatus, Task, TaskSpec, TaskStatus } from "../context.ts"
 import {
   type AddressCallsParams,
   type CancelRoundParams,
   runEffects as fx,
+  type InsertInputParams,
   type InsertTasksParams,
   type NotifyExecutorsParams,
   type OpenRoundParams,
@@ -19,7 +20,8 @@ import {
   type RefuseParams,
   type RelayFrameParams,
   type ReplyToHostParams,
-  type TaskProjection
+  type TaskProjection,
+  type UpdateInputParams
 } from "../effects.ts"
 import { judgeApproval } from "./approval.ts"
 
@@ -47,6 +49,9 @@ export type EffectRequest =
   | { readonly type: typeof fx.relayFrame; readonly params: RelayFrameParams }
   | { readonly type: typeof fx.addressCalls; readonly params: AddressCallsParams }
   | { readonly type: typeof fx.replyToHost; readonly params: ReplyToHostParams }
+  | { readonly type: typeof fx.insertInput; readonly params: InsertInputParams }
+  | { readonly type: typeof fx.updateInput; readonly params: UpdateInputParams }
+  | { readonly type: typeof fx.deleteInput; readonly params: { readonly inputId: string } }
 
 export type Item = { readonly type: string; readonly [member: string]: unknown }
 
@@ -55,12 +60,15 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 /** A step's work: a draft of the context, the step's instant, and what it asks of the shell. */
 export interface Draft {
   readonly at: number
-  context: Mutable<RunContext> & { tasks: Array<Task> }
+  context: Mutable<RunContext> & { tasks: Array<Task>; inputs: Array<RunQueueEntry> }
   request(action: EffectRequest): void
   emit(item: Item): void
   /** Raises the task's deadline timer (replacing an earlier one). */
   setTimer(key: string, generation: number, deadlineAt: number): void
   clearTimer(key: string): void
+  /** Raises (or clears) a scheduled input's due timer. */
+  due(inputId: string, dueAt: number): void
+  undue(inputId: string): void
   /** Keys of tasks this step changed (their rows are rewritten at the end of the step). */
   readonly touched: Set<string>
 }
@@ -252,6 +260,8 @@ const roundRef = (task: Task) => `${task.spec.key}#${task.generation}#${task.rou
 export const openRound = (draft: Draft, task: Task) => {
   const model = task.spec.model!
   const next = change(draft, task, "running", { startedAt: task.startedAt ?? draft.at, rounds: task.rounds + 1 })
+  const steers = task.spec.mainline ? draft.context.inputs.filter((entry) => entry.steer && entry.dueAt === null) : []
+  for (const entry of steers) consumeInput(draft, entry, task.spec.key)
   const calls = draft.context.tasks
     .filter((each) => each.spec.expansionParent === model.continues && each.spec.kind === "tool_task")
     .map((each) => each.spec.key)
@@ -266,7 +276,8 @@ export const openRound = (draft: Draft, task: Task) => {
       calls: model.continues === null ? [] : calls,
       mainline: task.spec.mainline,
       attempt: next.failures + 1,
-      tools: model.tools
+      tools: model.tools,
+      steers: steers.map((entry) => entry.inputId)
     }
   })
 }
@@ -725,3 +736,60 @@ export const retry = (draft: Draft, task: Task, model: string | null) => {
 
 /** Tasks whose deadline clocks run (paused runs stop and shift them). */
 export const clocked = (task: Task) => task.deadlineAt !== null && !isSettled(task.status)
+
+/** A door row consumed into `taskKey` (the round it became, or the round a steer joined). */
+export const consumeInput = (draft: Draft, entry: RunQueueEntry, taskKey: string) => {
+  draft.context.inputs = draft.context.inputs.filter((each) => each.inputId !== entry.inputId)
+  draft.request({
+    type: fx.updateInput,
+    params: {
+      inputId: entry.inputId,
+      state: "consumed",
+      lockVersion: entry.lockVersion + 1,
+      position: entry.position,
+      dueAt: null,
+      taskKey
+    }
+  })
+  draft.emit({ type: "input_materialized", input_public_id: entry.inputId, task_key: taskKey })
+}
+
+/**
+ * At quiescence the first due queued row lands as a mainline model round on the last mainline
+ * model (continuing it), which becomes the deliverable. Answers whether one landed.
+ */
+export const landInput = (draft: Draft): boolean => {
+  const context = draft.context
+  if (!scheduling(context) || context.stopping || liveWork(draft)) return false
+  const entry = context.inputs.find((each) => !each.steer && each.dueAt === null)
+  const tip = context.tasks.filter((task) => task.spec.kind === "model_task" && task.spec.mainline).at(-1)
+  if (entry === undefined || tip === undefined) return false
+  context.landed += 1
+  const key = `i${context.landed}-model`
+  const deliverable = find(context, context.deliverable)
+  const after = deliverable === undefined ? [] : [deliverable.spec.key]
+  const spec: TaskSpec = {
+    ...tip.spec,
+    key,
+    origin: "author",
+    visibility: "visible",
+    after,
+    structural: after,
+    results: [],
+    onFailure: "halt",
+    revision: context.revision,
+    step: 0,
+    expansionParent: null,
+    model: { ...tip.spec.model!, continues: tip.spec.key }
+  }
+  const firstPosition = context.tasks.length
+  context.tasks = [...context.tasks, fresh(spec, draft.at)]
+  draft.touched.add(key)
+  context.deliverable = key
+  draft.request({
+    type: fx.insertTasks,
+    params: { firstPosition, tasks: [spec], details: { [key]: { input_public_id: entry.inputId } } }
+  })
+  consumeInput(draft, entry, key)
+  return true
+}

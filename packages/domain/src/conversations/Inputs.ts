@@ -91,7 +91,7 @@ const contextOptionsOf = (history: unknown, inline: unknown) => ({
 })
 
 /** When a row is due: deliver_at (with its offset) or deliver_in from now; null when due at once. */
-const dueAtOf = (members: InputMembers, at: Date) =>
+export const dueAtOf = (members: InputMembers, at: Date) =>
   Effect.gen(function* () {
     const { deliver_at, deliver_in } = members
     if (deliver_at != null && deliver_in != null) {

@@ -327,7 +327,7 @@ export class ExecutorInbox extends Context.Service<
             if (sent.answer === "claim_inactive") return yield* claimRefusalOf("claim_inactive")
             const run = (yield* db(runs.findRunById(row.run_id)))!
             const [tasks, specs] = yield* db(Effect.all([runs.listTasks(run.id), specsOf(run.public_id)]))
-            return { state: { run, tasks, specs }, task: tasks.find((each) => each.key === key)! }
+            return { state: { run, tasks, specs, held: 0 }, task: tasks.find((each) => each.key === key)! }
           }),
         progress: (caller, body) =>
           Effect.gen(function* () {

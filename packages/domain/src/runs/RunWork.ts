@@ -135,7 +135,12 @@ export const makeRunWork = (
           answers.push({ role: "tool", tool_call_id: call?.tool_call_id ?? key, content: outputOf(call) })
         }
         const toolCalls = Array.isArray(calls) ? (calls as InputMessage["tool_calls"]) : []
-        return [...input, { role: "assistant", content: answer, tool_calls: toolCalls }, ...answers]
+        return [
+          ...input,
+          { role: "assistant", content: answer, tool_calls: toolCalls },
+          ...answers,
+          ...(yield* steersOf(round))
+        ]
       }
       const messages: Array<InputMessage> = []
       const hostedInput = typeof spec.hosted_input === "string" ? spec.hosted_input : undefined
@@ -157,7 +162,20 @@ export const makeRunWork = (
         messages.push({ role: "system", content: text(spec.instructions) })
       }
       for (const key of round.results) messages.push(resultMessage(yield* runs.findTask(runId, key), key))
-      messages.push({ role: "user", content: text(spec.prompt) })
+      const landed = typeof spec.input_public_id === "string" ? yield* runs.findInput(spec.input_public_id) : undefined
+      messages.push({ role: "user", content: landed?.text ?? text(spec.prompt) })
+      return [...messages, ...(yield* steersOf(round))]
+    })
+
+  /** The steering rows that land in a round, as user messages after its prompt. */
+  const steersOf = (round: OpenRoundParams) =>
+    Effect.gen(function* () {
+      const runs = yield* RunsRepository.make
+      const messages: Array<InputMessage> = []
+      for (const inputId of round.steers) {
+        const row = yield* runs.findInput(inputId)
+        if (row !== undefined) messages.push({ role: "user", content: row.text })
+      }
       return messages
     })
 

@@ -53,6 +53,8 @@ export interface RunState {
   readonly run: RunRow
   readonly tasks: ReadonlyArray<TaskRow>
   readonly specs: ReadonlyMap<string, TaskSpec>
+  /** Rows held by the run inputs door. */
+  readonly held: number
 }
 
 /** What a run's snapshot tells the projections: every task's compiled spec (waits rewired by expansions). */
@@ -301,8 +303,8 @@ export class Runs extends Context.Service<
 
       const stateOf = (run: RunRow) =>
         Effect.map(
-          db(Effect.all([runs.listTasks(run.id), specsOf(run.public_id)])),
-          ([tasks, specs]): RunState => ({ run, tasks, specs })
+          db(Effect.all([runs.listTasks(run.id), specsOf(run.public_id), runs.listInputs(run.id)])),
+          ([tasks, specs, inputs]): RunState => ({ run, tasks, specs, held: inputs.length })
         )
 
       const reread = (runId: string) =>

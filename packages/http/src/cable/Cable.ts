@@ -15,6 +15,7 @@
 import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { accessTokenFormat } from "@troupe/domain/accounts/OpaqueTokens"
 import { Sessions } from "@troupe/domain/accounts/Sessions"
+import { BusRelays } from "@troupe/domain/runtime/BusRelays"
 import { StepFeed } from "@troupe/domain/runtime/StepFeed"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -31,6 +32,7 @@ import { ExecutorInboxChannelLive } from "./ExecutorInboxChannel.ts"
 import { FeedReaders } from "./FeedReaders.ts"
 import { InferenceRequestChannelLive } from "./InferenceRequestChannel.ts"
 import { negotiateProtocol, offeredProtocols } from "./Protocol.ts"
+import { RunChannelLive } from "./RunChannel.ts"
 
 export const cablePath = "/agent_api/v1/cable"
 
@@ -173,12 +175,14 @@ export const CableChannelsLive = Layer.mergeAll(
   ActorChannelLive,
   ExecutorInboxChannelLive,
   InferenceRequestChannelLive,
-  ConversationChannelLive
+  ConversationChannelLive,
+  RunChannelLive
 )
 
 /** The cable route with its channels, for Routes.ts to merge. */
 export const CableRoute = Layer.mergeAll(CableEndpoint, CableChannelsLive).pipe(
   Layer.provide(CableChannels.layer),
   Layer.provide(FeedReaders.layer),
+  Layer.provide(BusRelays.layer),
   Layer.provide(StepFeed.layer)
 )

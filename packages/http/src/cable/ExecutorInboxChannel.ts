@@ -1,17 +1,22 @@
-// ExecutorInboxChannel {} (SUPPLEMENT "Cable"): an executor's push channel. The transport
-// credential names the address. While subscribed the address is connected: the channel pings
-// every 10 s, the executor answers with the action `pong`, and each answer marks it seen;
-// three missed pongs close the subscription. Presence reads these marks. Work frames
-// (work_available, work_canceled) arrive here once runs dispatch tasks.
+// AgentAPI::V1::ExecutorInboxChannel, or ExecutorInboxChannel, {} (SUPPLEMENT "Cable"; runs
+// supplement "Executor inbox"): an executor's push channel. The transport credential names the
+// address. While subscribed the address is connected: the channel pings every 10 s, the executor
+// answers with the action `pong`, and each answer marks it seen; three missed pongs close the
+// subscription. Presence reads these marks. Every message published on the address's inbox
+// (work_available, work_canceled) is relayed bare, as published; the inbox read stays the
+// authoritative recovery path.
+import { executorInboxChannelNames } from "@troupe/contracts/cable/ExecutorInboxChannel"
 import { Executors, type PresenceMark } from "@troupe/domain/executors/Executors"
-import { Clock, Duration, Effect, Ref, Stream } from "effect"
+import { BusRelays } from "@troupe/domain/runtime/BusRelays"
+import { Clock, Duration, Effect, Layer, Ref, Stream } from "effect"
 import { type CableChannel, registerChannel, rejected } from "./Channels.ts"
+import { EncodedMessage } from "./Protocol.ts"
 
 export const heartbeat = Duration.seconds(10)
 const missedPongsAllowed = 3
 
-export const ExecutorInboxChannel: CableChannel<Executors> = {
-  name: "ExecutorInboxChannel",
+const executorInboxChannel = (name: string): CableChannel<Executors | BusRelays> => ({
+  name,
   subscribe: (_params, connection) =>
     Effect.gen(function* () {
       const identity = connection.identity
@@ -19,6 +24,8 @@ export const ExecutorInboxChannel: CableChannel<Executors> = {
       const executors = yield* Executors
       const mark = (kind: PresenceMark) => executors.markPresence(identity.executor.id, kind)
       yield* Effect.acquireRelease(mark("connected"), () => mark("disconnected"))
+      // Live before the confirmation: a notice published once it is sent reaches the executor.
+      const work = yield* (yield* BusRelays).inbox(identity.executor.publicId)
       const lastPong = yield* Ref.make(yield* Clock.currentTimeMillis)
       const pings = Stream.tick(heartbeat).pipe(
         Stream.mapEffect(() =>
@@ -32,7 +39,11 @@ export const ExecutorInboxChannel: CableChannel<Executors> = {
         )
       )
       return {
-        messages: pings,
+        // The published JSON is the message: spliced in as it is, no `{event}` wrapper.
+        messages: Stream.merge(
+          pings,
+          Stream.map(work, (payload) => new EncodedMessage(payload))
+        ),
         perform: (data) =>
           data.action === "pong"
             ? Effect.andThen(
@@ -42,6 +53,11 @@ export const ExecutorInboxChannel: CableChannel<Executors> = {
             : Effect.void
       }
     })
-}
+})
 
-export const ExecutorInboxChannelLive = registerChannel(ExecutorInboxChannel)
+const [upstreamName, shortName] = executorInboxChannelNames
+
+export const ExecutorInboxChannelLive = Layer.mergeAll(
+  registerChannel(executorInboxChannel(upstreamName)),
+  registerChannel(executorInboxChannel(shortName))
+)

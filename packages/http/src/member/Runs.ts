@@ -18,10 +18,10 @@ import { answerRefusals } from "../conventions/DomainRefusals.ts"
 
 const runStatuses = new Set(["pending", "running", "paused", "needs_attention", "canceling", "completed", "canceled"])
 
-const trace = (state: RunState) => ({ run: traceOf(state.run, state.tasks, state.specs) })
+const trace = (state: RunState) => ({ run: traceOf(state.run, state.tasks, state.specs, { held: state.held }) })
 
 /** The refusals whose envelope carries more than code and message. */
-const answerRunRefusals = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+export const answerRunRefusals = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
     Effect.catchIf(
       (error): error is E & (AuthoringRefused | InvalidSteps | RunRefused) =>

@@ -625,6 +625,95 @@ const setDefaultRunner = Effect.fnUntraced(function* (publicId: string, executor
     WHERE public_id = ${publicId}::uuid`
 })
 
+/** A run inputs door row, with its author's public id. */
+export const RunInputRow = Schema.Struct({
+  id: Schema.BigInt,
+  public_id: Schema.String,
+  run_id: Schema.BigInt,
+  author_id: Schema.BigInt,
+  author_public_id: Schema.String,
+  text: Schema.String,
+  delivery_mode: Schema.Literals(["queue", "steer"]),
+  state: Schema.Literals(["pending", "steering", "consumed"]),
+  queue_position: Schema.Number,
+  lock_version: Schema.Number,
+  deliver_at: NullDate,
+  task_key: NullString,
+  idempotency_key: NullString,
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type RunInputRow = typeof RunInputRow.Type
+
+const selectInput = `SELECT i.*, u.public_id::text AS author_public_id FROM run_inputs i JOIN users u ON u.id = i.author_id`
+
+const inputsOf = Rows.all("Runs.listInputs", {
+  Request: Schema.Struct({ runId: Schema.BigInt }),
+  Result: RunInputRow,
+  execute: ({ runId }, sql) =>
+    sql`${sql.literal(selectInput)} WHERE i.run_id = ${runId} AND i.state <> 'consumed' ORDER BY i.queue_position`
+})
+
+/** A run's unconsumed door rows in queue order. */
+const listInputs = (runId: bigint) => inputsOf({ runId })
+
+const inputByPublicId = Rows.maybe("Runs.findInput", {
+  Request: Schema.Struct({ publicId: Schema.String }),
+  Result: RunInputRow,
+  execute: ({ publicId }, sql) => sql`${sql.literal(selectInput)} WHERE i.public_id = ${publicId}::uuid`
+})
+
+const findInput = (publicId: string) => inputByPublicId({ publicId })
+
+/** A door row of the run's, inserted by its binding (`row` carries text, author and key). */
+const insertInput = Effect.fnUntraced(function* (
+  runId: bigint,
+  input: {
+    readonly publicId: string
+    readonly authorId: bigint
+    readonly text: string
+    readonly steer: boolean
+    readonly position: number
+    readonly deliverAt: Date | null
+    readonly idempotencyKey: string | null
+    readonly now: Date
+  }
+) {
+  const sql = yield* SqlClient
+  yield* sql`
+    INSERT INTO run_inputs (public_id, run_id, author_id, text, delivery_mode, state, queue_position, deliver_at,
+      idempotency_key, created_at, updated_at)
+    VALUES (${input.publicId}::uuid, ${runId}, ${input.authorId}, ${input.text}, ${input.steer ? "steer" : "queue"},
+      ${input.steer ? "steering" : "pending"}, ${input.position}, ${input.deliverAt}, ${input.idempotencyKey},
+      ${input.now}, ${input.now})`
+})
+
+const updateInput = Effect.fnUntraced(function* (
+  publicId: string,
+  fields: {
+    readonly state: string
+    readonly lockVersion: number
+    readonly position: number
+    readonly deliverAt: Date | null
+    readonly text?: string | undefined
+    readonly taskKey?: string | undefined
+    readonly now: Date
+  }
+) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE run_inputs SET state = ${fields.state}, lock_version = ${fields.lockVersion},
+      queue_position = ${fields.position}, deliver_at = ${fields.deliverAt},
+      text = COALESCE(${fields.text ?? null}, text), task_key = COALESCE(${fields.taskKey ?? null}, task_key),
+      updated_at = ${fields.now}
+    WHERE public_id = ${publicId}::uuid`
+})
+
+const deleteInput = Effect.fnUntraced(function* (publicId: string) {
+  const sql = yield* SqlClient
+  yield* sql`DELETE FROM run_inputs WHERE public_id = ${publicId}::uuid`
+})
+
 export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/storage/RunsRepository", {
   make: Effect.map(SqlClient, (sql) =>
     Rows.bind(sql, {
@@ -648,6 +737,11 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       copyTaskResult,
       recordRoundAnswer,
       accountOfUser,
+      listInputs,
+      findInput,
+      insertInput,
+      updateInput,
+      deleteInput,
       setDefaultRunner
     })
   )

@@ -1,0 +1,162 @@
+// The reference runner (`troupe runner --config FILE`): connects as a runner, announces the
+// configured tools, and answers its inbox's tool calls by running their commands: claim, run
+// (extending the claim while the command runs past half of it), commit; one line per action.
+import type { Bearer } from "@troupe/client/Bearer"
+import { makeTroupeClient } from "@troupe/client/Client"
+import { type InboxClient, inboxWork, makeInboxClient } from "@troupe/client/Inbox"
+import type { Commit, InboxTask } from "@troupe/contracts/executor/Inbox"
+import { Clock, Console, Data, Duration, Effect, FiberMap, Ref, Schedule, Stream } from "effect"
+import { announcementOf, type RunnerConfig, type ToolConfig } from "./RunnerConfig.ts"
+import { connectRunner } from "./RunnerCredential.ts"
+import { commitOf, runTool } from "./ToolCommand.ts"
+
+/** The longest extension the server grants (larger asks are refused, not capped). */
+const longestExtensionMs = 3_600_000
+const retryTransport = Schedule.min([Schedule.exponential(Duration.millis(500)), Schedule.spaced(Duration.seconds(30))])
+
+const tagOf = (error: unknown) => (error as { readonly _tag?: string } | undefined)?._tag
+/** Failures worth trying again: the server unreachable or overloaded, an answer outside the contract. */
+const isTransient = (error: unknown) => {
+  const tag = tagOf(error)
+  return tag === "HttpClientError" || tag === "RateLimited"
+}
+const codeOf = (error: unknown) =>
+  (error as { readonly error?: { readonly code?: string } } | undefined)?.error?.code ?? tagOf(error) ?? String(error)
+
+const say = (line: string) => Console.log(line)
+
+/** The server would not take the configured tools. */
+export class AnnouncementRefused extends Data.TaggedError("AnnouncementRefused")<{ readonly code: string }> {
+  override get message() {
+    return `The server refused the announcement of the tools: ${this.code}`
+  }
+}
+
+/** Retries `effect` while it fails transiently, a few times (a claim or commit has a deadline). */
+const persistently = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.retry({
+      while: isTransient,
+      schedule: Schedule.max([Schedule.exponential(Duration.millis(250)), Schedule.recurs(6)])
+    })
+  )
+
+export interface RunnerOptions {
+  readonly config: RunnerConfig
+  readonly baseUrl: string
+  readonly statePath: string
+  readonly identifier: string
+  readonly displayName: string
+}
+
+/** One tool call, from claim to commit; never fails (what goes wrong is printed). */
+const answer = (inbox: InboxClient, tools: ReadonlyMap<string, ToolConfig>, task: InboxTask) =>
+  Effect.gen(function* () {
+    const where = `${task.run_public_id}/${task.task_key}`
+    const name = task.tool_name ?? "?"
+    const claimed = yield* persistently(inbox.claim(task.run_public_id, task.task_key)).pipe(
+      Effect.map((answer) => answer.claim),
+      Effect.catch((error) => Effect.as(say(`not claimed ${where} ${name}: ${codeOf(error)}`), undefined))
+    )
+    if (claimed === undefined) return
+    const token = claimed.claim_token
+    yield* say(`claimed ${where} ${name}`)
+    const tool = tools.get(name)
+    const timeoutMs = task.timeout_ms
+    const fields: Omit<Commit, "claim_token"> =
+      tool === undefined
+        ? { content: `This runner does not serve the tool ${name}.`, outcome: "failed" }
+        : yield* Effect.scoped(
+            Effect.gen(function* () {
+              const deadline = yield* Ref.make(claimed.deadline_at.getTime())
+              const keepClaim = Effect.gen(function* () {
+                const now = yield* Clock.currentTimeMillis
+                yield* Effect.sleep(Duration.millis(Math.max(250, ((yield* Ref.get(deadline)) - now) / 2)))
+                const extended = yield* inbox
+                  .extend(task.run_public_id, task.task_key, token, Math.min(timeoutMs, longestExtensionMs))
+                  .pipe(Effect.option)
+                if (extended._tag === "None") return yield* Effect.sleep(Duration.seconds(1))
+                yield* Ref.set(deadline, extended.value.claim.deadline_at.getTime())
+                yield* say(`extended ${where} ${name} until ${extended.value.claim.deadline_at.toISOString()}`)
+              }).pipe(Effect.forever)
+              yield* Effect.forkScoped(keepClaim)
+              return yield* runTool(tool.command, task.tool_input ?? {}, Duration.millis(timeoutMs)).pipe(
+                Effect.map((run) => commitOf(run, timeoutMs)),
+                Effect.catch((error) =>
+                  Effect.succeed({
+                    content: `The tool could not be started: ${error.message}`,
+                    outcome: "failed"
+                  } as const)
+                )
+              )
+            })
+          )
+    const commit = (body: Omit<Commit, "claim_token">) =>
+      persistently(inbox.commit(task.run_public_id, task.task_key, { ...body, claim_token: token }))
+    const settled = yield* commit(fields).pipe(
+      Effect.catchIf(
+        (error) => tagOf(error) === "Unprocessable" || tagOf(error) === "ContentTooLarge",
+        (error) =>
+          Effect.andThen(
+            say(`refused ${where} ${name}: ${codeOf(error)}; committing the refusal as a failure`),
+            commit({ content: `The tool's result was refused: ${codeOf(error)}.`, outcome: "failed" })
+          )
+      ),
+      Effect.map((answer) => answer.task),
+      Effect.catch((error) => Effect.as(say(`failed ${where} ${name}: ${codeOf(error)}`), undefined))
+    )
+    if (settled !== undefined) yield* say(`committed ${where} ${name}: ${settled.status}`)
+  })
+
+/** Connects, announces, and answers the inbox until the server refuses the credential. */
+const serveOnce = (options: RunnerOptions) =>
+  Effect.gen(function* () {
+    const { bearer, executor } = yield* connectRunner(options).pipe(
+      Effect.tapError((error) =>
+        isTransient(error) ? say(`cannot reach ${options.baseUrl} (${codeOf(error)}); trying again`) : Effect.void
+      ),
+      Effect.retry({ while: isTransient, schedule: retryTransport })
+    )
+    yield* announce(options, bearer)
+    yield* say(
+      `serving ${options.config.tools.map((tool) => tool.name).join(", ") || "no tools"} as ` +
+        `${executor.display_name} (${executor.public_id})`
+    )
+    const inbox = yield* makeInboxClient({ baseUrl: options.baseUrl, bearer })
+    const tools = new Map(options.config.tools.map((tool) => [tool.name, tool]))
+    const working = yield* FiberMap.make<string>()
+    yield* inboxWork({
+      baseUrl: options.baseUrl,
+      bearer,
+      onConnection: (up) => say(up ? "inbox: subscribed" : "inbox: cable down; polling every 2 s"),
+      onCanceled: (message) => {
+        const key = `${message.run_public_id}/${message.task_key}`
+        return Effect.andThen(FiberMap.remove(working, key), say(`canceled ${key}`))
+      }
+    }).pipe(
+      Stream.runForEach((task) => {
+        const where = `${task.run_public_id}/${task.task_key}`
+        if (task.kind !== "tool_call") return say(`skipped ${where}: a ${task.kind} row is not a runner's`)
+        if (task.claimed) return say(`skipped ${where}: claimed already (by this runner before a restart)`)
+        return Effect.asVoid(FiberMap.run(working, where, { onlyIfMissing: true })(answer(inbox, tools, task)))
+      })
+    )
+  }).pipe(Effect.scoped)
+
+const announce = (options: RunnerOptions, bearer: Bearer) =>
+  Effect.gen(function* () {
+    const client = yield* makeTroupeClient({ baseUrl: options.baseUrl, bearer })
+    yield* client.executor.announce({ payload: announcementOf(options.config) }).pipe(
+      Effect.retry({ while: isTransient, schedule: retryTransport }),
+      Effect.mapError((error) => new AnnouncementRefused({ code: codeOf(error) }))
+    )
+  })
+
+/** Serves until interrupted; a refused credential connects again through the device flow. */
+export const runRunner = (options: RunnerOptions) =>
+  serveOnce(options).pipe(
+    Effect.catchTag("Unauthorized", () =>
+      say("The server refused the runner's credential (revoked or re-paired); connecting again.")
+    ),
+    Effect.forever
+  )
