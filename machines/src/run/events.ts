@@ -95,6 +95,11 @@ export const RunEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("input.reorder"), inputIds: Schema.Array(Schema.String), at }),
   /** Timer: a scheduled row's time came. */
   Schema.Struct({ type: Schema.Literal("input.due"), inputId: Schema.String, dueAt: Schema.Number }),
+  /**
+   * An executor's address was revoked (or its human removed): its unclaimed rows fail
+   * executor_revoked; rows it claimed settle by their own deadline.
+   */
+  Schema.Struct({ type: Schema.Literal("executor.revoked"), executorId: Schema.String, at }),
   /** A runner claims a dispatched tool task; the domain minted the token and sends its digest. */
   Schema.Struct({
     type: Schema.Literal("task.claim"),

@@ -433,6 +433,22 @@ const inputDue = (draft: Draft, event: EventOf<"input.due">) => {
   draft.request({ type: fx.updateInput, params: rowUpdate(due) })
 }
 
+// ---- executors gone
+
+const revoked = (draft: Draft, event: EventOf<"executor.revoked">) => {
+  for (const task of draft.context.tasks) {
+    const target = task.spec.tool?.target
+    if (task.status !== "dispatched" || task.claimed || target === undefined) continue
+    if (target.kind === "runner" && target.executor.executorId === event.executorId) {
+      fail(draft, task.spec.key, "failed", { key: "executor_revoked" })
+    } else if (target.kind === "pool" && target.executorIds.includes(event.executorId)) {
+      const executorIds = target.executorIds.filter((id) => id !== event.executorId)
+      const tool = { ...task.spec.tool!, target: { kind: "pool" as const, executorIds } }
+      put(draft, { ...task, spec: { ...task.spec, tool } })
+    }
+  }
+}
+
 // ---- claims
 
 /** Whether the task's inbox row is addressed to `executorId`. */
@@ -736,6 +752,7 @@ export const runMachine = runSetup.createMachine({
     "input.delete": { actions: step(deleteInput) },
     "input.reorder": { actions: step(reorderInputs) },
     "input.due": { guard: "inputDue", actions: step(inputDue) },
+    "executor.revoked": { actions: step(revoked) },
     "task.claim": { actions: step(claim) },
     "task.extend": { actions: step(extend) },
     "task.commit": { actions: step(commit) },

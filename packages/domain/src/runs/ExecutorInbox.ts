@@ -49,6 +49,28 @@ export interface InboxTaskView {
   readonly multi?: boolean
 }
 
+/**
+ * A relayed frame's payload within the bus's bound (PostgreSQL refuses notifications of 8000
+ * bytes or more): a text tail keeps its newest characters, process lines their newest lines; a
+ * frame that still does not fit is dropped (accepted false).
+ */
+const busPayloadBytes = 7_900
+const fitted = (frame: Readonly<Record<string, unknown>>): string | undefined => {
+  let candidate = frame
+  for (let attempt = 0; attempt < 12; attempt++) {
+    const text = JSON.stringify(candidate)
+    const size = Buffer.byteLength(text, "utf8")
+    if (size <= busPayloadBytes) return text
+    const over = size - busPayloadBytes
+    if (typeof candidate.text_tail === "string" && candidate.text_tail.length > 0) {
+      candidate = { ...candidate, text_tail: candidate.text_tail.slice(Math.min(candidate.text_tail.length, over + 16)) }
+    } else if (Array.isArray(candidate.lines) && candidate.lines.length > 1) {
+      candidate = { ...candidate, lines: candidate.lines.slice(Math.ceil(candidate.lines.length / 2)) }
+    } else return undefined
+  }
+  return undefined
+}
+
 /** A refusal a body judge found (its status is its code's). */
 export class BodyRefused extends Schema.TaggedError<BodyRefused>()("BodyRefused", {
   status: Schema.Number,
@@ -374,7 +396,9 @@ export class ExecutorInbox extends Context.Service<
                     lines: frame.lines,
                     exit: frame.exit
                   }
-            yield* bus.publish(runProgressChannel(source.run), JSON.stringify(relayed))
+            const payload = fitted(relayed)
+            if (payload === undefined) return false
+            yield* bus.publish(runProgressChannel(source.run), payload)
             return true
           })
       })
