@@ -26,6 +26,13 @@ export interface CableMessage {
 export const inboxChannel = (executorPublicId: string) => `executor_inbox:${executorPublicId}`
 /** The bus channel of a run's progress frames (RunChannel `progress`). */
 export const runProgressChannel = (runPublicId: string) => `run_progress:${runPublicId}`
+/** The bus channel of a conversation's runs' progress frames (ConversationChannel `progress`). */
+export const conversationProgressChannel = (conversationPublicId: string) =>
+  `conversation_progress:${conversationPublicId}`
+
+/** Where a run's frames go: a hosted run's ride its conversation's feed. */
+export const progressChannelOf = (runPublicId: string, conversationPublicId: string | null) =>
+  conversationPublicId === null ? runProgressChannel(runPublicId) : conversationProgressChannel(conversationPublicId)
 
 /** The domain's side of a run's work. */
 export interface RunWork {
@@ -231,7 +238,9 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
       [fx.replyToHost]: (params) =>
         Effect.flatMap(TransactionalActors, (actors) => actors.reply(params.to, params.event)),
       [fx.relayFrame]: (params, step) =>
-        work.publishOnCommit([{ channel: runProgressChannel(step.actorId), payload: JSON.stringify(params.frame) }])
+        work.publishOnCommit([
+          { channel: progressChannelOf(step.actorId, params.conversationId), payload: JSON.stringify(params.frame) }
+        ])
     },
     jobs: {
       [fx.addressCalls]: (params, job) =>

@@ -151,6 +151,8 @@ export interface NotifyExecutorsParams {
 
 export interface RelayFrameParams {
   readonly frame: Readonly<Record<string, unknown>>
+  /** A hosted run's conversation (its frames ride the conversation's feed); null standalone. */
+  readonly conversationId: string | null
 }
 
 export interface AddressCallsParams {

@@ -497,6 +497,7 @@ const claim = (draft: Draft, event: EventOf<"task.claim">) => {
   draft.request({
     type: fx.relayFrame,
     params: {
+      conversationId: draft.context.conversationId,
       frame: {
         type: "step_claimed",
         run_public_id: context.publicId,

@@ -7,6 +7,7 @@ import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import { inboxCalls, memberCalls, type RunWorld, readOnlyTool, runWorld } from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { about, openRaw } from "../cable/support-cable.ts"
 
 let server: TestServer
 let world: RunWorld
@@ -53,6 +54,17 @@ afterAll(() => server?.close())
 
 describe("Engine selection: a run-backed reply", () => {
   it("the answerer's declared tool is served by its runner and the continuation's answer is the turn's variant", async () => {
+    // The conversation's progress feed carries its hosted run's frames.
+    const cable = openRaw(server, { headers: bearer(world.agent.token) })
+    expect(await cable.frames.take()).toEqual({ type: "welcome" })
+    const identifier = JSON.stringify({
+      channel: "ConversationChannel",
+      workspace_id: world.workspaceId,
+      conversation_id: conversation,
+      items: "progress"
+    })
+    cable.subscribe(identifier)
+    expect((await cable.frames.take(about(identifier))).type).toBe("confirm_subscription")
     const directive = JSON.stringify({ tool_calls: [{ name: "grep", input: { pattern: "z" } }] })
     const input = await member(
       "POST",
@@ -82,6 +94,10 @@ describe("Engine selection: a run-backed reply", () => {
       if (row === undefined) await waitForActorState(server, "run", runId, "running")
     }
     expect(row).toMatchObject({ tool_name: "grep", tool_input: { pattern: "z" }, conversation_public_id: conversation })
+    const started = await cable.frames.take(
+      (frame: any) => about(identifier)(frame) && frame.message?.frame?.type === "step_started"
+    )
+    expect(started.message.frame).toMatchObject({ run_public_id: runId, task_key: row.task_key, tool_name: "grep" })
     const claimed = await inbox.claim(runId, row.task_key)
     await inbox.commit(runId, row.task_key, { claim_token: claimed.body.claim.claim_token, content: "7 hits" })
     await waitForActorState(server, "run", runId, "completed")
@@ -108,6 +124,7 @@ describe("Engine selection: a run-backed reply", () => {
       content: "echo: 7 hits"
     })
 
+    cable.socket.close()
     const runs = memberCalls(server, world)
     const hostedDelete = await runs.call("DELETE", `/${runId}`)
     expect(hostedDelete.status).toBe(409)

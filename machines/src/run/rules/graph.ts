@@ -225,6 +225,7 @@ export const dispatch = (draft: Draft, task: Task) => {
   draft.request({
     type: fx.relayFrame,
     params: {
+      conversationId: draft.context.conversationId,
       frame: {
         type: "step_started",
         run_public_id: draft.context.publicId,

@@ -4,7 +4,7 @@
 // the supplement's order) and progress frames (relayed, never stored, one per task per 250 ms).
 
 import { ActorHost } from "@troupe/actors/ActorHost"
-import { inboxChannel, runProgressChannel } from "@troupe/actors/bindings/run"
+import { inboxChannel, progressChannelOf } from "@troupe/actors/bindings/run"
 import type { RunEvent } from "@troupe/machines/run/events"
 import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid } from "@troupe/storage/Ids"
@@ -63,7 +63,10 @@ const fitted = (frame: Readonly<Record<string, unknown>>): string | undefined =>
     if (size <= busPayloadBytes) return text
     const over = size - busPayloadBytes
     if (typeof candidate.text_tail === "string" && candidate.text_tail.length > 0) {
-      candidate = { ...candidate, text_tail: candidate.text_tail.slice(Math.min(candidate.text_tail.length, over + 16)) }
+      candidate = {
+        ...candidate,
+        text_tail: candidate.text_tail.slice(Math.min(candidate.text_tail.length, over + 16))
+      }
     } else if (Array.isArray(candidate.lines) && candidate.lines.length > 1) {
       candidate = { ...candidate, lines: candidate.lines.slice(Math.ceil(candidate.lines.length / 2)) }
     } else return undefined
@@ -398,7 +401,7 @@ export class ExecutorInbox extends Context.Service<
                   }
             const payload = fitted(relayed)
             if (payload === undefined) return false
-            yield* bus.publish(runProgressChannel(source.run), payload)
+            yield* bus.publish(progressChannelOf(source.run, row.conversation_public_id), payload)
             return true
           })
       })

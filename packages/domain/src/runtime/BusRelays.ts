@@ -1,10 +1,10 @@
 // The ephemeral messages the cable relays from the bus as they were published: an executor's inbox
-// notices and a run's progress frames (never stored: the inbox read and the run's feed are the
+// notices and a run's (or a conversation's hosted runs') progress frames (never stored: the inbox read and the run's feed are the
 // durable paths). One bus subscription per channel on this node, shared by every subscription that
 // follows it (on PostgreSQL each holds a pooled connection), started by the first follower and
 // stopped with the last. A channel the bus stops delivering fails its followers (the cable then
 // disconnects them to reconnect, and the next follower listens afresh): nothing is lost silently.
-import { inboxChannel, runProgressChannel } from "@troupe/actors/bindings/run"
+import { conversationProgressChannel, inboxChannel, runProgressChannel } from "@troupe/actors/bindings/run"
 import { EventBus } from "@troupe/storage/EventBus"
 import { Cause, Context, Deferred, Effect, Layer, PubSub, RcMap, type Scope, Stream } from "effect"
 
@@ -21,6 +21,10 @@ export class BusRelays extends Context.Service<
     readonly inbox: (executorPublicId: string) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
     /** The progress frames published for a run from now on (live when this completes). */
     readonly runProgress: (runPublicId: string) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
+    /** The progress frames of a conversation's hosted runs from now on (live when this completes). */
+    readonly conversationProgress: (
+      conversationPublicId: string
+    ) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
   }
 >()("@troupe/domain/runtime/BusRelays") {
   static readonly layer = Layer.effect(
@@ -58,7 +62,8 @@ export class BusRelays extends Context.Service<
       })
       return BusRelays.of({
         inbox: (executorPublicId) => follow(inboxChannel(executorPublicId)),
-        runProgress: (runPublicId) => follow(runProgressChannel(runPublicId))
+        runProgress: (runPublicId) => follow(runProgressChannel(runPublicId)),
+        conversationProgress: (conversationPublicId) => follow(conversationProgressChannel(conversationPublicId))
       })
     })
   )

@@ -8,7 +8,7 @@
 //   settles. A reply's deltas ride its inference request's stream, followed from that request's
 //   first item (so a reply already running when the subscription starts arrives whole) until its
 //   result; the conversation's items wait meanwhile, so a turn's `turn` follows its last delta.
-// - progress: the runs' frames (no run-backed replies yet: silent).
+// - progress: the frames of the conversation's hosted runs (run-backed replies), as published.
 // Anything refused, malformed or invisible is the one rejection.
 import { decodeStreamCursor, type StreamItem, Streams } from "@troupe/actors/Streams"
 import {
@@ -21,11 +21,12 @@ import type { Caller } from "@troupe/domain/accounts/Caller"
 import { Conversations } from "@troupe/domain/conversations/Conversations"
 import { LiveReplies, type LiveReply } from "@troupe/domain/conversations/LiveReplies"
 import { Turns } from "@troupe/domain/conversations/Turns"
+import { BusRelays } from "@troupe/domain/runtime/BusRelays"
 import { Effect, Layer, Schema, Stream } from "effect"
 import { type CableChannel, type CableIdentity, registerChannel, rejected, SubscriptionRejected } from "./Channels.ts"
 import { openDurableFeed } from "./DurableFeed.ts"
 import { FeedReaders, type FeedSource } from "./FeedReaders.ts"
-import type { EncodedMessage } from "./Protocol.ts"
+import { EncodedMessage } from "./Protocol.ts"
 
 const lifecycleTypes: ReadonlySet<string> = new Set(["turn_status", "attention_required", "conversation_ended"])
 const settled: ReadonlySet<unknown> = new Set(["completed", "failed", "canceled", "timed_out"])
@@ -137,7 +138,7 @@ const transcript = Effect.fnUntraced(function* (
 
 const conversationChannel = (
   name: string
-): CableChannel<Conversations | LiveReplies | Turns | Streams | FeedReaders> => ({
+): CableChannel<Conversations | LiveReplies | Turns | Streams | FeedReaders | BusRelays> => ({
   name,
   subscribe: (params, connection) =>
     Effect.gen(function* () {
@@ -149,7 +150,11 @@ const conversationChannel = (
       const source = yield* (yield* Conversations)
         .eventSource(caller, subscription.workspace_id, subscription.conversation_id)
         .pipe(Effect.mapError(() => new SubscriptionRejected()))
-      if (feed === "progress") return Stream.never
+      if (feed === "progress") {
+        const frames = yield* (yield* BusRelays).conversationProgress(source.actor.id)
+        // The published frame is spliced in as it is.
+        return Stream.map(frames, (frame) => new EncodedMessage(`{"frame":${frame}}`))
+      }
       if (feed === "transcript") return yield* transcript(caller, subscription, source)
       const items = yield* openDurableFeed(source, after, isLast)
       const admitted =
