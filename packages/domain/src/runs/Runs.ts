@@ -544,9 +544,22 @@ export class Runs extends Context.Service<
           Effect.gen(function* () {
             yield* writable(caller, workspaceId, runId)
             const time = yield* at
-            const by = { userId: "", origin: caller.user.kind === "agent" ? ("agent" as const) : ("human" as const) }
             const creator = (yield* db(runs.findRun(runId)))!
-            const decider = { ...by, userId: creator.creator_public_id }
+            const self = (yield* db(runs.userOf(caller.user.id)))!
+            const decider = {
+              userId: self.public_id,
+              origin: caller.user.kind === "agent" ? ("agent" as const) : ("human" as const)
+            }
+            if (verb.verb === "approve" || verb.verb === "deny") {
+              // The creator decides its run's approvals, or the human stewarding it.
+              const steward = (yield* db(runs.userOf(creator.creator_id)))?.steward_id ?? null
+              if (caller.user.id !== creator.creator_id && caller.user.id !== steward) {
+                return yield* new NotPermitted({
+                  code: "not_authorized",
+                  message: "Only the run's creator (or its steward) decides its approvals"
+                })
+              }
+            }
             if (verb.verb === "compact") {
               return yield* new StateConflict({
                 code: "not_compactable",

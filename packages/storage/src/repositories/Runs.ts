@@ -609,6 +609,14 @@ const recordRoundAnswer = Effect.fnUntraced(function* (
     WHERE t.run_id = ${runId} AND t.key = ${key} AND i.id = t.inference_request_id`
 })
 
+/** A user's public id and steward (who decides a run's approvals). */
+const userOf = Effect.fnUntraced(function* (userId: bigint) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<{ readonly public_id: string; readonly steward_id: bigint | null }>`
+    SELECT public_id::text, steward_id FROM users WHERE id = ${userId}`
+  return rows[0]
+})
+
 /** The account of a user (a hosted run's answerer). */
 const accountOfUser = Effect.fnUntraced(function* (userId: bigint) {
   const sql = yield* SqlClient
@@ -737,6 +745,7 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       copyTaskResult,
       recordRoundAnswer,
       accountOfUser,
+      userOf,
       listInputs,
       findInput,
       insertInput,
