@@ -4,6 +4,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { makeListenSession } from "./ListenSession.ts"
 
 export interface EventBusService {
   /** Deliver `payload` to every current subscriber of `channel`. Call after the data is committed. */
@@ -22,7 +23,9 @@ export interface EventBusService {
   ) => Effect.Effect<void, never, SqlClient>
   /**
    * Subscribes to `channel`. The subscription is live when the effect completes (so nothing
-   * published afterwards is missed) and ends with the scope.
+   * published afterwards is missed) and ends with the scope. On PostgreSQL every subscription
+   * shares one LISTEN session; when it is lost, the live streams die (`ListenSessionLost`) and a
+   * new subscription waits for the session to be back.
    */
   readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
 }
@@ -60,6 +63,7 @@ export class EventBus extends Context.Service<EventBus, EventBusService>()("@tro
     EventBus,
     Effect.gen(function* () {
       const pg = yield* PgClient.PgClient
+      const listens = yield* makeListenSession(pg.config)
       return EventBus.of({
         publish: (channel, payload) => pg.notify(channel, payload).pipe(Effect.orDie),
         notifiesInTransaction: true,
@@ -71,16 +75,7 @@ export class EventBus extends Context.Service<EventBus, EventBusService>()("@tro
                     FROM unnest(${messages.map((m) => m.channel)}::text[], ${messages.map((m) => m.payload)}::text[])
                       AS m(channel, payload)`.pipe(Effect.asVoid, Effect.orDie)
               ),
-        subscribe: (channel) =>
-          pg.listen(channel).pipe(
-            Effect.orDie,
-            Effect.map((queue) =>
-              Stream.fromQueue(queue).pipe(
-                Stream.orDie,
-                Stream.map((notification) => notification.payload)
-              )
-            )
-          )
+        subscribe: listens.subscribe
       })
     })
   )

@@ -1,8 +1,8 @@
 // The ephemeral messages the cable relays from the bus as they were published: an executor's inbox
-// notices and a run's (or a conversation's hosted runs') progress frames (never stored: the inbox read and the run's feed are the
-// durable paths). One bus subscription per channel on this node, shared by every subscription that
-// follows it (on PostgreSQL each holds a pooled connection), started by the first follower and
-// stopped with the last. A channel the bus stops delivering fails its followers (the cable then
+// notices and a run's (or a conversation's hosted runs') progress frames (never stored: the inbox
+// read and the run's feed are the durable paths). One bus subscription per channel on this node,
+// shared by every subscription that follows it, started by the first follower and stopped with
+// the last. A channel the bus stops delivering fails its followers (the cable then
 // disconnects them to reconnect, and the next follower listens afresh): nothing is lost silently.
 import { conversationProgressChannel, inboxChannel, runProgressChannel } from "@troupe/actors/bindings/run"
 import { EventBus } from "@troupe/storage/EventBus"

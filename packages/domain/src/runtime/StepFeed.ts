@@ -1,7 +1,6 @@
 // Committed actor steps, fanned out in process to every reader that cares (the cable's sockets
-// and subscriptions). The server listens on the bus channel `stepChannel` ONCE (on PostgreSQL
-// every bus subscription holds a pooled connection, so one per socket or per subscription would
-// drain the pool) and republishes to an in-process hub. The listen is live before the layer is
+// and subscriptions). The server listens on the bus channel `stepChannel` ONCE (every socket's
+// interest is served from one listen) and republishes to an in-process hub. The listen is live before the layer is
 // built, and the hub keeps order, so "subscribe to the feed, then read the durable rows" misses
 // nothing: a step committed before the feed subscription is in the rows; one committed after
 // reaches the subscriber.
