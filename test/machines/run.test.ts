@@ -40,6 +40,7 @@ const tool = (key: string, after: Array<string> = [], extra: Partial<TaskSpec> =
     alias: null,
     target: { kind: "runner", executor: runner },
     timeoutMs: 60_000,
+    announcedTimeoutMs: 60_000,
     replayable: false,
     toolCallId: key,
     input: { q: "x" }
@@ -266,7 +267,7 @@ describe("run machine: claims", () => {
     expect(expired.context.tasks[0]!.error).toEqual({ key: "tool_timeout" })
   })
 
-  it("extend: a claimed row gets a new deadline capped by its budget; others refuse", () => {
+  it("extend: a claimed row gets a new deadline capped by the announced timeout; others refuse", () => {
     const [running] = started([tool("a")])
     expect(
       refusal(

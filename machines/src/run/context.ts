@@ -58,6 +58,8 @@ export const ToolSpec = Schema.Struct({
   target: ToolTarget,
   /** The step's, else the announced, else 600000. */
   timeoutMs: Schema.Number,
+  /** The announced timeout_ms, which also caps an extension (absent: one hour alone caps it). */
+  announcedTimeoutMs: Schema.optionalKey(Schema.Number),
   /** The announced profile makes the call replayable (read_only, pure or intrinsic idempotency). */
   replayable: Schema.Boolean,
   /** The provider's call id for a model's call; the task key for an authored step. */

@@ -26,6 +26,8 @@ export const CallAddress = Schema.Struct({
     Schema.Struct({ kind: Schema.Literal("not_served") })
   ]),
   timeoutMs: Schema.Number,
+  /** The announced timeout_ms (caps an extension). */
+  announcedTimeoutMs: Schema.optionalKey(Schema.Number),
   replayable: Schema.Boolean
 })
 export type CallAddress = typeof CallAddress.Type

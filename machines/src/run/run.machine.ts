@@ -522,7 +522,7 @@ const extend = (draft: Draft, event: EventOf<"task.extend">) => {
     return refuse(draft, "not_extendable")
   }
   if (!holds(task, event.executorId, event.tokenDigest)) return refuse(draft, "not_claimant")
-  const deadlineAt = draft.at + Math.min(event.timeoutMs, task.spec.tool!.timeoutMs)
+  const deadlineAt = draft.at + Math.min(event.timeoutMs, task.spec.tool!.announcedTimeoutMs ?? event.timeoutMs)
   put(draft, { ...task, deadlineAt })
   draft.setTimer(task.spec.key, task.generation, deadlineAt)
   draft.emit({
@@ -540,7 +540,10 @@ const commit = (draft: Draft, event: EventOf<"task.commit">) => {
   if (!addressedTo(context, task, event.executorId, false)) return refuse(draft, "not_addressed_here")
   if (task.spec.kind !== "tool_task") return refuse(draft, "not_claimable_kind")
   if (!holds(task, event.executorId, event.tokenDigest)) return refuse(draft, "not_claimant")
-  if (isSettled(task.status)) return answer(draft, "unchanged")
+  // Settled by the expiry rule: the deadline won. Committed already, or canceled by the kernel
+  // while claimed: the late answer is discarded.
+  const expired = task.error?.key === "tool_timeout" || task.error?.key === "tool_uncertain"
+  if (isSettled(task.status)) return answer(draft, expired ? "claim_inactive" : "unchanged")
   if (effectiveDeadline(context, task, draft.at) < draft.at) {
     expire(draft, task)
     return answer(draft, "claim_inactive")
@@ -689,7 +692,13 @@ const addressed = (draft: Draft, event: EventOf<"task.addressed">) => {
       fail(draft, call.key, "failed", { key: "tool_not_served" })
       continue
     }
-    const tool = { ...task.spec.tool, target: call.target, timeoutMs: call.timeoutMs, replayable: call.replayable }
+    const tool = {
+      ...task.spec.tool,
+      target: call.target,
+      timeoutMs: call.timeoutMs,
+      replayable: call.replayable,
+      ...(call.announcedTimeoutMs === undefined ? {} : { announcedTimeoutMs: call.announcedTimeoutMs })
+    }
     put(draft, { ...task, spec: { ...task.spec, tool } })
   }
 }

@@ -303,7 +303,7 @@ const start = (draft: Draft, task: Task) => {
         return fail(draft, spec.key, "failed", { key: "approval_denied", detail: judged.reason })
       }
       const deadlineAt = draft.at + approvalHoldMillis
-      change(draft, task, "needs_approval", { deadlineAt })
+      change(draft, task, "needs_approval", { deadlineAt, startedAt: draft.at })
       draft.setTimer(spec.key, task.generation, deadlineAt)
       return noticeCreator(draft, task, "approval")
     }
@@ -509,7 +509,10 @@ const projectionOf = (context: RunContext, task: Task): TaskProjection => {
     claimedBy: task.claim?.executorId ?? null,
     claimTokenDigest: task.claim?.tokenDigest ?? null,
     claimed: task.claimed,
-    timeoutMs: tool?.timeoutMs ?? task.spec.ask?.timeoutMs ?? task.spec.wait?.timeoutMs ?? null,
+    timeoutMs:
+      task.status === "needs_approval"
+        ? approvalHoldMillis
+        : (tool?.timeoutMs ?? task.spec.ask?.timeoutMs ?? task.spec.wait?.timeoutMs ?? null),
     deadlineAt: task.deadlineAt,
     approval:
       task.approval === null

@@ -191,6 +191,7 @@ export const readLeaf = (
             executor: { executorId: runner?.publicId ?? "", displayName: runner?.displayName ?? "" }
           },
           timeoutMs: effective,
+          ...(announced?.timeout_ms === undefined ? {} : { announcedTimeoutMs: announced.timeout_ms }),
           replayable: announced === undefined ? false : replayable(announced.effect_profile),
           toolCallId: base.key,
           input

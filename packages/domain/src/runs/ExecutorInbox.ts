@@ -47,6 +47,7 @@ export interface InboxTaskView {
   readonly prompt?: string
   readonly options?: ReadonlyArray<string>
   readonly multi?: boolean
+  readonly effect_profile?: ExecutorRow["announcement"]["tools"][number]["effect_profile"]
 }
 
 /**
@@ -263,7 +264,21 @@ export class ExecutorInbox extends Context.Service<
                 limit: size
               })
             )
-            return { tasks: rows.map(viewOf), next_after: rows.length === 0 ? null : encodeCursor(rows.at(-1)!) }
+            // An approval row carries the effect profile its target announces for the tool.
+            const announced = new Map<string, ExecutorRow | undefined>()
+            const tasks: Array<InboxTaskView> = []
+            for (const row of rows) {
+              const view = viewOf(row)
+              const target = row.target_executor_public_id
+              if (row.kind !== "approval" || target === null) {
+                tasks.push(view)
+                continue
+              }
+              if (!announced.has(target)) announced.set(target, yield* db(executors.findExecutorByPublicId(target)))
+              const profile = announced.get(target)?.announcement.tools.find((tool) => tool.name === row.tool_name)
+              tasks.push(profile === undefined ? view : { ...view, effect_profile: profile.effect_profile })
+            }
+            return { tasks, next_after: rows.length === 0 ? null : encodeCursor(rows.at(-1)!) }
           }),
         claim: (caller, runId, key) =>
           Effect.gen(function* () {

@@ -239,6 +239,7 @@ export const makeRunWork = (
               key: call.key,
               target: { kind: "runner", executor: { executorId: direct.public_id, displayName: direct.display_name } },
               timeoutMs: tool.timeout_ms ?? defaultToolTimeoutMillis,
+              ...(tool.timeout_ms === undefined ? {} : { announcedTimeoutMs: tool.timeout_ms }),
               replayable: replayable(tool.effect_profile)
             }
           }
@@ -250,6 +251,7 @@ export const makeRunWork = (
             key: call.key,
             target: { kind: "pool", executorIds: pool.map((each) => each.public_id) },
             timeoutMs: tool.timeout_ms ?? defaultToolTimeoutMillis,
+            ...(tool.timeout_ms === undefined ? {} : { announcedTimeoutMs: tool.timeout_ms }),
             replayable: replayable(tool.effect_profile)
           }
         })

@@ -28,6 +28,7 @@ import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { type CompiledSteps, compileCreate, compileSteps, type StepsRefusal } from "./Compiler.ts"
 import type { AuthoringRefused, InvalidSteps } from "./CompilerRefusals.ts"
+import { firstStepIsModel } from "./CompilerScan.ts"
 import { makeRunWork } from "./RunWork.ts"
 import { judgeAppendShell, type RunnerInfo, type ShellRefusal } from "./StepShell.ts"
 import { digestOf, mintTokens } from "./Tokens.ts"
@@ -470,14 +471,30 @@ export class Runs extends Context.Service<
         append: (caller, workspaceId, runId, body) =>
           Effect.gen(function* () {
             const run = yield* writable(caller, workspaceId, runId)
-            const raw = judgeAppendShell(body)
-            if (raw !== undefined) return yield* raw
             const runner = yield* runnersFor(caller)
             const expected = typeof body.expected_revision === "number" ? body.expected_revision : null
             // The compiler reads the run as its rows show it; a run that moved meanwhile is compiled again.
             for (;;) {
               const state = yield* reread(runId)
+              // The run's own checks come first, in the supplement's order (the machine judges them
+              // again at its step); the steps and resolve entries after them.
+              if (!appendable.has(state.run.status)) {
+                return yield* new StateConflict({ code: "run_not_appendable", message: "The run takes no appends now" })
+              }
               if (expected !== null && expected !== state.run.revision) return yield* staleRevision(state.run)
+              const tip = state.tasks.filter((task) => task.kind === "model_task" && task.mainline).at(-1)
+              if (firstStepIsModel(body.steps) && (tip?.status === "waiting" || tip?.status === "running")) {
+                return yield* new StateConflict({ code: "tip_live", message: "The mainline's newest round is live" })
+              }
+              const deliverable = state.tasks.find((task) => task.key === state.run.deliverable_task_key)
+              if (deliverable !== undefined && unresolvedRow(deliverable)) {
+                return yield* new StateConflict({
+                  code: "tip_unresolved",
+                  message: "The deliverable failed unresolved: retry or abandon it first"
+                })
+              }
+              const raw = judgeAppendShell(body)
+              if (raw !== undefined) return yield* raw
               const defaultRunner =
                 state.run.default_runner_public_id === null
                   ? null
@@ -615,6 +632,15 @@ export class Runs extends Context.Service<
     })
   )
 }
+
+/** Statuses a run takes appends in. */
+const appendable: ReadonlySet<string> = new Set(["pending", "running", "paused", "needs_attention"])
+
+/** A settled row whose failure nothing resolved (not absorbed, no failure_resolution). */
+const unresolvedRow = (task: TaskRow) =>
+  ["failed", "timed_out", "uncertain", "skipped", "canceled"].includes(task.status) &&
+  task.failure_resolution === null &&
+  !(task.on_failure === "absorb" && task.status !== "skipped" && task.status !== "canceled")
 
 /** A hosted run's own feed and door answer conversation_hosted, naming its hosts. */
 const hosted = (run: RunRow) =>

@@ -1,0 +1,346 @@
+// The executor inbox over HTTP (spec "Inbox task", "Executor plane"; runs supplement "Executor
+// inbox"): listing bounds and cursor paging, row timeouts, the claim refusals in their order, the
+// claim check, extend (its refusals in order and the new deadline) and progress frames.
+import { Clock } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type AgentRunWorld, agentRunWorld } from "../../support/run-agents.ts"
+import { inboxCalls, memberCalls, readOnlyTool } from "../../support/runs.ts"
+import { startTestServer, type TestServer } from "../../support/server.ts"
+
+let server: TestServer
+let world: AgentRunWorld
+let runner: { token: string; publicId: string }
+let other: { token: string; publicId: string }
+let calls: ReturnType<typeof memberCalls>
+let inbox: ReturnType<typeof inboxCalls>
+
+/** The announced budget of grep (lint announces none). */
+const grepTimeout = 120_000
+
+beforeAll(async () => {
+  server = await startTestServer()
+  world = await agentRunWorld(server)
+  runner = await world.runner("inbox-runner", [readOnlyTool("grep", { timeout_ms: grepTimeout }), readOnlyTool("lint")])
+  other = await world.runner("other-runner", [readOnlyTool("grep"), readOnlyTool("lint")])
+  calls = memberCalls(server, world)
+  inbox = inboxCalls(server, runner.token)
+})
+afterAll(() => server?.close())
+
+const serverNow = () => server.run(Clock.currentTimeMillis)
+
+const create = async (steps: ReadonlyArray<unknown>, defaultRunner = runner.publicId) => {
+  const created = await calls.create({
+    approval_mode: "bypass",
+    default_runner_executor_public_id: defaultRunner,
+    steps
+  })
+  expect(created.status).toBe(201)
+  return created.body.run.public_id as string
+}
+
+const started = async (steps: ReadonlyArray<unknown>, defaultRunner = runner.publicId) => {
+  const id = await create(steps, defaultRunner)
+  expect((await calls.call("POST", `/${id}/start`)).status).toBe(200)
+  return id
+}
+
+const rowsFor = async (token: string, id: string) =>
+  (await inboxCalls(server, token).list()).body.tasks.filter(
+    (row: { run_public_id: string }) => row.run_public_id === id
+  )
+
+const refusal = (answer: { status: number; body: any }) => [answer.status, answer.body?.error?.code]
+
+const claimed = async (id: string, key: string) => {
+  const answer = await inbox.claim(id, key)
+  expect(answer.status).toBe(200)
+  return answer.body.claim.claim_token as string
+}
+
+describe("Inbox listing", () => {
+  it("limit is 1 to 200 (else 400 parameter_invalid); an unparseable cursor is 400 parameter_invalid", async () => {
+    for (const limit of ["0", "201", "abc", "1.5", "-1"]) {
+      expect(refusal(await inbox.list(`?limit=${limit}`))).toEqual([400, "parameter_invalid"])
+    }
+    expect((await inbox.list("?limit=200")).status).toBe(200)
+    expect((await inbox.list("?limit=1")).status).toBe(200)
+    expect(refusal(await inbox.list("?after=not-a-cursor"))).toEqual([400, "parameter_invalid"])
+  })
+
+  it("pages by dispatch time then key: next_after continues where a page stopped", async () => {
+    const pager = await world.runner("pager-runner", [readOnlyTool("grep"), readOnlyTool("lint")])
+    const id = await started(
+      [
+        {
+          parallel: [
+            { tool: { name: "grep", key: "p3" } },
+            { tool: { name: "grep", key: "p1" } },
+            { tool: { name: "grep", key: "p2" } }
+          ]
+        },
+        { tool: { name: "lint", key: "after" } }
+      ],
+      pager.publicId
+    )
+    const pages = inboxCalls(server, pager.token)
+    const first = await pages.list("?limit=2")
+    expect(first.status).toBe(200)
+    expect(first.body.tasks.map((row: { task_key: string }) => row.task_key)).toEqual(["p1", "p2"])
+    expect(first.body.pagination.next_after).toEqual(expect.any(String))
+    const second = await pages.list(`?limit=2&after=${encodeURIComponent(first.body.pagination.next_after)}`)
+    expect(second.body.tasks.map((row: { task_key: string }) => row.task_key)).toEqual(["p3"])
+    expect(second.body.tasks[0].run_public_id).toBe(id)
+  })
+
+  it("a tool row carries the runner, its target, tool_call_id = key, and deadline_at = started_at + timeout_ms", async () => {
+    const id = await started([{ tool: { name: "grep", input: { q: 1 }, key: "g" } }])
+    const [row] = await rowsFor(runner.token, id)
+    expect(row).toMatchObject({
+      kind: "tool_call",
+      task_key: "g",
+      tool_name: "grep",
+      tool_input: { q: 1 },
+      tool_call_id: "g",
+      claimed: false,
+      timeout_ms: grepTimeout,
+      addressed_to: { role: "runner", executor_public_id: runner.publicId },
+      target: { executor_public_id: runner.publicId, display_name: "Runner inbox-runner" }
+    })
+    expect(Date.parse(row.deadline_at) - Date.parse(row.started_at)).toBe(grepTimeout)
+    expect(await rowsFor(other.token, id)).toEqual([])
+  })
+
+  it("a row's timeout_ms is the step's, else the announced one, else 600000", async () => {
+    const id = await started([
+      {
+        parallel: [
+          { tool: { name: "grep", key: "own", timeout_ms: 5000 } },
+          { tool: { name: "grep", key: "announced" } },
+          { tool: { name: "lint", key: "fallback" } }
+        ]
+      },
+      { tool: { name: "lint", key: "after" } }
+    ])
+    const rows = await rowsFor(runner.token, id)
+    const timeouts = Object.fromEntries(
+      rows.map((row: { task_key: string; timeout_ms: number }) => [row.task_key, row.timeout_ms])
+    )
+    expect(timeouts).toEqual({ own: 5000, announced: grepTimeout, fallback: 600_000 })
+  })
+
+  it("nothing is listed for a pending run's tasks; a settled row leaves", async () => {
+    const id = await create([{ tool: { name: "grep", key: "g" } }])
+    expect(await rowsFor(runner.token, id)).toEqual([])
+    await calls.call("POST", `/${id}/start`)
+    const token = await claimed(id, "g")
+    expect((await rowsFor(runner.token, id))[0]).toMatchObject({ task_key: "g", claimed: true })
+    await inbox.commit(id, "g", { claim_token: token, content: "ok" })
+    expect(await rowsFor(runner.token, id)).toEqual([])
+  })
+})
+
+describe("Claim refusals, in order", () => {
+  it("404 not_found: an unknown run, a malformed run id, an unknown task", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    expect(refusal(await inbox.claim("0190a4c5-0000-7000-8000-000000000000", "s1-tool-1"))).toEqual([404, "not_found"])
+    expect(refusal(await inbox.claim("not-a-run", "s1-tool-1"))).toEqual([404, "not_found"])
+    expect(refusal(await inbox.claim(id, "nope"))).toEqual([404, "not_found"])
+  })
+
+  it("409 not_addressed_here: a row addressed to another runner, or a tool row claimed by the agent application", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    expect(refusal(await inboxCalls(server, other.token).claim(id, "s1-tool-1"))).toEqual([409, "not_addressed_here"])
+    expect(refusal(await inboxCalls(server, world.application.token).claim(id, "s1-tool-1"))).toEqual([
+      409,
+      "not_addressed_here"
+    ])
+  })
+
+  it("409 not_claimable_kind: an ask row is a notice, never claimed", async () => {
+    const id = await started([{ ask: { prompt: "Claim me?" } }])
+    expect(refusal(await inboxCalls(server, world.application.token).claim(id, "s1-ask-1"))).toEqual([
+      409,
+      "not_claimable_kind"
+    ])
+  })
+
+  it("409 task_not_claimable: not dispatched yet (pending run), or settled", async () => {
+    const pending = await create([{ tool: { name: "grep" } }])
+    expect(refusal(await inbox.claim(pending, "s1-tool-1"))).toEqual([409, "task_not_claimable"])
+    const id = await started([{ tool: { name: "grep" } }])
+    await inbox.commit(id, "s1-tool-1", { claim_token: await claimed(id, "s1-tool-1"), content: "done" })
+    expect(refusal(await inbox.claim(id, "s1-tool-1"))).toEqual([409, "task_not_claimable"])
+  })
+
+  it("not_addressed_here is judged before task_not_claimable", async () => {
+    const pending = await create([{ tool: { name: "grep" } }])
+    expect(refusal(await inboxCalls(server, other.token).claim(pending, "s1-tool-1"))).toEqual([
+      409,
+      "not_addressed_here"
+    ])
+  })
+
+  it("409 already_claimed: a second claim in the same generation, by the same executor too", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    await claimed(id, "s1-tool-1")
+    expect(refusal(await inbox.claim(id, "s1-tool-1"))).toEqual([409, "already_claimed"])
+  })
+
+  it("a claim answers {task, claim: {claim_token, deadline_at}} and restarts the deadline at claim time + timeout_ms", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const before = await serverNow()
+    const answer = await inbox.claim(id, "s1-tool-1")
+    const after = await serverNow()
+    expect(answer.body.task).toMatchObject({ task_key: "s1-tool-1", claimed: true })
+    expect(answer.body.claim.claim_token).toEqual(expect.any(String))
+    const deadline = Date.parse(answer.body.claim.deadline_at)
+    expect(deadline).toBeGreaterThanOrEqual(before + grepTimeout)
+    expect(deadline).toBeLessThanOrEqual(after + grepTimeout)
+    expect(answer.body.task.deadline_at).toBe(answer.body.claim.deadline_at)
+  })
+
+  it("a paused run's dispatched row may still be claimed", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    await calls.call("POST", `/${id}/pause`, {})
+    expect((await inbox.claim(id, "s1-tool-1")).status).toBe(200)
+  })
+})
+
+describe("Claim check", () => {
+  it("Claim-Token missing is 400 parameter_missing; another token or executor 409 not_claimant; active until settled", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const token = await claimed(id, "s1-tool-1")
+    expect(refusal(await inbox.check(id, "s1-tool-1"))).toEqual([400, "parameter_missing"])
+    expect(refusal(await inbox.check(id, "s1-tool-1", "wrong"))).toEqual([409, "not_claimant"])
+    expect(refusal(await inboxCalls(server, other.token).check(id, "s1-tool-1", token))).toEqual([409, "not_claimant"])
+    expect((await inbox.check(id, "s1-tool-1", token)).body).toEqual({ claim: { active: true } })
+    await inbox.commit(id, "s1-tool-1", { claim_token: token, content: "done" })
+    expect((await inbox.check(id, "s1-tool-1", token)).body).toEqual({ claim: { active: false } })
+  })
+})
+
+describe("Extend, in order", () => {
+  it("400 parameter_missing → 422 invalid_timeout_ms → 409 extension_too_long → 409 not_extendable (never claimed)", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const extend = (body: unknown) => inbox.extend(id, "s1-tool-1", body)
+    expect(refusal(await extend({ timeout_ms: "x" }))).toEqual([400, "parameter_missing"])
+    expect(refusal(await extend({ claim_token: "", timeout_ms: 1000 }))).toEqual([400, "parameter_missing"])
+    for (const timeout of [0, -5, 1.5, "1000", null]) {
+      expect(refusal(await extend({ claim_token: "t", timeout_ms: timeout }))).toEqual([422, "invalid_timeout_ms"])
+    }
+    expect(refusal(await extend({ claim_token: "t" }))).toEqual([422, "invalid_timeout_ms"])
+    expect(refusal(await extend({ claim_token: "t", timeout_ms: 3_600_001 }))).toEqual([409, "extension_too_long"])
+    expect(refusal(await extend({ claim_token: "t", timeout_ms: 1000 }))).toEqual([409, "not_extendable"])
+  })
+
+  it("409 not_claimant for another token or another executor; 409 not_extendable once settled or while paused", async () => {
+    const id = await started([{ tool: { name: "grep" } }, { tool: { name: "grep", key: "paused" } }])
+    const token = await claimed(id, "s1-tool-1")
+    expect(refusal(await inbox.extend(id, "s1-tool-1", { claim_token: "wrong", timeout_ms: 1000 }))).toEqual([
+      409,
+      "not_claimant"
+    ])
+    expect(
+      refusal(await inboxCalls(server, other.token).extend(id, "s1-tool-1", { claim_token: token, timeout_ms: 1000 }))
+    ).toEqual([409, "not_claimant"])
+    await inbox.commit(id, "s1-tool-1", { claim_token: token, content: "done" })
+    expect(refusal(await inbox.extend(id, "s1-tool-1", { claim_token: token, timeout_ms: 1000 }))).toEqual([
+      409,
+      "not_extendable"
+    ])
+    const second = await claimed(id, "paused")
+    await calls.call("POST", `/${id}/pause`, {})
+    expect(refusal(await inbox.extend(id, "paused", { claim_token: second, timeout_ms: 1000 }))).toEqual([
+      409,
+      "not_extendable"
+    ])
+  })
+
+  it("an extension sets the deadline to now + timeout_ms, capped by the announced timeout_ms; same token", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const token = await claimed(id, "s1-tool-1")
+    const before = await serverNow()
+    const extended = await inbox.extend(id, "s1-tool-1", { claim_token: token, timeout_ms: 60_000 })
+    const after = await serverNow()
+    expect(extended.status).toBe(200)
+    expect(extended.body.claim.claim_token).toBe(token)
+    expect(extended.body.task).toMatchObject({ task_key: "s1-tool-1", claimed: true })
+    const deadline = Date.parse(extended.body.claim.deadline_at)
+    expect(deadline).toBeGreaterThanOrEqual(before + 60_000)
+    expect(deadline).toBeLessThanOrEqual(after + 60_000)
+    const capped = await inbox.extend(id, "s1-tool-1", { claim_token: token, timeout_ms: 3_600_000 })
+    const cappedAt = Date.parse(capped.body.claim.deadline_at)
+    expect(cappedAt).toBeGreaterThanOrEqual(after + grepTimeout)
+    expect(cappedAt).toBeLessThanOrEqual((await serverNow()) + grepTimeout)
+    const read = (await calls.call("GET", `/${id}/tasks/s1-tool-1`)).body.task
+    expect(read.deadline_at).toBe(capped.body.claim.deadline_at)
+  })
+})
+
+describe("Progress", () => {
+  const frame = (id: string, key: string, token: string, extra: Record<string, unknown> = {}) => ({
+    frame: { run_public_id: id, task_key: key, claim_token: token, text_tail: "50%", ...extra }
+  })
+
+  it("a task frame on a live claim answers 202 {accepted: true}; one within 250 ms of it is dropped", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const token = await claimed(id, "s1-tool-1")
+    const first = await inbox.progress(frame(id, "s1-tool-1", token))
+    expect([first.status, first.body]).toEqual([202, { accepted: true }])
+    const second = await inbox.progress(frame(id, "s1-tool-1", token, { text_tail: "51%" }))
+    expect([second.status, second.body]).toEqual([202, { accepted: false }])
+  })
+
+  it("a stale token, an unknown run or a settled task answers 202 {accepted: false}", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const token = await claimed(id, "s1-tool-1")
+    expect((await inbox.progress(frame(id, "s1-tool-1", "stale"))).body).toEqual({ accepted: false })
+    expect((await inbox.progress(frame("0190a4c5-0000-7000-8000-000000000000", "x", token))).body).toEqual({
+      accepted: false
+    })
+    await inbox.commit(id, "s1-tool-1", { claim_token: token, content: "done" })
+    const late = await inbox.progress(frame(id, "s1-tool-1", token))
+    expect([late.status, late.body]).toEqual([202, { accepted: false }])
+  })
+
+  it("a process frame keyed by its run and the claim that started it is accepted", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const token = await claimed(id, "s1-tool-1")
+    const answer = await inbox.progress({
+      frame: {
+        run_public_id: id,
+        process_id: "proc-1",
+        source: { run_public_id: id, task_key: "s1-tool-1", claim_token: token },
+        lines: ["building", "done"],
+        exit: 0
+      }
+    })
+    expect([answer.status, answer.body]).toEqual([202, { accepted: true }])
+  })
+
+  it("frame absent 400 parameter_missing; not an object 400 parameter_invalid; incomplete 422 invalid_frame; over 16 KiB 413", async () => {
+    expect(refusal(await inbox.progress({}))).toEqual([400, "parameter_missing"])
+    expect(refusal(await inbox.progress({ frame: "x" }))).toEqual([400, "parameter_invalid"])
+    expect(refusal(await inbox.progress({ frame: {} }))).toEqual([422, "invalid_frame"])
+    expect(refusal(await inbox.progress({ frame: { run_public_id: "r", task_key: "k" } }))).toEqual([
+      422,
+      "invalid_frame"
+    ])
+    const big = { frame: { run_public_id: "r", task_key: "k", claim_token: "t", text_tail: "x".repeat(17 * 1024) } }
+    expect(refusal(await inbox.progress(big))).toEqual([413, "content_too_large"])
+  })
+})
+
+// Extend: "deadline = now + min(timeout_ms, announced timeout_ms)" (SUPPLEMENT: "capped by the
+// announced timeout_ms and by one hour"), whatever the step's own budget.
+describe("extend: capped by the announced timeout", () => {
+  it("an extension is capped by the announced timeout_ms, not by the step's own budget", async () => {
+    const id = await started([{ tool: { name: "grep", timeout_ms: 5000 } }])
+    const token = await claimed(id, "s1-tool-1")
+    const before = await serverNow()
+    const extended = await inbox.extend(id, "s1-tool-1", { claim_token: token, timeout_ms: 60_000 })
+    expect(extended.status).toBe(200)
+    expect(Date.parse(extended.body.claim.deadline_at)).toBeGreaterThanOrEqual(before + 60_000)
+  })
+})
