@@ -128,7 +128,6 @@ export const domainLayer = (config: ServerConfig) =>
     (base) =>
       Layer.mergeAll(
         InferenceRequests.layer,
-        Layer.mergeAll(ExecutorInbox.layer, RunInputs.layer).pipe(Layer.provideMerge(Runs.layer)),
         // The conversation doors' services read conversations through the Conversations service.
         Layer.mergeAll(
           Inputs.layer,
@@ -137,7 +136,9 @@ export const domainLayer = (config: ServerConfig) =>
           ConversationForks.layer,
           LiveReplies.layer,
           ConversationSettings.layer,
-          ConversationMemory.layer
+          ConversationMemory.layer,
+          // Runs read a hosted run's standing through its conversation.
+          Layer.mergeAll(ExecutorInbox.layer, RunInputs.layer).pipe(Layer.provideMerge(Runs.layer))
         ).pipe(Layer.provideMerge(Conversations.layer)),
         Uploads.layer.pipe(Layer.provide(inferenceNamingRules))
       ).pipe(Layer.provideMerge(base)),

@@ -18,6 +18,7 @@ import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { Conversations } from "../conversations/Conversations.ts"
 import { makeConversationReplies, servesText } from "../conversations/Replies.ts"
 import { Executors } from "../executors/Executors.ts"
 import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
@@ -263,6 +264,7 @@ export class Runs extends Context.Service<
       const sql = yield* SqlClient
       const catalog = yield* ModelCatalog
       const workspaces = yield* Workspaces
+      const conversations = yield* Conversations
       const executors = yield* Executors
       const streams = yield* Streams
       const runs = yield* RunsRepository
@@ -294,11 +296,35 @@ export class Runs extends Context.Service<
       const hasTemplate = (caller: Caller) =>
         caller.user.kind === "agent" && isObject(renderConfiguration(caller.user.configuration).prompt_template)
 
-      /** A run of the workspace the caller sees (tombstones are absent). */
-      const visible = (workspaceRowId: bigint, runId: string) =>
+      /**
+       * A run of the workspace the caller sees (tombstones are absent); a hosted run follows its
+       * conversation's level (what the caller may not read there is absent here).
+       */
+      const visible = (caller: Caller, workspaceId: string, workspaceRowId: bigint, runId: string) =>
         Effect.gen(function* () {
           const run = isUuid(runId) ? yield* db(runs.findRun(runId)) : undefined
           if (!run || run.workspace_id !== workspaceRowId || run.tombstoned_at !== null) return yield* notFound()
+          if (run.conversation_public_id !== null) {
+            yield* conversations
+              .standing(caller, workspaceId, run.conversation_public_id, "read")
+              .pipe(Effect.mapError(() => notFound()))
+          }
+          return run
+        })
+
+      /** A run the caller may write (a hosted run: full level on its conversation). */
+      const writableRun = (caller: Caller, workspaceId: string, workspaceRowId: bigint, runId: string) =>
+        Effect.gen(function* () {
+          const run = yield* visible(caller, workspaceId, workspaceRowId, runId)
+          if (run.conversation_public_id !== null) {
+            yield* conversations
+              .standing(caller, workspaceId, run.conversation_public_id, "write")
+              .pipe(
+                Effect.mapError((refused) =>
+                  refused._tag === "NotPermitted" || refused._tag === "StateConflict" ? refused : notFound()
+                )
+              )
+          }
           return run
         })
 
@@ -321,7 +347,9 @@ export class Runs extends Context.Service<
         })
 
       const writable = (caller: Caller, workspaceId: string, runId: string) =>
-        Effect.flatMap(workspaces.writable(caller, workspaceId), (workspace) => visible(workspace.id, runId))
+        Effect.flatMap(workspaces.writable(caller, workspaceId), (workspace) =>
+          writableRun(caller, workspaceId, workspace.id, runId)
+        )
 
       const at = Effect.map(now, (date) => date.getTime())
 
@@ -430,7 +458,7 @@ export class Runs extends Context.Service<
         read: (caller, workspaceId, runId) =>
           Effect.gen(function* () {
             const workspace = yield* workspaces.read(caller, workspaceId)
-            return yield* stateOf(yield* visible(workspace.id, runId))
+            return yield* stateOf(yield* visible(caller, workspaceId, workspace.id, runId))
           }),
         verb: (caller, workspaceId, runId, verb) =>
           Effect.gen(function* () {
@@ -536,7 +564,7 @@ export class Runs extends Context.Service<
         task: (caller, workspaceId, runId, key) =>
           Effect.gen(function* () {
             const workspace = yield* workspaces.read(caller, workspaceId)
-            const state = yield* stateOf(yield* visible(workspace.id, runId))
+            const state = yield* stateOf(yield* visible(caller, workspaceId, workspace.id, runId))
             const task = state.tasks.find((each) => each.key === key)
             if (task === undefined) return yield* new Absent({ code: "not_found", message: "No such task" })
             return { state, task }
@@ -544,7 +572,7 @@ export class Runs extends Context.Service<
         sealedRequest: (caller, workspaceId, runId, key) =>
           Effect.gen(function* () {
             const workspace = yield* workspaces.read(caller, workspaceId)
-            const run = yield* visible(workspace.id, runId)
+            const run = yield* visible(caller, workspaceId, workspace.id, runId)
             const task = yield* db(runs.findTask(run.id, key))
             if (task === undefined) return yield* new Absent({ code: "not_found", message: "No such task" })
             const request =
@@ -611,7 +639,7 @@ export class Runs extends Context.Service<
         events: (caller, workspaceId, runId, after, limit) =>
           Effect.gen(function* () {
             const workspace = yield* workspaces.read(caller, workspaceId)
-            const run = yield* visible(workspace.id, runId)
+            const run = yield* visible(caller, workspaceId, workspace.id, runId)
             if (run.conversation_id !== null) return yield* hosted(run)
             return yield* streams
               .read(definition.stream(run.public_id), after === "" ? undefined : after, limit)
@@ -624,7 +652,7 @@ export class Runs extends Context.Service<
         eventSource: (caller, workspaceId, runId) =>
           Effect.gen(function* () {
             const workspace = yield* workspaces.read(caller, workspaceId)
-            const run = yield* visible(workspace.id, runId)
+            const run = yield* visible(caller, workspaceId, workspace.id, runId)
             if (run.conversation_id !== null) return yield* hosted(run)
             return { stream: definition.stream(run.public_id), actor: { kind: definition.kind, id: run.public_id } }
           })
