@@ -1,8 +1,8 @@
 // The README's "A first hour with curl" runs verbatim against a real server: its shell blocks,
-// in order, in one bash, while a signed-in owner approves the connection when the walkthrough
-// asks for it. A change that makes the README lie fails here.
-import { spawn } from "node:child_process"
-import { mkdtemp, readFile, rm } from "node:fs/promises"
+// in order, in one bash, while a signed-in owner approves each connection (the agent's, then the
+// runner's) when the walkthrough asks for it. A change that makes the README lie fails here.
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtemp, readFile, rm, stat, symlink } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -10,7 +10,8 @@ import { decide, signedInBrowser } from "../http/oauth/support-device.ts"
 import { createOwner, ownerCredentials } from "../support/people.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 
-const readme = resolve(import.meta.dirname, "../../README.md")
+const root = resolve(import.meta.dirname, "../..")
+const readme = join(root, "README.md")
 
 /** The ```sh blocks of one README section, in order. */
 const shellBlocks = (markdown: string, heading: string) => {
@@ -23,48 +24,86 @@ const shellBlocks = (markdown: string, heading: string) => {
 
 let server: TestServer
 let workdir: string
+let bash: ChildProcess | undefined
+
+/** Whether any process of the group led by `pid` lives. */
+const groupLives = (pid: number) => {
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Stops what the walkthrough left running in the background (the runner it started): bash led
+ * its own process group, which the runner, npx and its node share.
+ */
+const stopBackground = async (pid: number) => {
+  if (!groupLives(pid)) return
+  process.kill(-pid, "SIGTERM")
+  for (let waited = 0; waited < 10_000 && groupLives(pid); waited += 100) {
+    await new Promise((done) => setTimeout(done, 100))
+  }
+  if (groupLives(pid)) process.kill(-pid, "SIGKILL")
+}
 
 beforeAll(async () => {
   server = await startTestServer()
   await createOwner(server)
   workdir = await mkdtemp(join(tmpdir(), "troupe-readme-"))
+  // The walkthrough runs in the checkout, where `npx troupe` finds the project's command.
+  await symlink(join(root, "node_modules"), join(workdir, "node_modules"))
 })
 
 afterAll(async () => {
+  if (bash?.pid !== undefined) await stopBackground(bash.pid)
   await server?.close()
   if (workdir) await rm(workdir, { recursive: true, force: true })
 })
 
 describe("README walkthrough", () => {
-  it("runs verbatim: device flow, approval, profile, workspace, memory, store entry, inference, conversation", async () => {
+  it("runs verbatim: device flow, approval, profile, workspace, memory, store entry, inference, conversation, a runner's run", {
+    timeout: 120_000
+  }, async () => {
     const blocks = shellBlocks(await readFile(readme, "utf8"), "A first hour with curl")
     expect(blocks.length).toBeGreaterThanOrEqual(4)
-    const bash = spawn("bash", ["-euo", "pipefail", "-c", blocks.join("\n")], {
+    const shell = spawn("bash", ["-euo", "pipefail", "-c", blocks.join("\n")], {
       cwd: workdir,
       env: { ...process.env, BASE: server.baseUrl },
+      detached: true,
       stdio: ["ignore", "pipe", "pipe"]
     })
+    bash = shell
     let stdout = ""
     let stderr = ""
-    bash.stderr.on("data", (chunk) => {
+    shell.stderr.on("data", (chunk) => {
       stderr += chunk
     })
-    const approved = new Promise<void>((done, fail) => {
-      bash.stdout.on("data", (chunk) => {
-        const before = stdout
-        stdout += chunk
-        const link = /Open (\S+) and approve/.exec(stdout)
-        if (link === null || /Open (\S+) and approve/.test(before)) return
+    // Each "Open <link> and approve" is approved once by the signed-in owner, as the page's form
+    // submits it (a machine's "Only me" is chosen in advance); a refused approval ends the
+    // walkthrough (it would wait for it forever).
+    const approvals: Array<Promise<string>> = []
+    shell.stdout.on("data", (chunk) => {
+      stdout += chunk
+      const links = [...stdout.matchAll(/Open (\S+) and approve/g)]
+      for (const link of links.slice(approvals.length)) {
         const userCode = new URL(link[1]!).searchParams.get("user_code")!
-        signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
-          .then((browser) => decide(browser, userCode, "approve"))
-          .then((answer) => (answer.status === 303 || answer.status === 200 ? done() : fail(new Error(answer.text))))
-          .catch(fail)
-      })
+        approvals.push(
+          signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+            .then((browser) => decide(browser, userCode, "approve", "user_private"))
+            .then((answer) => (answer.status === 303 || answer.status === 200 ? "approved" : answer.text))
+            .catch((error: unknown) => String(error))
+            .then(async (outcome) => {
+              if (outcome !== "approved") await stopBackground(shell.pid!)
+              return outcome
+            })
+        )
+      }
     })
-    const exit = new Promise<number | null>((done) => bash.on("close", done))
-    await approved
-    const code = await exit
+    const code = await new Promise<number | null>((done) => shell.on("close", done))
+    expect(await Promise.all(approvals)).toEqual(["approved", "approved"])
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
     expect(stdout).toContain('"handle": "hello-agent"')
     expect(stdout).toContain('{"path":"workspace/notes","line_number":1,"text":"The build runs on Node 24."}')
@@ -75,5 +114,21 @@ describe("README walkthrough", () => {
     expect(stdout).toContain('[6,"turn_status"]')
     const tokens = JSON.parse(await readFile(join(workdir, "tokens.json"), "utf8"))
     expect(tokens).toMatchObject({ token_type: "Bearer", plane: "member" })
+
+    const run = JSON.parse(await readFile(join(workdir, "run.json"), "utf8")).run
+    const runner = JSON.parse(await readFile(join(workdir, "runners.json"), "utf8")).executors[0]
+    expect(runner).toMatchObject({ kind: "runner", display_name: "Word counter", presence: "online" })
+    expect(run).toMatchObject({
+      status: "completed",
+      default_runner: { executor_public_id: runner.public_id },
+      tasks: [{ key: "count", status: "completed", claimed_by: { executor_public_id: runner.public_id } }]
+    })
+    expect(stdout).toMatch(/^running\n\["completed","completed"\]$/m)
+    expect(stdout).toContain(`claimed ${run.public_id}/count word_count\n`)
+    expect(stdout).toContain(`committed ${run.public_id}/count word_count: completed\n`)
+    expect(stdout).toMatch(/^7$/m)
+    expect(stdout).toMatch(/^flowchart TD\n {2}n0\[\["count"\]\]:::completed$/m)
+    const credential = await stat(join(workdir, "runner.credential.json"))
+    expect(credential.mode & 0o777).toBe(0o600)
   })
 })

@@ -454,10 +454,12 @@ const revoked = (draft: Draft, event: EventOf<"executor.revoked">) => {
 /** Whether the task's inbox row is addressed to `executorId`. */
 const addressedTo = (context: Context, task: Task, executorId: string, announces: boolean) => {
   if (task.spec.kind !== "tool_task") return context.creatorApplicationId === executorId
+  // A pool row stays addressed to every provider announcing its name after it is claimed (the
+  // others are then refused already_claimed); whom a claim holds is `holds`'.
   const target = task.spec.tool!.target
-  if (task.claim !== null) return task.claim.executorId === executorId
   if (target.kind === "runner") return target.executor.executorId === executorId
-  return target.kind === "pool" && (announces || target.executorIds.includes(executorId))
+  if (target.kind === "pool") return announces || target.executorIds.includes(executorId)
+  return task.claim?.executorId === executorId
 }
 
 const claimable = (context: Context) =>
