@@ -188,6 +188,7 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
     if (name === "name") return namedAgent
     if (name === "slot") return route.path.includes("{workspace_id}") ? "character" : "summarizer"
     if (name === "public_id" && route.path.startsWith("/agent_api/v1/uploads/")) return upload
+    if (name === "upload_public_id") return upload
     if (name === "public_id") return route.path.includes("/executors/") ? executor : otherAgentPublicId
     if (name === "kind") return route.path.includes("/supervisors/") ? supervisor : actor.kind
     if (name === "id") return actor.id

@@ -38,6 +38,7 @@ import { PromptDocuments } from "@troupe/domain/memory/PromptDocuments"
 import { StoreEntries } from "@troupe/domain/memory/StoreEntries"
 import { ModelCatalog } from "@troupe/domain/models/ModelCatalog"
 import { makeOpenAiCompatible } from "@troupe/domain/models/OpenAiCompatible"
+import { ClaimAttachments } from "@troupe/domain/runs/ClaimAttachments"
 import { ExecutorInbox } from "@troupe/domain/runs/ExecutorInbox"
 import { RunInputs } from "@troupe/domain/runs/RunInputs"
 import { RunDefinition, Runs } from "@troupe/domain/runs/Runs"
@@ -121,7 +122,8 @@ export const domainLayer = (config: ServerConfig) =>
     PromptDocuments.layer,
     Executors.layer,
     RuntimeOperations.layer,
-    Readiness.layer
+    Readiness.layer,
+    ClaimAttachments.layer
   ).pipe(
     // Services built on other domain services come on top of them; uploads read the naming
     // features' rules (the blob store under TROUPE_DATA_DIR comes with the actor layer).

@@ -1,5 +1,6 @@
 // Executor plane: the inbox (spec "Inbox task (executor plane)", runs supplement "Executor
-// inbox"): list rows, claim one, check or extend the claim, commit the result, post progress.
+// inbox"): list rows, claim one, check or extend the claim, read the run's attachments under the
+// claim, commit the result, post progress.
 // What is decoded here and what is left to the domain (domain/runs/InboxBodies.ts), so that
 // refusals keep the supplement's order: the list's `after`/`limit` stay strings (the domain
 // answers 400 parameter_invalid); the claim check's Claim-Token header is required (400
@@ -26,6 +27,7 @@ import {
   Unprocessable
 } from "../Errors.ts"
 import { AddressedTo, ContentBlock, RunTaskResponse, TaskTarget } from "../member/RunShapes.ts"
+import { UploadResponse } from "../member/Uploads.ts"
 import { Pagination } from "../Pagination.ts"
 import { ExecutorAuthentication } from "./Caller.ts"
 import { EffectProfile } from "./Executor.ts"
@@ -155,6 +157,15 @@ const inbox = "/agent_api/v1/executor/inbox"
 const row = `${inbox}/:run_public_id/:task_key`
 const rowParams = { run_public_id: Schema.String, task_key: Schema.String }
 const rowErrors = [BadRequest, Unauthorized, Forbidden, NotFound, Conflict] as const
+const attachment = `${row}/attachments/:upload_public_id`
+const attachmentParams = { ...rowParams, upload_public_id: Schema.String }
+const claimTokenHeader = {
+  "claim-token": Schema.String.annotate({ description: "Required: the token of this executor's current claim" })
+}
+const attachmentDescription = (what: string) =>
+  `${what} Proof is the Claim-Token header (missing 400 parameter_missing; another executor or token 409 not_claimant; ` +
+  "the claim settled or past its deadline 409 claim_inactive). An upload the run does not bind (named by a task's " +
+  "attachments, or linked as svc://uploads/<id> from a committed result) is 404 not_found."
 
 export class ExecutorInboxGroup extends HttpApiGroup.make("executorInbox")
   .add(
@@ -194,6 +205,24 @@ export class ExecutorInboxGroup extends HttpApiGroup.make("executorInbox")
     }).annotate(
       OpenApi.Description,
       "Settles the claimed task with its result; a replay after settling answers the task unchanged."
+    ),
+    HttpApiEndpoint.get("attachment", attachment, {
+      params: attachmentParams,
+      headers: claimTokenHeader,
+      success: UploadResponse,
+      error: [...rowErrors, RateLimitedResponse]
+    }).annotate(OpenApi.Description, attachmentDescription("The descriptor of an upload bound to the task's run.")),
+    HttpApiEndpoint.get("attachmentBytes", `${attachment}/bytes`, {
+      params: attachmentParams,
+      headers: claimTokenHeader,
+      success: HttpApiSchema.StreamUint8Array(),
+      error: [...rowErrors, RateLimitedResponse]
+    }).annotate(
+      OpenApi.Description,
+      attachmentDescription(
+        "The upload's original bytes with its detected Content-Type, Cache-Control no-store, never a redirect. One " +
+          "bytes= range answers 206 with Content-Range, a start past the end 416; several or malformed ranges the whole."
+      )
     ),
     HttpApiEndpoint.post("progress", "/agent_api/v1/executor/progress", {
       payload: ProgressBody,

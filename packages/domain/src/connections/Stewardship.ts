@@ -1,10 +1,11 @@
 // What a human stewards: their agents and the machines they connected, and the two ends a human
 // may put to them. Removing an agent fences its member and application credentials at once (the
-// agent loses authority and its lineages end) and tells its application address, by a durable
-// message in the same transaction, to advance its epoch (the address's own step writes it);
-// revoking a machine is one step of its address, which fences its transport and ends its runner
-// credentials (a revoked address refuses it again). Restoring an agent is a new connection: old
-// credentials never come back.
+// agent loses authority and its lineages end) and tells, by durable messages in the same
+// transaction, its application address to advance its epoch (the address's own step writes it)
+// and every live run it created to stop by force (its work ends asynchronously); revoking a
+// machine is one step of its address, which fences its transport, ends its runner credentials and
+// tells the runs holding its unclaimed rows (actors/src/bindings/executorAddress.ts). Restoring an
+// agent is a new connection: old credentials never come back.
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { executorAddressActor } from "@troupe/actors/bindings/executorAddress"
 import type { UserRow } from "@troupe/storage/repositories/Accounts"
@@ -12,9 +13,11 @@ import { type AgentRow, AgentsRepository } from "@troupe/storage/repositories/Ag
 import { CredentialsRepository } from "@troupe/storage/repositories/Credentials"
 import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
+import { RunsRepository } from "@troupe/storage/repositories/Runs"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { now } from "../kernel/Now.ts"
+import { RunDefinition } from "../runs/Runs.ts"
 
 export type StewardedAgent = AgentRow & {
   readonly application_public_id: string | null
@@ -40,7 +43,10 @@ export class Stewardship extends Context.Service<
       const credentials = yield* CredentialsRepository
       const executors = yield* ExecutorsRepository
       const named = yield* NamedAgentsRepository
-      const addresses = (yield* ActorHost).ref(executorAddressActor)
+      const runs = yield* RunsRepository
+      const host = yield* ActorHost
+      const addresses = host.ref(executorAddressActor)
+      const runActors = host.ref(yield* RunDefinition)
 
       const removeAgent = (human: UserRow, agentPublicId: string) =>
         Effect.gen(function* () {
@@ -52,6 +58,9 @@ export class Stewardship extends Context.Service<
             yield* agents.setAgentStatus(agent.id, "removed", at)
             yield* named.removeInstanceDefinitions(agent.id, at)
             yield* credentials.revokeHolderLineages("agent", { userId: agent.id }, at)
+            for (const run of yield* runs.liveRunsOfCreator(agent.id)) {
+              yield* runActors.tell(run, { type: "run.stop", force: true, at: at.getTime() }).pipe(Effect.orDie)
+            }
             const live = yield* executors.findLiveAgentApplication(agent.id)
             if (!live) return
             const epoch = yield* executors.nextEpoch(live.id)

@@ -565,6 +565,74 @@ const inboxTask = Rows.maybe("Runs.findInboxTask", {
 /** The task of an untombstoned run, whatever its inbox standing. */
 const findInboxTask = (runPublicId: string, key: string) => inboxTask({ runPublicId, key })
 
+/** The statuses of a run that has not ended. */
+const liveStatuses = ["pending", "running", "paused", "needs_attention", "canceling"]
+
+const PublicIdRow = Schema.Struct({ public_id: Schema.String })
+
+/** The untombstoned runs a user created that have not ended (what removing an agent stops). */
+const liveRunsOfCreator = Effect.fnUntraced(function* (userId: bigint) {
+  const rows = yield* liveRunsOf(userId)
+  return rows.map((row) => row.public_id)
+})
+const liveRunsOf = Rows.all("Runs.liveRunsOfCreator", {
+  Request: Schema.BigInt,
+  Result: PublicIdRow,
+  execute: (userId, sql) => sql`
+    SELECT public_id::text AS public_id FROM runs
+    WHERE creator_id = ${userId} AND tombstoned_at IS NULL AND status = ANY(${liveStatuses}::text[])
+    ORDER BY id`
+})
+
+/**
+ * The live runs holding a dispatched, unclaimed tool row the executor could take: addressed to
+ * it, or a pool row of a tool it announces (what revoking the executor fails or narrows).
+ */
+const runsWithRowsFor = Effect.fnUntraced(function* (executorId: bigint) {
+  const rows = yield* runsWithRows(executorId)
+  return rows.map((row) => row.public_id)
+})
+const runsWithRows = Rows.all("Runs.runsWithRowsFor", {
+  Request: Schema.BigInt,
+  Result: PublicIdRow,
+  execute: (executorId, sql) => sql`
+    SELECT DISTINCT r.id, r.public_id::text AS public_id
+    FROM run_tasks t JOIN runs r ON r.id = t.run_id
+    WHERE t.inbox_kind = 'tool_call' AND t.status = 'dispatched' AND NOT t.claimed
+      AND r.tombstoned_at IS NULL AND r.status = ANY(${liveStatuses}::text[])
+      AND (t.target_executor_id = ${executorId}
+        OR (t.pool AND t.tool_name IN (
+          SELECT tool->>'name' FROM executors e, jsonb_array_elements(e.announcement->'tools') tool
+          WHERE e.id = ${executorId})))
+    ORDER BY r.id`
+})
+
+/**
+ * Whether a run names the upload: a task's `attachments` member (a public id, or an object with
+ * `upload_public_id` or `public_id`) when the upload is the run creator's own, or a
+ * `svc://uploads/<id>` link in a task's committed result content.
+ */
+const namesUpload = Effect.fnUntraced(function* (runId: bigint, uploadId: bigint) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<{ readonly named: boolean }>`
+    SELECT EXISTS (
+      SELECT 1 FROM uploads u, run_tasks t
+        CROSS JOIN LATERAL jsonb_array_elements(
+          CASE WHEN jsonb_typeof(t.spec->'attachments') = 'array' THEN t.spec->'attachments' ELSE '[]'::jsonb END) a
+      WHERE u.id = ${uploadId} AND t.run_id = ${runId}
+        AND u.creator_user_id = (SELECT creator_id FROM runs WHERE id = ${runId})
+        AND u.public_id::text IN (lower(CASE WHEN jsonb_typeof(a) = 'string' THEN a #>> '{}' END),
+          lower(a->>'upload_public_id'), lower(a->>'public_id'))
+    ) OR EXISTS (
+      SELECT 1 FROM uploads u, run_tasks t
+        CROSS JOIN LATERAL jsonb_array_elements(
+          CASE WHEN jsonb_typeof(t.result->'content') = 'array' THEN t.result->'content' ELSE '[]'::jsonb END) b
+      WHERE u.id = ${uploadId} AND t.run_id = ${runId}
+        AND b->>'type' = 'resource_link' AND lower(b->>'uri') = 'svc://uploads/' || u.public_id::text
+    ) AS named`
+  return rows[0]?.named === true
+})
+
 /** The internal id of a run by its public id (tombstones included). */
 const runIdOf = Effect.fnUntraced(function* (publicId: string) {
   const sql = yield* SqlClient
@@ -740,6 +808,9 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       listTasks,
       listInbox,
       findInboxTask,
+      liveRunsOfCreator,
+      runsWithRowsFor,
+      namesUpload,
       runIdOf,
       setTaskRequest,
       copyTaskResult,
