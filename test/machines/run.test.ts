@@ -475,3 +475,51 @@ describe("run machine: the run inputs door", () => {
     expect(refusal(accept(snapshot, "in-16")[1])).toBe("input_queue_full")
   })
 })
+
+describe("run machine: a model's kernel calls", () => {
+  const replied = (snapshot: Snapshot, ref: string, toolCalls?: ReadonlyArray<Record<string, unknown>>) =>
+    step(snapshot, {
+      type: "inference.replied",
+      requestId: "r",
+      status: "completed",
+      errorCode: null,
+      declined: false,
+      usage: null,
+      ref,
+      ...(toolCalls === undefined ? {} : { toolCalls })
+    })
+  const kernel = { kernelTools: { ask: "svc.human.ask", wait: "svc.graph.wait", memory_read: "svc.memory.read" } }
+
+  it("svc.human.ask parks awaiting_input, answered without a token; the continuation reads the answer", () => {
+    const [running] = started([model("m")], kernel)
+    const [parked, actions] = replied(running, "m#1#1", [{ call_id: "c", name: "ask", arguments: '{"prompt":"Go?"}' }])
+    expect(statusOf(parked, "m-t0")).toBe("awaiting_input")
+    expect(parked.context.attention?.reason).toBe("awaiting_human")
+    expect(named(actions, "run.addressCalls")).toEqual([])
+    expect(named(actions, "run.insertTasks")[0]!.params.details["m-t0"]).toMatchObject({ prompt: "Go?" })
+    const [answered, after] = step(parked, {
+      type: "task.resolve",
+      key: "m-t0",
+      tokenDigest: null,
+      outcome: "completed",
+      content: "yes",
+      at: 5_000
+    })
+    expect(statusOf(answered, "m-t0")).toBe("completed")
+    expect(named(after, "run.openRound")[0]!.params).toMatchObject({ key: "m-c", calls: ["m-t0"] })
+  })
+
+  it("svc.graph.wait waits on a task of the run; a kernel tool not carried out here fails kernel_tool_unavailable", () => {
+    const [running] = started([tool("a"), model("m")], kernel)
+    const [expanded] = replied(running, "m#1#1", [
+      { call_id: "c1", name: "wait", arguments: '{"task":"a"}' },
+      { call_id: "c2", name: "memory_read", arguments: '{"path":"user/x.md"}' }
+    ])
+    expect(statusOf(expanded, "m-t0")).toBe("dispatched")
+    expect(statusOf(expanded, "m-t1")).toBe("failed")
+    expect(expanded.context.tasks.find((t) => t.spec.key === "m-t1")!.error).toEqual({ key: "kernel_tool_unavailable" })
+    const [waited] = commit(claim(expanded, "a")[0], "a")
+    expect(statusOf(waited, "m-t0")).toBe("completed")
+    expect(statusOf(waited, "m-c")).toBe("running")
+  })
+})

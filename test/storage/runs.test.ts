@@ -339,7 +339,13 @@ layer(databaseLayer, { excludeTestServices: true, timeout: "60 seconds" })("runs
           listed("a", 10, { inboxExecutor: w.runnerA.public_id }),
           listed("pool-shell", 11),
           listed("pool-other", 12),
-          listed("pool-claimed", 13, { claimedByExecutor: w.providerQ.public_id, claimTokenDigest: "q", claimed: true })
+          listed("pool-claimed", 13, {
+            // A claimed row names its claimant as its addressee (the run binding's projection).
+            inboxExecutor: w.providerQ.public_id,
+            claimedByExecutor: w.providerQ.public_id,
+            claimTokenDigest: "q",
+            claimed: true
+          })
         ],
         at(14)
       )

@@ -121,6 +121,7 @@ const changeOf = (task: TaskProjection) => ({
     task.approval === null ? null : JSON.stringify({ ...task.approval, decided_at: dateOf(task.approval.decided_at) }),
   startedAt: dateOf(task.startedAt),
   completedAt: dateOf(task.completedAt),
+  afterJson: JSON.stringify(task.after),
   targetExecutor: task.targetExecutorId,
   pool: task.pool,
   timeoutMs: task.timeoutMs

@@ -203,6 +203,11 @@ export const RunInput = Schema.Struct({
   approvalRules: Schema.Array(ApprovalRule),
   tasks: Schema.Array(TaskSpec),
   deliverable: Schema.String,
+  /**
+   * The kernel tools the creator imports, by wire name (`ask` → `svc.human.ask`): a model's call
+   * of one is the kernel's (an ask parks for a person, a wait waits), not a runner's.
+   */
+  kernelTools: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   /** A hosted run's conversation, told `run.replied` once the run first settles or needs attention. */
   replyTo: Schema.optionalKey(Schema.NullOr(ReplyAddress)),
   at: Schema.Number
@@ -279,6 +284,8 @@ export const RunContext = Schema.Struct({
   inputs: Schema.Array(RunQueueEntry),
   nextInputPosition: Schema.Number,
   /** Rounds landed from queued inputs so far (their keys: `i<n>-model`). */
-  landed: Schema.Number
+  landed: Schema.Number,
+  /** The creator's kernel tools by wire name (canonical names as values). */
+  kernelTools: Schema.Record(Schema.String, Schema.String)
 })
 export type RunContext = typeof RunContext.Type

@@ -749,7 +749,8 @@ export const runMachine = runSetup.createMachine({
     replied: false,
     inputs: [],
     nextInputPosition: 0,
-    landed: 0
+    landed: 0,
+    kernelTools: input.kernelTools ?? {}
   }),
   on: {
     "run.start": { actions: step(start) },
@@ -816,7 +817,8 @@ export const runMigrations = {
       replied: false,
       inputs: [],
       nextInputPosition: 0,
-      landed: 0
+      landed: 0,
+      kernelTools: {}
     }
   })
 }

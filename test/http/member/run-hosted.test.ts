@@ -53,6 +53,54 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 describe("Engine selection: a run-backed reply", () => {
+  it("a kernel ask the answerer imports parks for a person; its resolution lets the run answer", async () => {
+    const asker = await member("PUT", "/profile/agents/asker", {
+      scope: "instance",
+      description: "Asks before answering",
+      configuration: { approval_mode: "bypass", default_model: "local/script", kernel_tools: ["svc.human.ask"] }
+    })
+    expect([201, 200]).toContain(asker.status)
+    // Its own conversation: the reply's prompt is the conversation's history and this input.
+    const asking = (
+      await member(
+        "POST",
+        `/workspaces/${world.workspaceId}/conversations`,
+        { conversation: { title: "asking" } },
+        { "idempotency-key": "asking-conversation" }
+      )
+    ).body.conversation.public_id
+    const directive = JSON.stringify({ tool_calls: [{ name: "ask", input: { prompt: "Proceed?" } }] })
+    const input = await member(
+      "POST",
+      `/workspaces/${world.workspaceId}/conversations/${asking}/inputs`,
+      { input: { kind: "direct_reply", text: directive, answering_user_public_id: asker.body.agent.public_id } },
+      { "idempotency-key": "hosted-ask" }
+    )
+    expect(input.status).toBe(202)
+    const inputId = input.body.input.public_id
+    let runId: string | null = null
+    for (let i = 0; i < 50 && runId === null; i++) {
+      runId =
+        (
+          await member(
+            "GET",
+            `/workspaces/${world.workspaceId}/conversations/${asking}/inputs/${inputId}/materialization`
+          )
+        ).body.materialization?.run_public_id ?? null
+      if (runId === null) await waitForActorState(server, "conversation", asking, "active")
+    }
+    await waitForActorState(server, "run", runId!, "needs_attention")
+    const runs = memberCalls(server, world)
+    const held = (await runs.call("GET", `/${runId}`)).body.run
+    expect(held.attention).toMatchObject({ reason: "awaiting_human", blocked_task_keys: ["s1-model-1-t0"] })
+    const ask = (await runs.call("GET", `/${runId}/tasks/s1-model-1-t0`)).body.task
+    expect(ask).toMatchObject({ kind: "await_task", status: "awaiting_input", prompt: "Proceed?" })
+    const resolved = await runs.call("POST", `/${runId}/tasks/s1-model-1-t0/resolution`, { content: "yes" })
+    expect(resolved.body.task.status).toBe("completed")
+    await waitForActorState(server, "run", runId!, "completed")
+    expect((await runs.call("GET", `/${runId}/tasks/s1-model-1-c`)).body.task.output).toBe("echo: yes")
+  })
+
   it("the answerer's declared tool is served by its runner and the continuation's answer is the turn's variant", async () => {
     // The conversation's progress feed carries its hosted run's frames.
     const cable = openRaw(server, { headers: bearer(world.agent.token) })

@@ -264,7 +264,7 @@ export const openRound = (draft: Draft, task: Task) => {
   const steers = task.spec.mainline ? draft.context.inputs.filter((entry) => entry.steer && entry.dueAt === null) : []
   for (const entry of steers) consumeInput(draft, entry, task.spec.key)
   const calls = draft.context.tasks
-    .filter((each) => each.spec.expansionParent === model.continues && each.spec.kind === "tool_task")
+    .filter((each) => each.spec.expansionParent === model.continues && each.spec.kind !== "model_task")
     .map((each) => each.spec.key)
   draft.request({
     type: fx.openRound,
@@ -637,34 +637,9 @@ export const fresh = (spec: TaskSpec, at: number): Task => ({
  */
 export const expand = (draft: Draft, round: Task, toolCalls: ReadonlyArray<Readonly<Record<string, unknown>>>) => {
   const key = round.spec.key
-  const calls: Array<TaskSpec> = toolCalls.map((call, index) => ({
-    key: `${key}-t${index}`,
-    kind: "tool_task",
-    awaitKind: null,
-    origin: "model",
-    visibility: "collapsed",
-    mainline: false,
-    after: [key],
-    structural: [key],
-    results: [],
-    onFailure: "absorb",
-    revision: round.spec.revision,
-    step: round.spec.step,
-    expansionParent: key,
-    tool: {
-      name: typeof call.name === "string" ? call.name : "",
-      alias: null,
-      target: { kind: "unaddressed" },
-      timeoutMs: defaultToolTimeoutMillis,
-      replayable: false,
-      toolCallId: typeof call.call_id === "string" ? call.call_id : `${key}-t${index}`,
-      input: inputOf(call.arguments)
-    },
-    model: null,
-    ask: null,
-    wait: null,
-    join: null
-  }))
+  const calls: Array<TaskSpec> = toolCalls.map((call, index) =>
+    callTask(draft.context, round, `${key}-t${index}`, call)
+  )
   const continuationKey = `${key}-c`
   const continuation: TaskSpec = {
     ...round.spec,
@@ -695,16 +670,109 @@ export const expand = (draft: Draft, round: Task, toolCalls: ReadonlyArray<Reado
       firstPosition,
       tasks: added,
       details: Object.fromEntries(
-        calls.map((call) => [call.key, { tool_input: call.tool!.input, tool_call_id: call.tool!.toolCallId }])
+        calls.map((call, index) => [
+          call.key,
+          call.tool !== null
+            ? { tool_input: call.tool.input, tool_call_id: call.tool.toolCallId }
+            : { ...inputOf(toolCalls[index]!.arguments), tool_call_id: callIdOf(toolCalls[index]!, call.key) }
+        ])
       )
     }
   })
-  draft.request({
-    type: fx.addressCalls,
-    params: { calls: calls.map((call) => ({ key: call.key, name: call.tool!.name })) }
-  })
+  const addressed = calls.filter((call) => call.tool !== null)
+  if (addressed.length > 0) {
+    draft.request({
+      type: fx.addressCalls,
+      params: { calls: addressed.map((call) => ({ key: call.key, name: call.tool!.name })) }
+    })
+  }
   complete(draft, key, { expanded: true })
+  // A kernel call of a tool the kernel does not carry out here fails at once (the model reads it).
+  for (const call of calls) {
+    if (call.kind === "tool_task" && call.tool === null) {
+      fail(draft, call.key, "failed", { key: "kernel_tool_unavailable" })
+    }
+  }
 }
+
+/** The kernel's tools a run's rounds carry out themselves: a person's ask, a wait on a task. */
+const askTimeoutMillis = 24 * 60 * 60 * 1000
+const waitDefaultMillis = 60 * 60 * 1000
+
+/**
+ * A model's call as a task: a runner's tool task (addressed after the step), or, for a kernel
+ * tool the creator imports, the kernel's own: svc.human.ask parks (awaiting_input, answered
+ * without a token), svc.graph.wait waits on a task of this run; other kernel tools fail
+ * kernel_tool_unavailable.
+ */
+const callTask = (
+  context: RunContext,
+  round: Task,
+  key: string,
+  call: Readonly<Record<string, unknown>>
+): TaskSpec => {
+  const name = typeof call.name === "string" ? call.name : ""
+  const input = inputOf(call.arguments)
+  const base = {
+    key,
+    origin: "model" as const,
+    visibility: "collapsed" as const,
+    mainline: false,
+    after: [round.spec.key],
+    structural: [round.spec.key],
+    results: [],
+    onFailure: "absorb" as const,
+    revision: round.spec.revision,
+    step: round.spec.step,
+    expansionParent: round.spec.key,
+    model: null,
+    join: null
+  }
+  const canonical = context.kernelTools[name]
+  if (canonical === "svc.human.ask") {
+    return {
+      ...base,
+      kind: "await_task",
+      awaitKind: "ask",
+      tool: null,
+      ask: { authored: false, timeoutMs: askTimeoutMillis, tokenDigest: null },
+      wait: null
+    }
+  }
+  if (canonical === "svc.graph.wait") {
+    const asked = typeof input.timeout_ms === "number" && input.timeout_ms > 0 ? input.timeout_ms : waitDefaultMillis
+    return {
+      ...base,
+      kind: "await_task",
+      awaitKind: "wait",
+      tool: null,
+      ask: null,
+      wait: { task: typeof input.task === "string" ? input.task : "", run: null, timeoutMs: Math.min(asked, askTimeoutMillis) }
+    }
+  }
+  return {
+    ...base,
+    kind: "tool_task",
+    awaitKind: null,
+    tool:
+      canonical === undefined
+        ? {
+            name,
+            alias: null,
+            target: { kind: "unaddressed" },
+            timeoutMs: defaultToolTimeoutMillis,
+            replayable: false,
+            toolCallId: typeof call.call_id === "string" ? call.call_id : key,
+            input
+          }
+        : null,
+    ask: null,
+    wait: null
+  }
+}
+
+const callIdOf = (call: Readonly<Record<string, unknown>>, key: string) =>
+  typeof call.call_id === "string" ? call.call_id : key
 
 const inputOf = (text: unknown): Readonly<Record<string, unknown>> => {
   if (typeof text === "object" && text !== null && !Array.isArray(text)) return text as Record<string, unknown>

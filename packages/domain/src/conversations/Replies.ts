@@ -399,7 +399,14 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
       }),
     prompt: (conversation, inputId, model) =>
       Effect.map(assembleReply(conversation, inputId, model), ({ assembled }) => assembled.messages),
-    openRun: (conversation, plan, ids) => insertHosted(conversation, decodeHostedPlan(plan), ids),
+    openRun: (conversation, plan, ids) =>
+      Effect.gen(function* () {
+        const [answerer] = yield* (yield* ConversationsRepository.make).speakers([ids.answererId])
+        return yield* insertHosted(conversation, decodeHostedPlan(plan), {
+          ...ids,
+          answererConfiguration: answerer?.configuration
+        })
+      }),
     modelBlock: (model, asked) => {
       const found = catalog.find(model)
       const reasoning = found?.reasoning ?? null

@@ -17,7 +17,7 @@ import type { ExecutorCaller } from "../executors/Executors.ts"
 import { isObject } from "../kernel/Json.ts"
 import { Absent, BadParameter, type Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import { type BodyFault, judgeCommitBody, judgeExtendBody, judgeProgressBody, resultUploadIds } from "./InboxBodies.ts"
-import { RunDefinition, type RunState, specsOf } from "./Runs.ts"
+import { RunDefinition } from "./Runs.ts"
 import { digestOf, newToken } from "./Tokens.ts"
 
 /** At most one progress frame per task or process per this many milliseconds. */
@@ -189,7 +189,7 @@ export class ExecutorInbox extends Context.Service<
       runId: string,
       key: string,
       body: unknown
-    ) => Effect.Effect<{ readonly state: RunState; readonly task: TaskRow }, InboxRefusal>
+    ) => Effect.Effect<TaskRow, InboxRefusal>
     readonly progress: (caller: ExecutorCaller, body: unknown) => Effect.Effect<boolean, BodyRefused>
   }
 >()("@troupe/domain/runs/ExecutorInbox") {
@@ -365,9 +365,7 @@ export class ExecutorInbox extends Context.Service<
               return yield* claimRefusalOf(sent.vetoed)
             }
             if (sent.answer === "claim_inactive") return yield* claimRefusalOf("claim_inactive")
-            const run = (yield* db(runs.findRunById(row.run_id)))!
-            const [tasks, specs] = yield* db(Effect.all([runs.listTasks(run.id), specsOf(run.public_id)]))
-            return { state: { run, tasks, specs, held: 0 }, task: tasks.find((each) => each.key === key)! }
+            return (yield* db(runs.findTask(row.run_id, key)))!
           }),
         progress: (caller, body) =>
           Effect.gen(function* () {

@@ -15,6 +15,7 @@ import { isObject } from "../kernel/Json.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import { compileSteps } from "./Compiler.ts"
 import type { RunnerInfo } from "./StepShell.ts"
+import { kernelImportsOf } from "./KernelImports.ts"
 import { mintTokens } from "./Tokens.ts"
 
 /** What a run-backed reply will run, compiled when its head was judged. */
@@ -36,7 +37,7 @@ export const offeredTools = (configuration: unknown): ReadonlyArray<string> => {
   const rendered = renderConfiguration(configuration)
   const declared = rendered.tool_definitions.flatMap((tool) => (tool.type === "function" ? [tool.function.name] : []))
   const imported = (rendered.runner_executor_public_ids?.length ?? 0) > 0 ? (rendered.runner_tool_names ?? []) : []
-  return [...new Set([...declared, ...imported])]
+  return [...new Set([...declared, ...imported, ...Object.keys(kernelImportsOf(configuration))])]
 }
 
 /**
@@ -115,7 +116,13 @@ const accountOf = (userId: bigint) => Effect.flatMap(RunsRepository.make, (runs)
 export const insertHosted = (
   conversation: ConversationRow,
   plan: HostedPlan,
-  ids: { readonly runId: string; readonly turnId: string; readonly answererId: bigint; readonly at: Date }
+  ids: {
+    readonly runId: string
+    readonly turnId: string
+    readonly answererId: bigint
+    readonly answererConfiguration: unknown
+    readonly at: Date
+  }
 ) =>
   Effect.gen(function* () {
     const runs = yield* RunsRepository.make
@@ -152,6 +159,7 @@ export const insertHosted = (
       approvalRules: plan.approvalRules,
       tasks: plan.tasks,
       deliverable: plan.deliverable,
+      kernelTools: kernelImportsOf(ids.answererConfiguration),
       at: ids.at.getTime()
     } satisfies RunInput
   })

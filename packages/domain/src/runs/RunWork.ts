@@ -16,6 +16,7 @@ import { InferenceRequestsRepository } from "@troupe/storage/repositories/Infere
 import { RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
 import { type FunctionTool, renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { kernelDefinitionOf, kernelImportsOf } from "./KernelImports.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
 import { isObject } from "../kernel/Json.ts"
@@ -71,12 +72,10 @@ export const makeRunWork = (
   bus: EventBus["Service"],
   replies: ConversationReplies
 ): RunWork => {
-  /** The run's creator's configuration (a hosted run's answerer declares its tools there). */
-  const creatorConfiguration = (runPublicId: string) =>
+  /** The run's creator's configuration (its declared tools, its kernel imports). */
+  const creatorConfiguration = (creatorId: bigint) =>
     Effect.gen(function* () {
-      const run = yield* (yield* RunsRepository.make).findRun(runPublicId)
-      if (run === undefined || run.conversation_id === null) return undefined
-      const [creator] = yield* (yield* ConversationsRepository.make).speakers([run.creator_id])
+      const [creator] = yield* (yield* ConversationsRepository.make).speakers([creatorId])
       return creator?.configuration
     })
 
@@ -132,7 +131,8 @@ export const makeRunWork = (
         const answers: Array<InputMessage> = []
         for (const key of round.calls) {
           const call = yield* runs.findTask(runId, key)
-          answers.push({ role: "tool", tool_call_id: call?.tool_call_id ?? key, content: outputOf(call) })
+          const callId = call?.tool_call_id ?? text(specOf(call).tool_call_id)
+          answers.push({ role: "tool", tool_call_id: callId === "" ? key : callId, content: outputOf(call) })
         }
         const toolCalls = Array.isArray(calls) ? (calls as InputMessage["tool_calls"]) : []
         return [
@@ -187,12 +187,14 @@ export const makeRunWork = (
         const row = (yield* runs.findRunById(run.id))!
         const { runner, application, providers } = yield* candidates(run.publicId)
         const offered = [runner, application, ...providers].filter((each) => each !== undefined)
-        const configuration = yield* creatorConfiguration(run.publicId)
+        const configuration = yield* creatorConfiguration(row.creator_id)
+        const kernel = kernelImportsOf(configuration)
         const definitions = round.tools.map((name) => {
           const declared = declarationOf(configuration, name)
-          return declared === undefined
-            ? definitionOf(name, offered)
-            : { type: "function", function: declared.function }
+          const imported = kernel[name] === undefined ? undefined : kernelDefinitionOf(name, kernel[name])
+          return declared !== undefined
+            ? { type: "function", function: declared.function }
+            : (imported ?? definitionOf(name, offered))
         })
         const members: CreateMembers = {
           workload: "text_generation",
@@ -221,7 +223,8 @@ export const makeRunWork = (
     addressCalls: (runPublicId, calls) =>
       Effect.gen(function* () {
         const { runner, application, providers } = yield* candidates(runPublicId)
-        const configuration = yield* creatorConfiguration(runPublicId)
+        const run = yield* (yield* RunsRepository.make).findRun(runPublicId)
+        const configuration = run === undefined ? undefined : yield* creatorConfiguration(run.creator_id)
         const executors = yield* ExecutorsRepository.make
         const declaredRunners = new Map<string, ExecutorRow | undefined>()
         for (const call of calls) {

@@ -30,6 +30,7 @@ import { Workspaces } from "../workspaces/Workspaces.ts"
 import { type CompiledSteps, compileCreate, compileSteps, type StepsRefusal } from "./Compiler.ts"
 import type { AuthoringRefused, InvalidSteps } from "./CompilerRefusals.ts"
 import { firstStepIsModel } from "./CompilerScan.ts"
+import { kernelImportsOf } from "./KernelImports.ts"
 import { makeRunWork } from "./RunWork.ts"
 import { judgeAppendShell, type RunnerInfo, type ShellRefusal } from "./StepShell.ts"
 import { digestOf, mintTokens } from "./Tokens.ts"
@@ -429,6 +430,7 @@ export class Runs extends Context.Service<
                     approvalRules: shell.approvalRules,
                     tasks,
                     deliverable: compiled.deliverable,
+                    kernelTools: caller.user.kind === "agent" ? kernelImportsOf(caller.user.configuration) : {},
                     at: time.getTime()
                   })
                   .pipe(Effect.orDie)

@@ -117,8 +117,9 @@ export const ExecutorInboxHandlers = HttpApiBuilder.group(
       .handle("commit", ({ params, payload }) =>
         Effect.gen(function* () {
           const { executor } = yield* CurrentExecutorCaller
-          const { state, task } = yield* inbox.commit(executor, params.run_public_id, params.task_key, payload)
-          return { task: taskRowOf(task, state.tasks, state.specs) }
+          // A settled task's row stands on its own (its waits are met; its row keeps them).
+          const task = yield* inbox.commit(executor, params.run_public_id, params.task_key, payload)
+          return { task: taskRowOf(task, [task], new Map()) }
         }).pipe(answerBodyFaults, answerRefusals)
       )
       .handle("progress", ({ payload }) =>

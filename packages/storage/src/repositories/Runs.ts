@@ -359,6 +359,8 @@ export interface TaskChange {
   readonly approvalJson: string | null
   readonly startedAt: Date | null
   readonly completedAt: Date | null
+  /** The keys it waits on (an expansion rewires its round's dependents); absent keeps them. */
+  readonly afterJson?: string
   readonly inferenceRequestId?: bigint | null
   /** Addressing a model's call after its round (null clears). */
   readonly targetExecutor?: string | null
@@ -384,6 +386,7 @@ const updateTasks = Effect.fnUntraced(function* (runId: bigint, changes: Readonl
     deadline_at: dateText(change.deadlineAt),
     dispatched_at: dateText(change.dispatchedAt),
     approval: change.approvalJson,
+    after: change.afterJson,
     started_at: dateText(change.startedAt),
     completed_at: dateText(change.completedAt),
     inference_request_id: idText(change.inferenceRequestId),
@@ -401,6 +404,7 @@ const updateTasks = Effect.fnUntraced(function* (runId: bigint, changes: Readonl
         claim_token_digest = c.claim_token_digest,
         claimed = c.claimed, deadline_at = c.deadline_at, dispatched_at = c.dispatched_at,
         approval = c.approval::jsonb, started_at = c.started_at, completed_at = c.completed_at,
+        after = CASE WHEN e.value -> 'after' IS NULL THEN t.after ELSE (e.value ->> 'after')::jsonb END,
         inference_request_id = CASE WHEN e.value -> 'inference_request_id' IS NULL
           THEN t.inference_request_id ELSE c.inference_request_id END,
         target_executor_id = CASE WHEN e.value -> 'target_executor' IS NULL
@@ -517,22 +521,33 @@ const listInbox = Rows.all("Runs.listInbox", {
   Request: InboxFilter,
   Result: InboxRow,
   execute: (filter, sql) => {
+    // A listed row names its addressee (a claimed one its claimant); an unclaimed pool row names
+    // none and is found by its tool. Each branch is an index-ordered scan cut at the page size
+    // before anything is joined, so a page costs the same however many rows are listed.
     const after =
       filter.after === null
         ? sql`TRUE`
         : filter.after.runPublicId === undefined
-          ? sql`(t.dispatched_at, t.key) > (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key})`
-          : sql`(t.dispatched_at, t.key, r.public_id) >
-              (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key}, ${filter.after.runPublicId}::uuid)`
+          ? sql`(dispatched_at, key) > (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key})`
+          : sql`(dispatched_at, key, run_id) > (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key},
+              COALESCE((SELECT id FROM runs WHERE public_id = ${filter.after.runPublicId}::uuid), 0))`
+    const addressed = sql`
+      (SELECT run_id, key FROM run_tasks
+       WHERE inbox_kind IS NOT NULL AND inbox_executor_id = ${filter.executorId} AND ${after}
+       ORDER BY dispatched_at, key, run_id LIMIT ${filter.limit})`
     const pool = filter.isToolProvider
-      ? sql`(t.pool AND t.claimed_by_executor_id IS NULL AND t.tool_name = ANY(${[...filter.announcedToolNames]}::text[]))`
-      : sql`FALSE`
+      ? sql`UNION ALL
+        (SELECT run_id, key FROM run_tasks
+         WHERE inbox_kind IS NOT NULL AND pool AND claimed_by_executor_id IS NULL
+           AND tool_name = ANY(${[...filter.announcedToolNames]}::text[]) AND ${after}
+         ORDER BY dispatched_at, key, run_id LIMIT ${filter.limit})`
+      : sql``
     return sql`
+      WITH page AS (${addressed} ${pool})
       SELECT ${sql.literal(inboxColumns)} ${sql.literal(inboxJoins)}
-      WHERE t.inbox_kind IS NOT NULL AND r.tombstoned_at IS NULL
-        AND (t.inbox_executor_id = ${filter.executorId} OR t.claimed_by_executor_id = ${filter.executorId} OR ${pool})
-        AND ${after}
-      ORDER BY t.dispatched_at, t.key, r.public_id
+      JOIN page p ON p.run_id = t.run_id AND p.key = t.key
+      WHERE r.tombstoned_at IS NULL
+      ORDER BY t.dispatched_at, t.key, t.run_id
       LIMIT ${filter.limit}`
   }
 })
