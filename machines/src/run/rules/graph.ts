@@ -705,12 +705,7 @@ const waitDefaultMillis = 60 * 60 * 1000
  * without a token), svc.graph.wait waits on a task of this run; other kernel tools fail
  * kernel_tool_unavailable.
  */
-const callTask = (
-  context: RunContext,
-  round: Task,
-  key: string,
-  call: Readonly<Record<string, unknown>>
-): TaskSpec => {
+const callTask = (context: RunContext, round: Task, key: string, call: Readonly<Record<string, unknown>>): TaskSpec => {
   const name = typeof call.name === "string" ? call.name : ""
   const input = inputOf(call.arguments)
   const base = {
@@ -747,7 +742,11 @@ const callTask = (
       awaitKind: "wait",
       tool: null,
       ask: null,
-      wait: { task: typeof input.task === "string" ? input.task : "", run: null, timeoutMs: Math.min(asked, askTimeoutMillis) }
+      wait: {
+        task: typeof input.task === "string" ? input.task : "",
+        run: null,
+        timeoutMs: Math.min(asked, askTimeoutMillis)
+      }
     }
   }
   return {

@@ -14,8 +14,8 @@ import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { isObject } from "../kernel/Json.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import { compileSteps } from "./Compiler.ts"
-import type { RunnerInfo } from "./StepShell.ts"
 import { kernelImportsOf } from "./KernelImports.ts"
+import type { RunnerInfo } from "./StepShell.ts"
 import { mintTokens } from "./Tokens.ts"
 
 /** What a run-backed reply will run, compiled when its head was judged. */

@@ -16,11 +16,11 @@ import { InferenceRequestsRepository } from "@troupe/storage/repositories/Infere
 import { RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
 import { type FunctionTool, renderConfiguration } from "../agents/AgentConfiguration.ts"
-import { kernelDefinitionOf, kernelImportsOf } from "./KernelImports.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
 import { isObject } from "../kernel/Json.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
+import { kernelDefinitionOf, kernelImportsOf } from "./KernelImports.ts"
 
 /** A task's text answer: its output, else its text blocks joined by newlines. */
 export const outputOf = (task: TaskRow | undefined): string => {
