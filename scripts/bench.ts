@@ -45,8 +45,12 @@
 // conversationReply.ts), conversation-timeline (windows of a 10,000-turn timeline against a bare
 // keyset SELECT, conversationTimeline.ts) and conversation-fanout (one conversation's feed on the
 // cable to 100 and 1,000 subscribers against a bare `ws` broadcast, conversationFanout.ts).
+// Then run-claims (scripts/bench/runClaims.ts): the executor inbox's claim + commit cycle at 4 and
+// 16 workers against a bare SKIP LOCKED claim/complete cycle in the same database; its long mode
+// (BENCH_CLAIMS_MINUTES=10) checks the rate does not degrade as settled rows pile up.
 // `npm run bench -- http` (or `steps`, `grep`, `replay`, `inference`, `uploads`, `conversation-inputs`,
-// `conversation-reply`, `conversation-timeline`, `conversation-fanout`, several) runs only the scenarios named.
+// `conversation-reply`, `conversation-timeline`, `conversation-fanout`, `run-claims`, several) runs only the
+// scenarios named.
 import { mkdir, writeFile } from "node:fs/promises"
 import { NodeRuntime } from "@effect/platform-node"
 import { ActorHost, defaultHostOptions, type HostOptions } from "@troupe/actors/ActorHost"
@@ -66,6 +70,7 @@ import { type InferenceReport, inferenceHeader, inferenceScenario, inferenceTabl
 import { benchBinding, benchKind, countEvent } from "./bench/machine.ts"
 import { alternateSides, formatTable, type Sample, type Timing } from "./bench/measure.ts"
 import { type ReplayLevel, replayHeader, replayScenario, replayTable } from "./bench/replay.ts"
+import { type ClaimReport, claimsTable, runClaimsScenario } from "./bench/runClaims.ts"
 import { type UploadReport, uploadScenario, uploadTable } from "./bench/uploads.ts"
 
 const levels = [1, 4, 16]
@@ -89,6 +94,7 @@ const runs = (
     | "conversation-reply"
     | "conversation-timeline"
     | "conversation-fanout"
+    | "run-claims"
 ) => named.size === 0 || named.has(scenario)
 
 interface Level {
@@ -236,6 +242,9 @@ const program = Effect.gen(function* () {
     : undefined
   if (conversationFanout) yield* Console.log(fanoutTable(conversationFanout))
 
+  const runClaims: ClaimReport | undefined = runs("run-claims") ? yield* runClaimsScenario(timing) : undefined
+  if (runClaims) yield* Console.log(claimsTable(runClaims))
+
   const report = {
     startedAt: startedAt.toISOString(),
     database: database.description,
@@ -305,6 +314,16 @@ const program = Effect.gen(function* () {
         "frame arrival at each subscriber − the step's notice (the twin's notification) as this process hears it",
       ratio: "Troupe p99 ÷ bare p99",
       levels: conversationFanout
+    },
+    runClaims: runClaims && {
+      cycle:
+        "POST …/executor/inbox/{run}/{key}/claim then …/commit {claim_token, content} through troupe serve, one " +
+        "runner, the dispatched members of 32-member tool fans in inbox order",
+      baseline:
+        "UPDATE … WHERE id = (SELECT id … FOR UPDATE SKIP LOCKED LIMIT 1) RETURNING, then a completing UPDATE, " +
+        "on a table in the same database through a plain pool in this process",
+      ratio: "HTTP cycles/s ÷ bare cycles/s; long: the last minute's cycles/s ÷ the first's",
+      ...runClaims
     }
   }
   yield* Effect.promise(async () => {
