@@ -83,7 +83,7 @@ describe("the inbox channel", () => {
 })
 
 describe("the inbox group", () => {
-  it("documents the six routes with their methods", () => {
+  it("documents the eight routes with their methods", () => {
     const spec = OpenApi.fromApi(HttpApi.make("inbox").add(ExecutorInboxGroup))
     const routes = Object.entries(spec.paths).flatMap(([path, operations]) =>
       Object.keys(operations as object).map((method) => `${method.toUpperCase()} ${path}`)
@@ -95,6 +95,8 @@ describe("the inbox group", () => {
         "GET /agent_api/v1/executor/inbox/{run_public_id}/{task_key}/claim",
         "POST /agent_api/v1/executor/inbox/{run_public_id}/{task_key}/extend",
         "POST /agent_api/v1/executor/inbox/{run_public_id}/{task_key}/commit",
+        "GET /agent_api/v1/executor/inbox/{run_public_id}/{task_key}/attachments/{upload_public_id}",
+        "GET /agent_api/v1/executor/inbox/{run_public_id}/{task_key}/attachments/{upload_public_id}/bytes",
         "POST /agent_api/v1/executor/progress"
       ].toSorted()
     )
