@@ -53,10 +53,20 @@ export interface RunWork {
   readonly publishOnCommit: (messages: ReadonlyArray<CableMessage>) => Effect.Effect<void, never, SqlClient>
 }
 
-const runIdOf = (runs: RunsRepository["Service"], step: StepInfo) =>
-  Effect.flatMap(runs.runIdOf(step.actorId), (id) =>
-    id === undefined ? Effect.die(new Error(`no run row for ${step.actorId}`)) : Effect.succeed(id)
-  )
+/** Runs' internal ids by public id (they never change): most steps write rows of the same runs. */
+const runIds = new Map<string, bigint>()
+const runIdCacheSize = 10_000
+
+const runIdOf = (runs: RunsRepository["Service"], step: StepInfo) => {
+  const known = runIds.get(step.actorId)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.flatMap(runs.runIdOf(step.actorId), (id) => {
+    if (id === undefined) return Effect.die(new Error(`no run row for ${step.actorId}`))
+    if (runIds.size >= runIdCacheSize) runIds.clear()
+    runIds.set(step.actorId, id)
+    return Effect.succeed(id)
+  })
+}
 
 const withRun = <A, E, R>(
   step: StepInfo,

@@ -284,7 +284,6 @@ export class ExecutorInbox extends Context.Service<
           Effect.gen(function* () {
             const executor = yield* self(caller)
             const row = yield* taskOf(executor, runId, key)
-            const run = (yield* db(runs.findRunById(row.run_id)))!
             const token = newToken()
             const sent = yield* send(runId, {
               type: "task.claim",
@@ -293,7 +292,7 @@ export class ExecutorInbox extends Context.Service<
               announces:
                 executor.kind === "tool_provider" &&
                 executor.announcement.tools.some((tool) => tool.name === row.tool_name),
-              eligible: eligible(executor, run.creator_id),
+              eligible: eligible(executor, row.creator_id),
               authorized: true,
               tokenDigest: digestOf(token),
               at: yield* at

@@ -557,6 +557,7 @@ export const InboxTaskRow = Schema.Struct({
   ...InboxRow.fields,
   run_id: Schema.BigInt,
   run_status: RunStatus,
+  creator_id: Schema.BigInt,
   /** The run's workspace's account (a task of another account is not found). */
   account_id: Schema.BigInt,
   target_executor_id: NullId,
@@ -571,7 +572,7 @@ const inboxTask = Rows.maybe("Runs.findInboxTask", {
   Request: Schema.Struct({ runPublicId: Schema.String, key: Schema.String }),
   Result: InboxTaskRow,
   execute: ({ runPublicId, key }, sql) => sql`
-    SELECT ${sql.literal(inboxColumns)}, r.id AS run_id, r.status AS run_status, w.account_id,
+    SELECT ${sql.literal(inboxColumns)}, r.id AS run_id, r.status AS run_status, r.creator_id, w.account_id,
       t.target_executor_id, t.inbox_executor_id, t.claimed_by_executor_id, t.claim_token_digest, t.failure_resolution
     ${sql.literal(inboxJoins)}
     WHERE r.public_id = ${runPublicId}::uuid AND t.key = ${key} AND r.tombstoned_at IS NULL`
