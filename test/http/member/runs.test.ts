@@ -3,6 +3,7 @@
 // the projections, and the run verbs' refusals.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
+import { bearer, request } from "../../support/http.ts"
 import { inboxCalls, memberCalls, type RunWorld, readOnlyTool, runWorld } from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
@@ -162,6 +163,31 @@ describe("Run lifecycle over HTTP", () => {
     expect(task.output).toBe("echo: hello run")
     const sealed = (await calls.call("GET", `/${id}/tasks/s1-model-1/request`)).body.request
     expect(sealed.entries.at(-1)).toEqual({ role: "user", parts: [{ type: "text", text: "hello run" }] })
+  })
+
+  it("prompt_mechanism default puts the built-in order's slots before the seed round's prompt; raw adds nothing", async () => {
+    const document = await request(server.baseUrl, "PUT", "/agent_api/v1/profile/prompt_documents/system_prompt", {
+      headers: bearer(world.agent.token),
+      body: { prompt_document: { content: "You are {{agent}}.", role: "system" } }
+    })
+    expect(document.status).toBe(200)
+    const sealedOf = async (mechanism: string) => {
+      const created = await calls.create({
+        approval_mode: "bypass",
+        prompt_mechanism: mechanism,
+        steps: [{ model: { prompt: "hi", model: { model: "local/echo" } } }]
+      })
+      const id = created.body.run.public_id
+      expect(created.body.run.prompt_mechanism).toBe(mechanism)
+      await calls.call("POST", `/${id}/start`)
+      await waitForActorState(server, "run", id, "completed")
+      return (await calls.call("GET", `/${id}/tasks/s1-model-1/request`)).body.request
+    }
+    const byDefault = await sealedOf("default")
+    expect(byDefault.request_options.instructions).toBe("You are Agent run-agent.")
+    expect(byDefault.entries).toEqual([{ role: "user", parts: [{ type: "text", text: "hi" }] }])
+    const raw = await sealedOf("raw")
+    expect(raw.request_options.instructions).toBeUndefined()
   })
 
   it("a model's tool calls expand into tool tasks the runner serves, then a continuation answers", async () => {

@@ -165,47 +165,66 @@ const memoryOf = (conversation: ConversationRow, humanId: bigint, answererId: bi
     }
   })
 
-/** The material of a prompt for `parties`, `input` its last user text. */
-export const loadMaterial = (conversation: ConversationRow, parties: Parties, input: string | null) =>
+/**
+ * The built-in order's slots (system_prompt, character, persona) for an answerer speaking in a
+ * workspace to a human, macros rendered; `kind` names where it speaks (conversation_kind).
+ */
+export const promptSlots = (
+  where: { readonly workspaceId: bigint; readonly kind: string },
+  answererId: bigint,
+  humanId: bigint
+) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient
     const conversations = yield* ConversationsRepository.make
     const documents = yield* PromptDocumentsRepository.make
     const named = yield* NamedAgentsRepository.make
-    const people = yield* conversations.speakers([parties.answererId, parties.speakerId])
-    const answerer = people.find((person) => person.id === parties.answererId)
-    const speaker = people.find((person) => person.id === parties.speakerId)
-    const humanId = speaker === undefined ? conversation.creator_id : (speaker.steward_id ?? speaker.id)
-    const human =
-      humanId === speaker?.id ? speaker : (yield* conversations.speakers([humanId])).find((p) => p.id === humanId)
-    const [workspace] = yield* sql<{
-      name: string
-    }>`SELECT name FROM workspaces WHERE id = ${conversation.workspace_id}`
+    const people = yield* conversations.speakers([answererId, humanId])
+    const answerer = people.find((person) => person.id === answererId)
+    const human = people.find((person) => person.id === humanId)
+    const [workspace] = yield* sql<{ name: string }>`SELECT name FROM workspaces WHERE id = ${where.workspaceId}`
     const macros: Record<string, string> = {
       agent: answerer?.display_name ?? "",
       user: human?.display_name ?? "",
       workspace: workspace?.name ?? "",
       date: (yield* now).toISOString().slice(0, 10),
-      conversation_kind: conversation.side ? "side" : conversation.parent_id === null ? "conversation" : "child"
+      conversation_kind: where.kind
     }
     const document = (host: Host, slot: string) =>
       Effect.map(documents.findDocument(host, slot), (row) =>
         row === undefined ? undefined : { role: row.role as Role, text: row.content }
       )
-    const definition = yield* named.findByUserId(parties.answererId)
+    const definition = yield* named.findByUserId(answererId)
     const found: Array<readonly [Slot["name"], { role: Role; text: string } | undefined]> = [
       [
         "system_prompt",
         definition?.system_prompt
           ? { role: "system", text: definition.system_prompt }
-          : yield* document({ kind: "user", id: parties.answererId }, "system_prompt")
+          : yield* document({ kind: "user", id: answererId }, "system_prompt")
       ],
-      ["character", yield* document({ kind: "workspace", id: conversation.workspace_id }, "character")],
+      ["character", yield* document({ kind: "workspace", id: where.workspaceId }, "character")],
       ["persona", yield* document({ kind: "user", id: humanId }, "persona")]
     ]
-    const slots = found.flatMap(
+    return found.flatMap(
       ([name, slot]): Array<Slot> =>
         slot === undefined ? [] : [{ name, role: slot.role, text: rendered(slot.text, macros) }]
+    )
+  })
+
+/** The material of a prompt for `parties`, `input` its last user text. */
+export const loadMaterial = (conversation: ConversationRow, parties: Parties, input: string | null) =>
+  Effect.gen(function* () {
+    const conversations = yield* ConversationsRepository.make
+    const people = yield* conversations.speakers([parties.speakerId])
+    const speaker = people.find((person) => person.id === parties.speakerId)
+    const humanId = speaker === undefined ? conversation.creator_id : (speaker.steward_id ?? speaker.id)
+    const slots = yield* promptSlots(
+      {
+        workspaceId: conversation.workspace_id,
+        kind: conversation.side ? "side" : conversation.parent_id === null ? "conversation" : "child"
+      },
+      parties.answererId,
+      humanId
     )
     const memory = yield* memoryOf(conversation, humanId, parties.answererId)
     return {

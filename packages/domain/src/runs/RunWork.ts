@@ -13,9 +13,11 @@ import { newPublicId } from "@troupe/storage/Ids"
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
+import { PromptDocumentsRepository } from "@troupe/storage/repositories/PromptDocuments"
 import { RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
 import { type FunctionTool, renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { promptSlots } from "../conversations/Replies.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
 import { isObject } from "../kernel/Json.ts"
@@ -160,11 +162,48 @@ export const makeRunWork = (
         messages.push(...input, { role: "assistant", content: answer })
       } else if (text(spec.instructions) !== "") {
         messages.push({ role: "system", content: text(spec.instructions) })
+      } else if (round.mainline) {
+        // The seed round of a run under prompt_mechanism default or assembly (raw adds nothing).
+        messages.push(...(yield* mechanismMessages(runId)))
       }
       for (const key of round.results) messages.push(resultMessage(yield* runs.findTask(runId, key), key))
       const landed = typeof spec.input_public_id === "string" ? yield* runs.findInput(spec.input_public_id) : undefined
       messages.push({ role: "user", content: landed?.text ?? text(spec.prompt) })
       return [...messages, ...(yield* steersOf(round))]
+    })
+
+  /**
+   * What a run's prompt mechanism puts before its seed round's prompt: nothing under raw; under
+   * default the built-in order's slots (the creator's system prompt, the workspace's character,
+   * the human's persona); under assembly the creator's prompt_template, rendered.
+   */
+  const mechanismMessages = (runId: bigint) =>
+    Effect.gen(function* () {
+      const run = yield* (yield* RunsRepository.make).findRunById(runId)
+      if (run === undefined || run.prompt_mechanism === "raw") return []
+      const [creator] = yield* (yield* ConversationsRepository.make).speakers([run.creator_id])
+      const humanId = creator?.steward_id ?? run.creator_id
+      const slots = yield* promptSlots({ workspaceId: run.workspace_id, kind: "run" }, run.creator_id, humanId)
+      if (run.prompt_mechanism === "default") {
+        return slots.map((slot): InputMessage => ({ role: slot.role, content: slot.text }))
+      }
+      const template = renderConfiguration(creator?.configuration).prompt_template
+      const variables: Record<string, string> = { ...(template?.variables ?? {}) }
+      const documents = yield* PromptDocumentsRepository.make
+      const parts: Array<string> = []
+      for (const block of template?.blocks ?? []) {
+        if (block.type === "text")
+          parts.push(block.text.replace(/\{\{(\w+)\}\}/g, (all, name: string) => variables[name] ?? all))
+        else if (block.type === "prompt_document") {
+          const document = yield* documents.findDocument({ kind: "user", id: run.creator_id }, block.slot)
+          if (document !== undefined) parts.push(document.content)
+        } else if (block.section === "system_prompt" || block.section === "prompt_documents") {
+          const names = block.section === "system_prompt" ? ["system_prompt"] : ["character", "persona"]
+          parts.push(...slots.filter((slot) => names.includes(slot.name)).map((slot) => slot.text))
+        }
+      }
+      const assembled = parts.filter((part) => part !== "").join("\n\n")
+      return assembled === "" ? [] : [{ role: "system", content: assembled } satisfies InputMessage]
     })
 
   /** The steering rows that land in a round, as user messages after its prompt. */
