@@ -523,3 +523,47 @@ describe("run machine: a model's kernel calls", () => {
     expect(statusOf(waited, "m-c")).toBe("running")
   })
 })
+
+describe("run machine: delegate_task", () => {
+  const kernel = { kernelTools: { delegate_task: "svc.graph.delegate_task" } }
+  const delegate = (wait: boolean) =>
+    step(started([model("m")], kernel)[0], {
+      type: "inference.replied",
+      requestId: "r",
+      status: "completed",
+      errorCode: null,
+      declined: false,
+      usage: null,
+      ref: "m#1#1",
+      toolCalls: [{ call_id: "d", name: "delegate_task", arguments: JSON.stringify({ prompt: "sub", wait }) }]
+    })
+
+  it("starts a fresh model task beside the call and answers its key at once", () => {
+    const [expanded, actions] = delegate(false)
+    expect(statusOf(expanded, "m-t0")).toBe("completed")
+    expect(statusOf(expanded, "m-t0-model-1")).toBe("running")
+    expect(expanded.context.tasks.find((t) => t.spec.key === "m-t0-model-1")!.spec).toMatchObject({
+      mainline: false,
+      expansionParent: "m-t0"
+    })
+    expect(named(actions, "run.recordResult")[0]!.params).toEqual({ key: "m-t0", result: { output: "m-t0-model-1" } })
+    expect(named(actions, "run.insertTasks")[0]!.params.details["m-t0-model-1"]).toMatchObject({ prompt: "sub" })
+    expect(statusOf(expanded, "m-c")).toBe("running")
+  })
+
+  it("with wait, the call's result is the delegated task's", () => {
+    const [expanded] = delegate(true)
+    expect(statusOf(expanded, "m-t0")).toBe("dispatched")
+    const [done] = step(expanded, {
+      type: "inference.replied",
+      requestId: "r2",
+      status: "completed",
+      errorCode: null,
+      declined: false,
+      usage: null,
+      ref: "m-t0-model-1#1#1"
+    })
+    expect(statusOf(done, "m-t0")).toBe("completed")
+    expect(statusOf(done, "m-c")).toBe("running")
+  })
+})

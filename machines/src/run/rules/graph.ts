@@ -640,6 +640,18 @@ export const expand = (draft: Draft, round: Task, toolCalls: ReadonlyArray<Reado
   const calls: Array<TaskSpec> = toolCalls.map((call, index) =>
     callTask(draft.context, round, `${key}-t${index}`, call)
   )
+  // delegate_task starts a fresh model task beside the calls (`<call key>-model-1`).
+  const delegations = toolCalls.flatMap((call, index) =>
+    draft.context.kernelTools[nameOf(call)] === "svc.graph.delegate_task"
+      ? [
+          {
+            call: calls[index]!,
+            input: inputOf(call.arguments),
+            task: delegatedTask(round, calls[index]!.key, inputOf(call.arguments))
+          }
+        ]
+      : []
+  )
   const continuationKey = `${key}-c`
   const continuation: TaskSpec = {
     ...round.spec,
@@ -651,7 +663,7 @@ export const expand = (draft: Draft, round: Task, toolCalls: ReadonlyArray<Reado
     expansionParent: key,
     model: { ...round.spec.model!, continues: key }
   }
-  const added = [...calls, continuation]
+  const added = [...calls, ...delegations.map((each) => each.task), continuation]
   for (const task of draft.context.tasks) {
     if (!task.spec.after.includes(key)) continue
     const rewire = (keys: ReadonlyArray<string>) => keys.map((each) => (each === key ? continuationKey : each))
@@ -669,14 +681,18 @@ export const expand = (draft: Draft, round: Task, toolCalls: ReadonlyArray<Reado
     params: {
       firstPosition,
       tasks: added,
-      details: Object.fromEntries(
-        calls.map((call, index) => [
+      details: Object.fromEntries([
+        ...calls.map((call, index) => [
           call.key,
           call.tool !== null
             ? { tool_input: call.tool.input, tool_call_id: call.tool.toolCallId }
             : { ...inputOf(toolCalls[index]!.arguments), tool_call_id: callIdOf(toolCalls[index]!, call.key) }
+        ]),
+        ...delegations.map(({ task, input }) => [
+          task.key,
+          { prompt: typeof input.prompt === "string" ? input.prompt : "", delegated_by: task.expansionParent }
         ])
-      )
+      ])
     }
   })
   const addressed = calls.filter((call) => call.tool !== null)
@@ -687,10 +703,47 @@ export const expand = (draft: Draft, round: Task, toolCalls: ReadonlyArray<Reado
     })
   }
   complete(draft, key, { expanded: true })
+  // An unwaited delegation answers the new task's key at once.
+  for (const { call, task } of delegations) {
+    if (call.awaitKind === "wait") continue
+    draft.request({ type: fx.recordResult, params: { key: call.key, result: { output: task.key } } })
+    complete(draft, call.key, { startedAt: draft.at })
+  }
   // A kernel call of a tool the kernel does not carry out here fails at once (the model reads it).
   for (const call of calls) {
-    if (call.kind === "tool_task" && call.tool === null) {
+    if (call.kind === "tool_task" && call.tool === null && !delegations.some((each) => each.call === call)) {
       fail(draft, call.key, "failed", { key: "kernel_tool_unavailable" })
+    }
+  }
+}
+
+const nameOf = (call: Readonly<Record<string, unknown>>) => (typeof call.name === "string" ? call.name : "")
+
+/**
+ * A delegated task: a fresh model round (mainline false, an empty context) on the caller's model,
+ * offered the caller's tools or the named subset; it starts beside the call.
+ */
+const delegatedTask = (round: Task, callKey: string, input: Readonly<Record<string, unknown>>): TaskSpec => {
+  const model = round.spec.model!
+  const named = Array.isArray(input.tools)
+    ? input.tools.filter((each): each is string => typeof each === "string")
+    : null
+  return {
+    ...round.spec,
+    key: `${callKey}-model-1`,
+    origin: "model",
+    visibility: "collapsed",
+    mainline: false,
+    after: [round.spec.key],
+    structural: [round.spec.key],
+    results: [],
+    onFailure: "absorb",
+    expansionParent: callKey,
+    model: {
+      model: typeof input.model === "string" ? input.model : model.model,
+      retry: model.retry,
+      tools: named === null ? model.tools : model.tools.filter((each) => named.includes(each)),
+      continues: null
     }
   }
 }
@@ -732,6 +785,16 @@ const callTask = (context: RunContext, round: Task, key: string, call: Readonly<
       tool: null,
       ask: { authored: false, timeoutMs: askTimeoutMillis, tokenDigest: null },
       wait: null
+    }
+  }
+  if (canonical === "svc.graph.delegate_task" && input.wait === true) {
+    return {
+      ...base,
+      kind: "await_task",
+      awaitKind: "wait",
+      tool: null,
+      ask: null,
+      wait: { task: `${key}-model-1`, run: null, timeoutMs: null }
     }
   }
   if (canonical === "svc.graph.wait") {
