@@ -1004,6 +1004,32 @@ describe("conversation machine", () => {
       expect(settled.context.tail).toMatchObject({ status: "canceled" })
     })
 
+    it("Engine selection: a hosted run held for attention fails its turn; running again runs the turn again", () => {
+      const judging = step(start(), directReply("h", { reply: { ...echo, engine: "run" } }))[0]
+      const [running] = step(judging, { ...judged("h", 0), plan: {} } as Event)
+      const told = (status: "completed" | "failed" | "running"): Event => ({
+        type: "run.replied",
+        requestId: "request-h",
+        status,
+        errorCode: status === "failed" ? "approval_required" : null,
+        declined: false,
+        usage: null
+      })
+      const [held] = step(running, told("failed"))
+      expect(held.context.lane).toBeNull()
+      expect(held.context.tail).toMatchObject({ status: "failed" })
+      const [again, actions] = step(held, told("running"))
+      expect(again.context.lane).toMatchObject({ phase: "running", engine: "run", requestId: "request-h" })
+      expect(paramsOf(actions, "conversation.settleSample")[0]).toMatchObject({
+        variantStatus: "running",
+        turnStatus: "running"
+      })
+      expect(itemsOf(actions, "turn_status")[0]).toMatchObject({ status: "running", run_public_id: "request-h" })
+      const [done] = step(again, told("completed"))
+      expect(done.context.lane).toBeNull()
+      expect(done.context.tail).toMatchObject({ status: "completed" })
+    })
+
     it("cancellation: cancelRequest, then the canceled reply cancels the turn; nothing running changes nothing", () => {
       const plan = { ...echo, fallbackModel: "local/script" }
       const running = replying(start(), "a", { reply: plan })

@@ -136,6 +136,12 @@ export const ConversationContext = Schema.Struct({
    */
   frozenThrough: Schema.Number,
   /** Each live child (fork or side) by public id: the positions it reads by reference. */
-  freezes: Schema.Record(Schema.String, Schema.Number)
+  freezes: Schema.Record(Schema.String, Schema.Number),
+  /** The newest run-backed reply: a run held for attention that runs again runs its turn again. */
+  hostedRun: Schema.optionalKey(
+    Schema.NullOr(
+      Schema.Struct({ runId: Schema.String, turnId: Schema.String, variantId: Schema.String, model: Schema.String })
+    )
+  )
 })
 export type ConversationContext = typeof ConversationContext.Type

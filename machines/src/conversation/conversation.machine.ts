@@ -409,6 +409,9 @@ const openReply = (draft: Draft, lane: Lane, entry: QueueEntry, plan?: unknown) 
   const tail: Tail = { turnId: lane.turnId, position, kind: "direct_reply", status: "running" }
   context.tail = tail
   context.lane = { ...lane, phase: "running" }
+  if (lane.engine === "run") {
+    context.hostedRun = { runId: lane.requestId, turnId: lane.turnId, variantId: lane.variantId, model: lane.model }
+  }
   draft.request({
     type: fx.openReply,
     params: {
@@ -471,7 +474,64 @@ const sampleSource = (lane: Lane) => (lane.kind === "fallback" ? "fallback" : "i
  * A sample's inference request answered: settle it, re-ask a declined first sample once, or end
  * the turn; an archived conversation settles without draining (unarchive drains).
  */
-const replied = (draft: Draft, event: EventOf<"inference.replied"> | EventOf<"run.replied">, drains = true) => {
+/**
+ * A hosted run told where it stands: its running reply settles as a sample does; a run held for
+ * attention (its turn failed) that runs again runs its turn again while the turn is still the tail
+ * and nothing else replies.
+ */
+const runReplied = (draft: Draft, event: EventOf<"run.replied">, drains = true) => {
+  const context = draft.context
+  const lane = context.lane
+  const status = event.status
+  if (lane !== null) {
+    if (status !== "running") replied(draft, { ...event, status }, drains)
+    return
+  }
+  const hosted = context.hostedRun
+  const tail = context.tail
+  if (status !== "running" || hosted == null || hosted.runId !== event.requestId || tail?.turnId !== hosted.turnId) {
+    return
+  }
+  context.lane = {
+    phase: "running",
+    kind: "reply",
+    turnId: hosted.turnId,
+    variantId: hosted.variantId,
+    requestId: hosted.runId,
+    inputId: null,
+    model: hosted.model,
+    engine: "run",
+    fallback: null,
+    displayedVariantId: null,
+    prior: null,
+    canceled: false
+  }
+  context.tail = { ...tail, status: "running" }
+  draft.request({
+    type: fx.settleSample,
+    params: {
+      turnId: hosted.turnId,
+      variantId: hosted.variantId,
+      requestId: hosted.runId,
+      variantStatus: "running",
+      turnStatus: "running",
+      activate: true,
+      failureReasonKey: null,
+      turnFailureReasonKey: null,
+      usage: null,
+      contextRevision: context.contextRevision
+    }
+  })
+  draft.emit(turnStatusItem(context.tail, hosted.variantId, "running", { run_public_id: hosted.runId }))
+}
+
+const replied = (
+  draft: Draft,
+  event:
+    | EventOf<"inference.replied">
+    | (Omit<EventOf<"run.replied">, "status"> & { status: "completed" | "failed" | "canceled" }),
+  drains = true
+) => {
   const context = draft.context
   const lane = context.lane
   if (lane === null || lane.phase !== "running" || lane.requestId !== event.requestId) return
@@ -1082,7 +1142,7 @@ export const conversationMachine = conversationSetup.createMachine({
         "reply.judged": { actions: step(judged) },
         "conversation.compact": { actions: step(compact) },
         "inference.replied": { actions: step(replied) },
-        "run.replied": { actions: step(replied) },
+        "run.replied": { actions: step(runReplied) },
         "turn.edit": { actions: step(editTurn) },
         "turn.regenerate": { actions: step(regenerate) },
         "turn.activate": { actions: step(activate) },
@@ -1116,7 +1176,7 @@ export const conversationMachine = conversationSetup.createMachine({
           actions: step<"inference.replied">((draft, event) => replied(draft, event, false))
         },
         "run.replied": {
-          actions: step<"run.replied">((draft, event) => replied(draft, event, false))
+          actions: step<"run.replied">((draft, event) => runReplied(draft, event, false))
         },
         "input.due": { actions: step<"input.due">((draft, event) => due(draft, event, false)) },
         "reply.judged": {

@@ -133,7 +133,8 @@ export interface SettleSampleParams {
   readonly turnId: string
   readonly variantId: string
   readonly requestId: string
-  readonly variantStatus: "completed" | "failed" | "canceled" | "timed_out"
+  /** running: a run-backed candidate held for attention that runs again. */
+  readonly variantStatus: "completed" | "failed" | "canceled" | "timed_out" | "running"
   /** The turn's status after it: the sample's, running (a fallback follows), or what a failed regeneration returns to. */
   readonly turnStatus: string
   /** The candidate becomes the turn's active one. */

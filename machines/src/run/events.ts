@@ -33,14 +33,16 @@ export const CallAddress = Schema.Struct({
 export type CallAddress = typeof CallAddress.Type
 
 /**
- * What a hosted run tells its conversation once it first completes, is canceled or needs
- * attention (an event of the conversation's machine, shaped as an inference request's reply):
+ * What a hosted run tells its conversation whenever it completes, is canceled, needs attention or
+ * runs again after attention (an event of the conversation's machine, shaped as an inference
+ * request's reply):
  * `requestId` is the run's public id; `errorCode` the attention reason or the cancellation.
  */
 export const RunReplied = Schema.Struct({
   type: Schema.Literal("run.replied"),
   requestId: Schema.String,
-  status: Schema.Literals(["completed", "failed", "canceled"]),
+  /** running: a run held for attention runs again (its turn with it). */
+  status: Schema.Literals(["completed", "failed", "canceled", "running"]),
   errorCode: Schema.NullOr(Schema.String),
   declined: Schema.Boolean,
   usage: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))

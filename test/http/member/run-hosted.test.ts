@@ -4,8 +4,9 @@
 // run refuses its own door (conversation_hosted).
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
+import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
-import { inboxCalls, memberCalls, type RunWorld, readOnlyTool, runWorld } from "../../support/runs.ts"
+import { inboxCalls, memberCalls, type RunWorld, readOnlyTool, runWorld, waitForRun } from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { about, openRaw } from "../cable/support-cable.ts"
 
@@ -79,7 +80,7 @@ describe("Engine selection: a run-backed reply", () => {
     expect(input.status).toBe(202)
     const inputId = input.body.input.public_id
     let runId: string | null = null
-    for (let i = 0; i < 50 && runId === null; i++) {
+    await waitForConversation(server, asking, async () => {
       runId =
         (
           await member(
@@ -87,8 +88,8 @@ describe("Engine selection: a run-backed reply", () => {
             `/workspaces/${world.workspaceId}/conversations/${asking}/inputs/${inputId}/materialization`
           )
         ).body.materialization?.run_public_id ?? null
-      if (runId === null) await waitForActorState(server, "conversation", asking, "active")
-    }
+      return runId !== null
+    })
     await waitForActorState(server, "run", runId!, "needs_attention")
     const runs = memberCalls(server, world)
     const held = (await runs.call("GET", `/${runId}`)).body.run
@@ -99,6 +100,19 @@ describe("Engine selection: a run-backed reply", () => {
     expect(resolved.body.task.status).toBe("completed")
     await waitForActorState(server, "run", runId!, "completed")
     expect((await runs.call("GET", `/${runId}/tasks/s1-model-1-c`)).body.task.output).toBe("echo: yes")
+    // The turn failed while its run waited for a person, and runs again to completion with it.
+    const turnOf = async () =>
+      (await member("GET", `/workspaces/${world.workspaceId}/conversations/${asking}/turns`)).body.turns.at(-1)
+    let turn = await turnOf()
+    await waitForConversation(server, asking, async () => {
+      turn = await turnOf()
+      return turn.status === "completed"
+    })
+    expect(turn).toMatchObject({ status: "completed" })
+    const variants = (
+      await member("GET", `/workspaces/${world.workspaceId}/conversations/${asking}/turns/${turn.public_id}/variants`)
+    ).body.variants
+    expect(variants[0]).toMatchObject({ source: "run", status: "completed", content: "echo: yes" })
   })
 
   it("the answerer's declared tool is served by its runner and the continuation's answer is the turn's variant", async () => {
@@ -123,24 +137,23 @@ describe("Engine selection: a run-backed reply", () => {
     expect(input.status).toBe(202)
     const inputId = input.body.input.public_id
     let materialization: any
-    for (let i = 0; i < 50; i++) {
+    await waitForConversation(server, conversation, async () => {
       materialization = (
         await member(
           "GET",
           `/workspaces/${world.workspaceId}/conversations/${conversation}/inputs/${inputId}/materialization`
         )
       ).body.materialization
-      if (materialization?.run_public_id) break
-      await waitForActorState(server, "conversation", conversation, "active")
-    }
+      return Boolean(materialization?.run_public_id)
+    })
     const runId = materialization.run_public_id as string
     expect(runId).toEqual(expect.any(String))
     const inbox = inboxCalls(server, runner.token)
     let row: any
-    for (let i = 0; i < 100 && row === undefined; i++) {
+    await waitForRun(server, runId, async () => {
       row = (await inbox.list()).body.tasks.find((each: any) => each.run_public_id === runId)
-      if (row === undefined) await waitForActorState(server, "run", runId, "running")
-    }
+      return row !== undefined
+    })
     expect(row).toMatchObject({ tool_name: "grep", tool_input: { pattern: "z" }, conversation_public_id: conversation })
     const started = await cable.frames.take(
       (frame: any) => about(identifier)(frame) && frame.message?.frame?.type === "step_started"
@@ -151,13 +164,12 @@ describe("Engine selection: a run-backed reply", () => {
     await waitForActorState(server, "run", runId, "completed")
 
     let turn: any
-    for (let i = 0; i < 50; i++) {
+    await waitForConversation(server, conversation, async () => {
       const turns = (await member("GET", `/workspaces/${world.workspaceId}/conversations/${conversation}/turns`)).body
         .turns
       turn = turns.find((each: any) => each.public_id === materialization.turn_public_id)
-      if (turn?.status === "completed") break
-      await waitForActorState(server, "conversation", conversation, "active")
-    }
+      return turn?.status === "completed"
+    })
     expect(turn.status).toBe("completed")
     const variants = (
       await member(

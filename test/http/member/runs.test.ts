@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
-import { inboxCalls, memberCalls, type RunWorld, readOnlyTool, runWorld } from "../../support/runs.ts"
+import { inboxCalls, memberCalls, type RunWorld, readOnlyTool, runWorld, waitForRun } from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -201,10 +201,10 @@ describe("Run lifecycle over HTTP", () => {
     await calls.call("POST", `/${id}/start`)
     const inbox = inboxCalls(server, runner.token)
     let row: any
-    for (let i = 0; i < 100 && row === undefined; i++) {
+    await waitForRun(server, id, async () => {
       row = (await inbox.list()).body.tasks.find((each: any) => each.run_public_id === id)
-      if (row === undefined) await waitForActorState(server, "run", id, "running")
-    }
+      return row !== undefined
+    })
     expect(row).toMatchObject({ task_key: "s1-model-1-t0", tool_name: "grep", tool_input: { pattern: "y" } })
     const claimed = await inbox.claim(id, row.task_key)
     await inbox.commit(id, row.task_key, { claim_token: claimed.body.claim.claim_token, content: "3 matches" })

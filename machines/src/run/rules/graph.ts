@@ -558,6 +558,8 @@ export const conclude = (draft: Draft, before: RunContext) => {
       ...(context.status === "needs_attention" && attention !== null ? { failure_reason_key: attention.reason } : {})
     })
   }
+  // A hosted run tells its conversation where it stands whenever that changes: settled, held for
+  // attention (the turn fails), or running again after attention (the turn runs again).
   const outcome =
     context.status === "completed"
       ? "completed"
@@ -565,8 +567,10 @@ export const conclude = (draft: Draft, before: RunContext) => {
         ? "canceled"
         : context.status === "needs_attention"
           ? "failed"
-          : null
-  if (outcome !== null && context.replyTo !== null && !context.replied) {
+          : context.status === "running" && before.status === "needs_attention"
+            ? "running"
+            : null
+  if (outcome !== null && context.replyTo !== null && context.status !== before.status) {
     context.replied = true
     draft.request({
       type: fx.replyToHost,
