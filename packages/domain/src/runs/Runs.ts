@@ -200,7 +200,10 @@ export class Runs extends Context.Service<
       caller: Caller,
       workspaceId: string,
       filter: ListFilter
-    ) => Effect.Effect<ReadonlyArray<RunRow>, Absent | BadParameter>
+    ) => Effect.Effect<
+      { readonly runs: ReadonlyArray<RunRow>; readonly nextAfter: string | null },
+      Absent | BadParameter
+    >
     readonly read: (caller: Caller, workspaceId: string, runId: string) => Effect.Effect<RunState, Absent>
     readonly verb: (
       caller: Caller,
@@ -445,7 +448,7 @@ export class Runs extends Context.Service<
             if (filter.after !== undefined && !isUuid(filter.after)) {
               return yield* new BadParameter({ code: "parameter_invalid", message: "after is not a run id" })
             }
-            return yield* db(
+            const scanned = yield* db(
               runs.listRuns({
                 workspaceId: workspace.id,
                 conversationIds: null,
@@ -453,9 +456,26 @@ export class Runs extends Context.Service<
                 attentionOnly: filter.attentionOnly,
                 after: filter.after ?? null,
                 order: filter.order,
-                limit: filter.limit
+                limit: filter.limit + 1
               })
             )
+            const page = scanned.slice(0, filter.limit)
+            // Hosted runs list only where their conversation is readable (a page may come out short;
+            // the cursor still names the last row scanned).
+            const readable: Array<RunRow> = []
+            for (const run of page) {
+              if (run.conversation_public_id === null) readable.push(run)
+              else {
+                const standing = yield* conversations
+                  .standing(caller, workspaceId, run.conversation_public_id, "read")
+                  .pipe(Effect.option)
+                if (standing._tag === "Some") readable.push(run)
+              }
+            }
+            return {
+              runs: readable,
+              nextAfter: scanned.length > filter.limit ? (page.at(-1)?.public_id ?? null) : null
+            }
           }),
         read: (caller, workspaceId, runId) =>
           Effect.gen(function* () {

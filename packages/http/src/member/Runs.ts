@@ -87,18 +87,14 @@ export const RunsHandlers = HttpApiBuilder.group(
           if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
             return yield* errors.parameterInvalid("limit must be 1 to 100")
           }
-          const rows = yield* runs.list(yield* CurrentMemberCaller, params.workspace_id, {
+          const listed = yield* runs.list(yield* CurrentMemberCaller, params.workspace_id, {
             statuses,
             attentionOnly: query.attention === "any",
             after: query.after === "" ? undefined : query.after,
             order,
-            limit: limit + 1
+            limit
           })
-          const page = rows.slice(0, limit)
-          return {
-            runs: page.map(listRowOf),
-            pagination: { next_after: rows.length > limit ? page.at(-1)!.public_id : null }
-          }
+          return { runs: listed.runs.map(listRowOf), pagination: { next_after: listed.nextAfter } }
         }).pipe(answerRunRefusals)
       )
       .handle("create", ({ params, payload }) =>
