@@ -533,7 +533,10 @@ const attentionJson = (attention: Attention | null): RecordRunParams["attention"
         ...(attention.overflow ? { blocked_task_overflow: true as const } : {})
       }
 
-/** The end of every step: its changed rows, the run row, and what the feed says of the run. */
+/**
+ * The end of every step: its changed rows, the run row when its projection moved (task rows stamp
+ * the run's updated_at themselves), and what the feed says of the run.
+ */
 export const conclude = (draft: Draft, before: RunContext) => {
   const context = draft.context
   const attention = attentionOf(context)
@@ -597,7 +600,8 @@ export const conclude = (draft: Draft, before: RunContext) => {
     context.revision !== before.revision ||
     context.deliverable !== before.deliverable ||
     context.pausedAt !== before.pausedAt ||
-    draft.touched.size > 0
+    context.startedAt !== before.startedAt ||
+    context.completedAt !== before.completedAt
   ) {
     draft.request({
       type: fx.recordRun,
