@@ -48,8 +48,10 @@
 // Then run-claims (scripts/bench/runClaims.ts): the executor inbox's claim + commit cycle at 4 and
 // 16 workers against a bare SKIP LOCKED claim/complete cycle in the same database; its long mode
 // (BENCH_CLAIMS_MINUTES=10) checks the rate does not degrade as settled rows pile up.
+// Then run-fanout (scripts/bench/runFanout.ts): a run of 100 `cat` tool tasks end to end through the
+// reference runner (one process, then four) against the same commands spawned by a bare node loop.
 // `npm run bench -- http` (or `steps`, `grep`, `replay`, `inference`, `uploads`, `conversation-inputs`,
-// `conversation-reply`, `conversation-timeline`, `conversation-fanout`, `run-claims`, several) runs only the
+// `conversation-reply`, `conversation-timeline`, `conversation-fanout`, `run-claims`, `run-fanout`, several) runs only the
 // scenarios named.
 import { mkdir, writeFile } from "node:fs/promises"
 import { NodeRuntime } from "@effect/platform-node"
@@ -71,6 +73,7 @@ import { benchBinding, benchKind, countEvent } from "./bench/machine.ts"
 import { alternateSides, formatTable, type Sample, type Timing } from "./bench/measure.ts"
 import { type ReplayLevel, replayHeader, replayScenario, replayTable } from "./bench/replay.ts"
 import { type ClaimReport, claimsTable, runClaimsScenario } from "./bench/runClaims.ts"
+import { type FanoutRunReport, runFanoutScenario, runFanoutTable } from "./bench/runFanout.ts"
 import { type UploadReport, uploadScenario, uploadTable } from "./bench/uploads.ts"
 
 const levels = [1, 4, 16]
@@ -95,6 +98,7 @@ const runs = (
     | "conversation-timeline"
     | "conversation-fanout"
     | "run-claims"
+    | "run-fanout"
 ) => named.size === 0 || named.has(scenario)
 
 interface Level {
@@ -245,6 +249,9 @@ const program = Effect.gen(function* () {
   const runClaims: ClaimReport | undefined = runs("run-claims") ? yield* runClaimsScenario(timing) : undefined
   if (runClaims) yield* Console.log(claimsTable(runClaims))
 
+  const runFanout: FanoutRunReport | undefined = runs("run-fanout") ? yield* runFanoutScenario : undefined
+  if (runFanout) yield* Console.log(runFanoutTable(runFanout))
+
   const report = {
     startedAt: startedAt.toISOString(),
     database: database.description,
@@ -324,6 +331,15 @@ const program = Effect.gen(function* () {
         "on a table in the same database through a plain pool in this process",
       ratio: "HTTP cycles/s ÷ bare cycles/s; long: the last minute's cycles/s ÷ the first's",
       ...runClaims
+    },
+    runFanout: runFanout && {
+      run:
+        "100 `cat` tool tasks in two envelopes (a 32-member fan and a follower each), created and appended while " +
+        "pending, served by `troupe runner` processes; wall = POST start → the run read completed",
+      baseline:
+        "the same 100 `cat` commands spawned by node:child_process in the same graph shape (unbounded, as the runner)",
+      serviceShare: "1 − bare seconds ÷ Troupe seconds (medians)",
+      ...runFanout
     }
   }
   yield* Effect.promise(async () => {

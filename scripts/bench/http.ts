@@ -10,7 +10,7 @@
 // Reading: req/s over the measured rounds, ratio = Troupe / twin (goal: static ≥ 0.75, profile
 // ≥ 0.6), p50/p99 the median of the rounds' percentiles, server CPU µs/req the server
 // process's user + system time per answered request (from /proc; the share of a core it costs).
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtemp, open, readFile, rm } from "node:fs/promises"
 import { get } from "node:http"
 import { createServer } from "node:net"
@@ -108,18 +108,26 @@ export const startProcess = (script: ReadonlyArray<string>, env: Record<string, 
       return child
     }),
     (child) =>
-      Effect.promise(
-        () =>
-          new Promise<void>((done) => {
-            if (child.exitCode !== null || child.signalCode !== null) return done()
-            const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
-            child.once("exit", () => {
-              clearTimeout(timer)
-              done()
-            })
-            child.kill("SIGTERM")
-          })
+      stopChild(
+        child,
+        () => child.kill("SIGTERM"),
+        () => child.kill("SIGKILL")
       )
+  )
+
+/** Stops a child process (`stop`, then `kill` after 10 s) and resolves once it exited. */
+export const stopChild = (child: ChildProcess, stop: () => void, kill: () => void) =>
+  Effect.promise(
+    () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) return done()
+        const timer = setTimeout(kill, 10_000)
+        child.once("exit", () => {
+          clearTimeout(timer)
+          done()
+        })
+        stop()
+      })
   )
 
 /** Polls `url` until it answers 200; dies with the process log after 60 s. */

@@ -1,8 +1,9 @@
 // The run scenarios' world on a served Troupe (conversationServer.ts): runners connected through
 // the device flow (the owner servedTroupe made signs in to the browser pages and approves them
-// account-wide) announcing one read-only tool; a keep-alive JSON client for their executor doors;
-// and runs of one parallel fan of that tool (a wait on its first member as the follower a fan
-// needs), created and started as the owner, whose members are then dispatched to the runner.
+// account-wide, as it does a `troupe runner` process's printed code) announcing one read-only
+// tool; a keep-alive JSON client for their executor doors; and runs of one parallel fan of that
+// tool (a wait on its first member as the follower a fan needs), created and started as the
+// owner, whose members are then dispatched to the runner.
 import { Agent, request } from "node:http"
 import { Effect } from "effect"
 import { type Answer, expectStatus, type ServedTroupe } from "./conversationServer.ts"
@@ -88,15 +89,23 @@ export interface Runner {
   readonly publicId: string
 }
 
-/** One runner through the device flow, approved by the signed-in owner (`page`); answers its token and id. */
-const connectOne = async (baseUrl: string, page: ReturnType<typeof browser>, identifier: string) => {
-  const started = await formPost(baseUrl, "/oauth/device_authorization", {
-    client_id: connector,
-    registration_identifier: identifier,
-    runner_display_name: `${identifier} runner`
+export type OwnerPage = ReturnType<typeof browser>
+
+/** The owner servedTroupe made for scenario `name`, signed in to the browser pages. */
+export const signedInOwner = async (baseUrl: string, name: string): Promise<OwnerPage> => {
+  const page = browser(baseUrl)
+  const login = await page("/login")
+  const signedIn = await page("/login", {
+    email: `${name}-bench@example.com`,
+    password: `${name}-bench-password`,
+    csrf_token: csrfOf(login.text)
   })
-  if (started.status !== 200) throw new Error(`device authorization: ${JSON.stringify(started.body)}`)
-  const userCode = started.body.user_code as string
+  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`)
+  return page
+}
+
+/** The owner approves a device code account-wide, as a person at the device page would. */
+export const approveDevice = async (page: OwnerPage, userCode: string) => {
   const decision = await page(`/oauth/device?user_code=${encodeURIComponent(userCode)}`)
   await page("/oauth/device", {
     user_code: userCode,
@@ -104,6 +113,17 @@ const connectOne = async (baseUrl: string, page: ReturnType<typeof browser>, ide
     assignment_scope: "account_wide",
     csrf_token: csrfOf(decision.text)
   })
+}
+
+/** One runner through the device flow, approved by the signed-in owner (`page`); answers its token and id. */
+const connectOne = async (baseUrl: string, page: OwnerPage, identifier: string) => {
+  const started = await formPost(baseUrl, "/oauth/device_authorization", {
+    client_id: connector,
+    registration_identifier: identifier,
+    runner_display_name: `${identifier} runner`
+  })
+  if (started.status !== 200) throw new Error(`device authorization: ${JSON.stringify(started.body)}`)
+  await approveDevice(page, started.body.user_code as string)
   const issued = await formPost(baseUrl, "/oauth/token", {
     grant_type: "urn:ietf:params:oauth:grant-type:device_code",
     device_code: started.body.device_code as string,
@@ -130,14 +150,7 @@ const connectOne = async (baseUrl: string, page: ReturnType<typeof browser>, ide
 export const connectRunners = (served: ServedTroupe, name: string, count: number) =>
   Effect.gen(function* () {
     const connected = yield* Effect.promise(async () => {
-      const page = browser(served.baseUrl)
-      const login = await page("/login")
-      const signedIn = await page("/login", {
-        email: `${name}-bench@example.com`,
-        password: `${name}-bench-password`,
-        csrf_token: csrfOf(login.text)
-      })
-      if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`)
+      const page = await signedInOwner(served.baseUrl, name)
       const runners: Array<{ token: string; publicId: string }> = []
       for (let index = 0; index < count; index++) {
         runners.push(await connectOne(served.baseUrl, page, `${name}-runner-${index}`))
@@ -152,15 +165,18 @@ export const connectRunners = (served: ServedTroupe, name: string, count: number
     )
   })
 
+/** A read-only, intrinsically idempotent tool's effect profile (replayable: a lapse times out). */
+export const readOnlyProfile = {
+  kind: "read_only",
+  destructive: false,
+  effect_scope: "closed",
+  idempotency: "intrinsic",
+  reconciliation: "none"
+}
+
 const readOnlyTool = {
   name: toolName,
-  effect_profile: {
-    kind: "read_only",
-    destructive: false,
-    effect_scope: "closed",
-    idempotency: "intrinsic",
-    reconciliation: "none"
-  },
+  effect_profile: readOnlyProfile,
   description: "Searches files",
   input_schema: { type: "object" }
 }
