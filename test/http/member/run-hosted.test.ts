@@ -159,6 +159,24 @@ describe("Engine selection: a run-backed reply", () => {
       (frame: any) => about(identifier)(frame) && frame.message?.frame?.type === "step_started"
     )
     expect(started.message.frame).toMatchObject({ run_public_id: runId, task_key: row.task_key, tool_name: "grep" })
+    // A steer may name the running reply's run as its guard; another run is a changed target.
+    const steerWith = (guard: string, key: string) =>
+      member(
+        "POST",
+        `/workspaces/${world.workspaceId}/conversations/${conversation}/inputs`,
+        {
+          input: {
+            kind: "message",
+            text: "also check tests",
+            delivery_mode: "steer",
+            expected_steering_run_public_id: guard
+          }
+        },
+        { "idempotency-key": key }
+      )
+    const changed = await steerWith("01900000-0000-7000-8000-000000000000", "steer-other")
+    expect([changed.status, changed.body.error.code]).toEqual([409, "steering_target_changed"])
+    expect((await steerWith(runId, "steer-guarded")).status).toBe(202)
     const claimed = await inbox.claim(runId, row.task_key)
     await inbox.commit(runId, row.task_key, { claim_token: claimed.body.claim.claim_token, content: "7 hits" })
     await waitForActorState(server, "run", runId, "completed")

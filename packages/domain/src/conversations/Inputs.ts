@@ -426,10 +426,16 @@ export class Inputs extends Context.Service<
             if (members.expected_steering_run_public_id != null) {
               if (!steer)
                 return yield* invalid("steering_guard_requires_steer", "expected_steering_run_public_id needs a steer")
-              return yield* new StateConflict({
-                code: "steering_target_changed",
-                message: "No run-backed reply is running here"
-              })
+              const running = yield* db(repository.runningRunOf(target.row.public_id))
+              if (running !== members.expected_steering_run_public_id) {
+                return yield* new StateConflict({
+                  code: "steering_target_changed",
+                  message:
+                    running === undefined
+                      ? "No run-backed reply is running here"
+                      : "Another run-backed reply is running here now"
+                })
+              }
             }
             yield* judgeModel(members.model)
             const attachments = yield* attachmentsOf(caller, members.attachments ?? [])

@@ -1121,6 +1121,19 @@ const lastReplyModelOf = Rows.maybe("Conversations.lastReplyModelOf", {
     ORDER BY t.position DESC LIMIT 1`
 })
 
+/** The run a conversation's running run-backed reply is made by, if one is running. */
+const runningRunOf = Effect.fnUntraced(function* (conversationPublicId: string) {
+  const sql = yield* SqlClient
+  const rows = yield* sql<{ readonly run_public_id: string }>`
+    SELECT v.run_public_id::text AS run_public_id FROM conversation_variants v
+    JOIN conversation_turns t ON t.id = v.turn_id
+    JOIN conversations c ON c.id = t.conversation_id
+    WHERE c.public_id = ${conversationPublicId}::uuid AND t.status = 'running'
+      AND v.status IN ('pending', 'running') AND v.run_public_id IS NOT NULL
+    ORDER BY v.id DESC LIMIT 1`
+  return rows[0]?.run_public_id
+})
+
 export class ConversationsRepository extends Context.Service<ConversationsRepository>()(
   "@troupe/storage/ConversationsRepository",
   {
@@ -1161,6 +1174,7 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         insertVariant,
         materializeMessage,
         findVariant,
+        runningRunOf,
         variantsOf,
         settleVariant,
         concealVariant,
