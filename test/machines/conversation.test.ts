@@ -1030,6 +1030,20 @@ describe("conversation machine", () => {
       expect(done.context.tail).toMatchObject({ status: "completed" })
     })
 
+    it("a steer held against a run-backed reply is told to its run and, once landed, consumed into the turn", () => {
+      const judging = step(start(), directReply("h", { reply: { ...echo, engine: "run" } }))[0]
+      const [running] = step(judging, { ...judged("h", 0), plan: {} } as Event)
+      const [held, actions] = step(running, message("s", { deliveryMode: "steer" }))
+      expect(paramsOf(actions, "conversation.steerRun")).toEqual([{ runId: "request-h", inputId: "input-s" }])
+      expect(held.context.queue.find((entry) => entry.inputId === "input-s")?.state).toBe("steering")
+      const [landed, landing] = step(held, { type: "input.landed", inputId: "input-s" })
+      expect(landed.context.queue.some((entry) => entry.inputId === "input-s")).toBe(false)
+      expect(paramsOf(landing, "conversation.landSteer")).toEqual([
+        { inputId: "input-s", turnId: "turn-h", variantId: "variant-h" }
+      ])
+      expect(itemsOf(landing, "input_materialized")[0]).toMatchObject({ run_public_id: "request-h" })
+    })
+
     it("cancellation: cancelRequest, then the canceled reply cancels the turn; nothing running changes nothing", () => {
       const plan = { ...echo, fallbackModel: "local/script" }
       const running = replying(start(), "a", { reply: plan })

@@ -415,6 +415,24 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             step.now
           )
         }),
+      [fx.steerRun]: (params, step) =>
+        Effect.gen(function* () {
+          const conversations = yield* ConversationsRepository.make
+          const input = yield* inputOf(conversations, params.inputId)
+          const actors = yield* TransactionalActors
+          yield* actors.tell(run, params.runId, {
+            type: "input.accept",
+            inputId: params.inputId,
+            steer: true,
+            dueAt: null,
+            row: { text: input.text, authorId: String(input.author_id) },
+            at: step.now.getTime()
+          })
+        }),
+      [fx.landSteer]: (params, step) =>
+        Effect.flatMap(ConversationsRepository.make, (conversations) =>
+          consume(conversations, params.inputId, params.turnId, params.variantId, step)
+        ),
       [fx.cancelRequest]: (params, step) =>
         Effect.flatMap(TransactionalActors, (actors) =>
           params.engine === "run"

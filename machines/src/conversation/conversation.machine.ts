@@ -78,6 +78,11 @@ type EffectRequest =
   | { readonly type: typeof fx.releaseSources }
   | { readonly type: typeof fx.reap }
   | { readonly type: typeof fx.judgeHead; readonly params: JudgeHeadParams }
+  | { readonly type: typeof fx.steerRun; readonly params: { readonly runId: string; readonly inputId: string } }
+  | {
+      readonly type: typeof fx.landSteer
+      readonly params: { readonly inputId: string; readonly turnId: string; readonly variantId: string }
+    }
 
 /** A step's work: a draft of the context it changes and what it asks the shell to do. */
 interface Draft {
@@ -295,7 +300,31 @@ const accept = (draft: Draft, event: EventOf<"input.accept">) => {
   draft.request({ type: fx.insertInput, params: { input, queuePosition, state } })
   draft.emit({ type: "input_accepted", ...input.item, state, queue_position: queuePosition })
   if (input.dueAt !== null) draft.due(input.inputId, Math.max(0, input.dueAt - event.at))
+  // A steer held against a run-backed reply lands at its run's next model round.
+  if (steering && context.lane!.engine === "run") {
+    draft.request({ type: fx.steerRun, params: { runId: context.lane!.requestId, inputId: input.inputId } })
+  }
   drain(draft)
+}
+
+/** A held steer landed in the running run-backed reply's next round: consumed into its turn. */
+const landed = (draft: Draft, event: EventOf<"input.landed">) => {
+  const context = draft.context
+  const lane = context.lane
+  const entry = entryOf(context, event.inputId)
+  if (lane === null || lane.engine !== "run" || entry === undefined || entry.state !== "steering") return
+  context.queue = context.queue.filter((each) => each.inputId !== entry.inputId)
+  draft.request({
+    type: fx.landSteer,
+    params: { inputId: entry.inputId, turnId: lane.turnId, variantId: lane.variantId }
+  })
+  draft.emit({
+    type: "input_materialized",
+    input_public_id: entry.inputId,
+    turn_public_id: lane.turnId,
+    variant_public_id: lane.variantId,
+    run_public_id: lane.requestId
+  })
 }
 
 const editInput = (draft: Draft, event: EventOf<"input.edit">) => {
@@ -1041,7 +1070,9 @@ const conversationSetup = setup({
     [fx.tellFollowers]: (_, _params: TellFollowersParams) => {},
     [fx.releaseSources]: () => {},
     [fx.reap]: () => {},
-    [fx.judgeHead]: (_, _params: JudgeHeadParams) => {}
+    [fx.judgeHead]: (_, _params: JudgeHeadParams) => {},
+    [fx.steerRun]: (_, _params: { runId: string; inputId: string }) => {},
+    [fx.landSteer]: (_, _params: { inputId: string; turnId: string; variantId: string }) => {}
   },
   guards: {
     lifecycleRefused: ({ context }: { context: Context }) => lifecycleRefusal(context) !== null,
@@ -1143,6 +1174,7 @@ export const conversationMachine = conversationSetup.createMachine({
         "conversation.compact": { actions: step(compact) },
         "inference.replied": { actions: step(replied) },
         "run.replied": { actions: step(runReplied) },
+        "input.landed": { actions: step(landed) },
         "turn.edit": { actions: step(editTurn) },
         "turn.regenerate": { actions: step(regenerate) },
         "turn.activate": { actions: step(activate) },

@@ -11,6 +11,10 @@ export const conversationEffects = {
   recordState: "conversation.recordState",
   /** The machine refuses the command: `reason` is the spec's code. */
   refuse: "conversation.refuse",
+  /** Tells the run of a run-backed reply a steer held against it (it lands at the next round). */
+  steerRun: "conversation.steerRun",
+  /** A held steer landed in the run-backed reply: consumed into its turn and candidate. */
+  landSteer: "conversation.landSteer",
   /** Inserts an accepted input row at its queue position. */
   insertInput: "conversation.insertInput",
   /** Writes an input's edit, state and blocked reason, bumping its lock_version. */

@@ -3,7 +3,7 @@
 // reap, the judging job's verdict, and the reply told by an inference request it asked.
 import { Schema } from "effect"
 import { InferenceReplied } from "../inferenceRequest/events.ts"
-import { RunReplied } from "../run/events.ts"
+import { InputLanded, RunReplied } from "../run/events.ts"
 import { BlockedReason, CompactionTrigger, MintedIds, ReplyPlan, Tail } from "./context.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
@@ -154,6 +154,7 @@ export const ConversationEvent = Schema.Union([
   }),
   InferenceReplied,
   RunReplied,
+  InputLanded,
   Schema.Struct({
     type: Schema.Literal("turn.edit"),
     turnId: Schema.String,

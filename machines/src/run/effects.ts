@@ -4,7 +4,7 @@
 // the run's channel hear (inbox work, progress frames).
 import type { ReplyAddress } from "../inferenceRequest/events.ts"
 import type { RunStatus, TaskSpec, TaskStatus } from "./context.ts"
-import type { RunReplied } from "./events.ts"
+import type { InputLanded, RunReplied } from "./events.ts"
 
 export const runEffects = {
   /** The command is refused and the step rolled back: `reason` is the spec's code. */
@@ -161,7 +161,7 @@ export interface AddressCallsParams {
 
 export interface ReplyToHostParams {
   readonly to: ReplyAddress
-  readonly event: RunReplied
+  readonly event: RunReplied | InputLanded
 }
 
 export interface InsertInputParams {

@@ -49,6 +49,10 @@ export const RunReplied = Schema.Struct({
 })
 export type RunReplied = typeof RunReplied.Type
 
+/** What a hosted run tells its conversation when a steer it held lands in a round. */
+export const InputLanded = Schema.Struct({ type: Schema.Literal("input.landed"), inputId: Schema.String })
+export type InputLanded = typeof InputLanded.Type
+
 export const RunEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("run.start"), at }),
   Schema.Struct({ type: Schema.Literal("run.pause"), force: Schema.Boolean, at }),

@@ -176,7 +176,9 @@ describe("Engine selection: a run-backed reply", () => {
       )
     const changed = await steerWith("01900000-0000-7000-8000-000000000000", "steer-other")
     expect([changed.status, changed.body.error.code]).toEqual([409, "steering_target_changed"])
-    expect((await steerWith(runId, "steer-guarded")).status).toBe(202)
+    const steer = await steerWith(runId, "steer-guarded")
+    expect(steer.status).toBe(202)
+    expect(steer.body.input.state).toBe("steering")
     const claimed = await inbox.claim(runId, row.task_key)
     await inbox.commit(runId, row.task_key, { claim_token: claimed.body.claim.claim_token, content: "7 hits" })
     await waitForActorState(server, "run", runId, "completed")
@@ -195,15 +197,27 @@ describe("Engine selection: a run-backed reply", () => {
         `/workspaces/${world.workspaceId}/conversations/${conversation}/turns/${turn.public_id}/variants`
       )
     ).body.variants
+    // The held steer landed in the run's next round (after the call's result) and is consumed into
+    // the reply's turn; the model (local/script) echoes the last message it read.
     expect(variants[0]).toMatchObject({
       source: "run",
       status: "completed",
       run_public_id: runId,
-      content: "echo: 7 hits"
+      content: "echo: also check tests"
     })
+    const steered = (
+      await member(
+        "GET",
+        `/workspaces/${world.workspaceId}/conversations/${conversation}/inputs/${steer.body.input.public_id}/materialization`
+      )
+    ).body.materialization
+    expect(steered).toMatchObject({ turn_public_id: turn.public_id, run_public_id: runId })
 
     cable.socket.close()
     const runs = memberCalls(server, world)
+    const continuation = `${row.task_key.replace(/-t0$/, "")}-c`
+    const sealed = (await runs.call("GET", `/${runId}/tasks/${continuation}/request`)).body.request
+    expect(sealed.entries.at(-1)).toEqual({ role: "user", parts: [{ type: "text", text: "also check tests" }] })
     const hostedDelete = await runs.call("DELETE", `/${runId}`)
     expect(hostedDelete.status).toBe(409)
     expect(hostedDelete.body.error).toMatchObject({

@@ -26,9 +26,9 @@ import {
 import { judgeApproval } from "./approval.ts"
 
 /** An approval parks this long (run clock: pauses shift it). */
-export const approvalHoldMillis = 24 * 60 * 60 * 1000
+const approvalHoldMillis = 24 * 60 * 60 * 1000
 /** blocked_task_keys names at most this many. */
-export const blockedKeysCap = 32
+const blockedKeysCap = 32
 /** A tool's budget when neither its step nor its announcement names one. */
 export const defaultToolTimeoutMillis = 600_000
 
@@ -880,7 +880,7 @@ export const retry = (draft: Draft, task: Task, model: string | null) => {
 export const clocked = (task: Task) => task.deadlineAt !== null && !isSettled(task.status)
 
 /** A door row consumed into `taskKey` (the round it became, or the round a steer joined). */
-export const consumeInput = (draft: Draft, entry: RunQueueEntry, taskKey: string) => {
+const consumeInput = (draft: Draft, entry: RunQueueEntry, taskKey: string) => {
   draft.context.inputs = draft.context.inputs.filter((each) => each.inputId !== entry.inputId)
   draft.request({
     type: fx.updateInput,
@@ -894,6 +894,13 @@ export const consumeInput = (draft: Draft, entry: RunQueueEntry, taskKey: string
     }
   })
   draft.emit({ type: "input_materialized", input_public_id: entry.inputId, task_key: taskKey })
+  // A hosted run's steers are its conversation's inputs: the conversation consumes them too.
+  if (draft.context.replyTo !== null) {
+    draft.request({
+      type: fx.replyToHost,
+      params: { to: draft.context.replyTo, event: { type: "input.landed", inputId: entry.inputId } }
+    })
+  }
 }
 
 /**
