@@ -135,6 +135,37 @@ describe("Run lifecycle over HTTP", () => {
     expect((await calls.call("GET", `/${id}`)).status).toBe(404)
   })
 
+  it("list: filters by status and attention, pages by cursor, never lists tombstones; bad words are 400", async () => {
+    const pending = (await calls.create(toolRun([{ tool: { name: "grep" } }]))).body.run.public_id
+    const held = (await calls.create({ approval_mode: "bypass", steps: [{ ask: { prompt: "Go?" } }] })).body.run
+      .public_id
+    await calls.call("POST", `/${held}/start`)
+    await waitForActorState(server, "run", held, "needs_attention")
+    const gone = (await calls.create(toolRun([{ tool: { name: "grep" } }]))).body.run.public_id
+    expect((await calls.call("DELETE", `/${gone}`)).status).toBe(204)
+    const ids = async (query: string) =>
+      ((await calls.call("GET", query)).body.runs as Array<any>).map((run) => run.public_id)
+    expect(await ids("?status=pending")).toContain(pending)
+    expect(await ids("?status=pending")).not.toContain(held)
+    expect(await ids("?status=needs_attention,running")).toContain(held)
+    const attention = (await calls.call("GET", "?attention=any")).body.runs as Array<any>
+    expect(attention.every((run) => run.attention !== null)).toBe(true)
+    expect(attention.find((run) => run.public_id === held)).toMatchObject({
+      status: "needs_attention",
+      attention: { reason: "awaiting_human" }
+    })
+    expect(attention.map((run) => run.public_id)).not.toContain(pending)
+    expect(await ids("")).not.toContain(gone)
+    const first = (await calls.call("GET", "?limit=1&order=asc")).body
+    expect(first.runs).toHaveLength(1)
+    const second = (await calls.call("GET", `?limit=1&order=asc&after=${first.pagination.next_after}`)).body
+    expect(second.runs[0].public_id).not.toBe(first.runs[0].public_id)
+    for (const bad of ["?status=finished", "?attention=some", "?limit=0", "?order=up", "?after=nope"]) {
+      const refused = await calls.call("GET", bad)
+      expect([refused.status, refused.body.error.code], bad).toEqual([400, "parameter_invalid"])
+    }
+  })
+
   it("compile refusals carry their members: invalid_steps entries, a raw graph name's path", async () => {
     const invalid = await calls.create({ approval_mode: "bypass", steps: [{ tool: {} }] })
     expect(invalid.status).toBe(422)
