@@ -567,3 +567,17 @@ describe("run machine: delegate_task", () => {
     expect(statusOf(done, "m-c")).toBe("running")
   })
 })
+
+describe("run machine: claims under a graceful stop", () => {
+  it("a dispatched row of a gracefully canceling run may still be claimed and committed", () => {
+    const [running] = started([tool("a"), tool("b"), tool("c", ["a"])])
+    const [canceling] = step(running, { type: "run.stop", force: false, at: 1_500 })
+    expect(canceling.value).toBe("canceling")
+    expect(statusOf(canceling, "c")).toBe("canceled")
+    const [claimed, actions] = claim(canceling, "a")
+    expect(refusal(actions)).toBeUndefined()
+    const [afterA] = commit(claimed, "a")
+    expect(statusOf(afterA, "a")).toBe("completed")
+    expect(afterA.value).toBe("canceling")
+  })
+})

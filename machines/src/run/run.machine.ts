@@ -462,11 +462,12 @@ const addressedTo = (context: Context, task: Task, executorId: string, announces
   return task.claim?.executorId === executorId
 }
 
+/** A force stop settles every dispatched row at once, so a canceling run's rows are a graceful stop's. */
 const claimable = (context: Context) =>
   context.status === "running" ||
   context.status === "paused" ||
   context.status === "needs_attention" ||
-  (context.status === "canceling" && !context.tasks.some((task) => task.error?.key === "run_canceled"))
+  context.status === "canceling"
 
 /** The deadline as the run's clock reads it: a paused run's clocks stand still. */
 const effectiveDeadline = (context: Context, task: Task, at: number) =>
