@@ -202,7 +202,12 @@ export class ExecutorInbox extends Context.Service<
       const bus = yield* EventBus
       const actors = (yield* ActorHost).ref(yield* RunDefinition)
       const db = yield* withRepositories(RunsRepository, ExecutorsRepository, UploadsRepository)
+      /** When each task's or process's last frame was relayed (the cadence), forgotten once stale. */
       const lastFrame = new Map<string, number>()
+      const forgetStale = (time: number) => {
+        if (lastFrame.size < 10_000) return
+        for (const [subject, at] of lastFrame) if (time - at >= frameCadenceMillis) lastFrame.delete(subject)
+      }
 
       const notFound = () => new Absent({ code: "not_found", message: "No such inbox task" })
       const self = (caller: ExecutorCaller) =>
@@ -387,6 +392,7 @@ export class ExecutorInbox extends Context.Service<
             const time = yield* at
             const subject = frame.kind === "task" ? `task:${source.run}:${source.key}` : `process:${frame.process_id}`
             if (time - (lastFrame.get(subject) ?? 0) < frameCadenceMillis) return false
+            forgetStale(time)
             lastFrame.set(subject, time)
             const relayed =
               frame.kind === "task"
