@@ -360,6 +360,17 @@ layer(databaseLayer, { excludeTestServices: true, timeout: "60 seconds" })("runs
           executorId,
           announcedToolNames: provider ? ["shell"] : [],
           isToolProvider: provider,
+          // The world's machines are account-wide: every pool row of the account is in reach.
+          ...(provider
+            ? {
+                provider: {
+                  accountId: w.account.id,
+                  scope: "account_wide" as const,
+                  managerId: w.human.id,
+                  agentId: null
+                }
+              }
+            : {}),
           after,
           limit: 50
         })
@@ -401,6 +412,24 @@ layer(databaseLayer, { excludeTestServices: true, timeout: "60 seconds" })("runs
           ["pool-shell", false, null],
           ["pool-claimed", true, w.providerQ.public_id]
         ]
+      )
+      // A provider out of reach sees no pool row: another account's, or another human's private one.
+      const outOfReach = (provider: { accountId: bigint; scope: "user_private" | "account_wide"; managerId: bigint }) =>
+        runs.listInbox({
+          executorId: w.providerP.id,
+          announcedToolNames: ["shell"],
+          isToolProvider: true,
+          provider: { ...provider, agentId: null },
+          after: null,
+          limit: 50
+        })
+      assert.deepStrictEqual(
+        yield* outOfReach({ accountId: w.account.id + 1000n, scope: "account_wide", managerId: w.human.id }),
+        []
+      )
+      assert.deepStrictEqual(
+        yield* outOfReach({ accountId: w.account.id, scope: "user_private", managerId: w.human.id + 1000n }),
+        []
       )
       assert.deepStrictEqual(yield* inbox(w.providerP.id, false), [])
 

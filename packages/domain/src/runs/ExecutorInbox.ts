@@ -235,13 +235,18 @@ export class ExecutorInbox extends Context.Service<
             : { vetoed: undefined, answer: outcome.replies["run.answer"] as string | undefined }
         })
 
-      /** Whether the executor may claim a row of this run: its discovery scope reaches the creator. */
-      const eligible = (executor: ExecutorRow, creatorId: bigint) =>
+      /**
+       * Whether the executor may claim a row of this run: a runner the run named, or a provider whose
+       * discovery scope reaches the creator (account-wide; its human's, directly or as the agent's
+       * steward; the agent it is bound to).
+       */
+      const eligible = (executor: ExecutorRow, creatorId: bigint, stewardId: bigint | null) =>
         executor.status === "active" &&
-        (executor.assignment_scope === "account_wide" ||
-          (executor.assignment_scope === "user_private" && executor.manager_id === creatorId) ||
-          (executor.assignment_scope === "agent_private" && executor.agent_id === creatorId) ||
-          executor.kind === "runner")
+        (executor.kind === "runner" ||
+          executor.assignment_scope === "account_wide" ||
+          (executor.assignment_scope === "user_private" &&
+            (executor.manager_id === creatorId || executor.manager_id === stewardId)) ||
+          (executor.assignment_scope === "agent_private" && executor.agent_id === creatorId))
 
       const at = Clock.currentTimeMillis
 
@@ -262,6 +267,12 @@ export class ExecutorInbox extends Context.Service<
                 executorId: executor.id,
                 announcedToolNames: executor.announcement.tools.map((tool) => tool.name),
                 isToolProvider: executor.kind === "tool_provider",
+                provider: {
+                  accountId: executor.account_id,
+                  scope: executor.assignment_scope,
+                  managerId: executor.manager_id,
+                  agentId: executor.agent_id
+                },
                 after:
                   cursor === null
                     ? null
@@ -297,7 +308,11 @@ export class ExecutorInbox extends Context.Service<
               announces:
                 executor.kind === "tool_provider" &&
                 executor.announcement.tools.some((tool) => tool.name === row.tool_name),
-              eligible: eligible(executor, row.creator_id),
+              eligible: eligible(
+                executor,
+                row.creator_id,
+                (yield* db(runs.userOf(row.creator_id)))?.steward_id ?? null
+              ),
               authorized: true,
               tokenDigest: digestOf(token),
               at: yield* at

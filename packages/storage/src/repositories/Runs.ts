@@ -505,6 +505,15 @@ export const InboxFilter = Schema.Struct({
   /** The tool names the executor announces (pool rows it may see). */
   announcedToolNames: Schema.Array(Schema.String),
   isToolProvider: Schema.Boolean,
+  /** A tool provider's reach: pool rows of runs whose creator it may serve (the discovery rule). */
+  provider: Schema.optionalKey(
+    Schema.Struct({
+      accountId: Schema.BigInt,
+      scope: Schema.Literals(["agent_private", "user_private", "account_wide"]),
+      managerId: Schema.BigInt,
+      agentId: Schema.NullOr(Schema.BigInt)
+    })
+  ),
   /** The last row of the previous page; without runPublicId, after every run's row at (dispatchedAt, key). */
   after: Schema.NullOr(
     Schema.Struct({ dispatchedAt: Schema.Date, runPublicId: Schema.optionalKey(Schema.String), key: Schema.String })
@@ -531,17 +540,39 @@ const listInbox = Rows.all("Runs.listInbox", {
           ? sql`(dispatched_at, key) > (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key})`
           : sql`(dispatched_at, key, run_id) > (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key},
               COALESCE((SELECT id FROM runs WHERE public_id = ${filter.after.runPublicId}::uuid), 0))`
+    const poolAfter =
+      filter.after === null
+        ? sql`TRUE`
+        : filter.after.runPublicId === undefined
+          ? sql`(pt.dispatched_at, pt.key) > (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key})`
+          : sql`(pt.dispatched_at, pt.key, pt.run_id) > (${filter.after.dispatchedAt}::timestamptz, ${filter.after.key},
+              COALESCE((SELECT id FROM runs WHERE public_id = ${filter.after.runPublicId}::uuid), 0))`
     const addressed = sql`
       (SELECT run_id, key FROM run_tasks
        WHERE inbox_kind IS NOT NULL AND inbox_executor_id = ${filter.executorId} AND ${after}
        ORDER BY dispatched_at, key, run_id LIMIT ${filter.limit})`
-    const pool = filter.isToolProvider
-      ? sql`UNION ALL
-        (SELECT run_id, key FROM run_tasks
-         WHERE inbox_kind IS NOT NULL AND pool AND claimed_by_executor_id IS NULL
-           AND tool_name = ANY(${[...filter.announcedToolNames]}::text[]) AND ${after}
-         ORDER BY dispatched_at, key, run_id LIMIT ${filter.limit})`
-      : sql``
+    const provider = filter.provider
+    const reach =
+      provider === undefined
+        ? sql`FALSE`
+        : provider.scope === "account_wide"
+          ? sql`TRUE`
+          : provider.scope === "user_private"
+            ? sql`(pr.creator_id = ${provider.managerId} OR pu.steward_id = ${provider.managerId})`
+            : sql`pr.creator_id = ${provider.agentId ?? -1n}`
+    const pool =
+      filter.isToolProvider && provider !== undefined
+        ? sql`UNION ALL
+        (SELECT pt.run_id, pt.key FROM run_tasks pt
+         JOIN runs pr ON pr.id = pt.run_id
+         JOIN workspaces pw ON pw.id = pr.workspace_id
+         JOIN users pu ON pu.id = pr.creator_id
+         WHERE pt.inbox_kind IS NOT NULL AND pt.pool AND pt.claimed_by_executor_id IS NULL
+           AND pt.tool_name = ANY(${[...filter.announcedToolNames]}::text[])
+           AND pw.account_id = ${provider.accountId} AND ${reach}
+           AND ${poolAfter}
+         ORDER BY pt.dispatched_at, pt.key, pt.run_id LIMIT ${filter.limit})`
+        : sql``
     return sql`
       WITH page AS (${addressed} ${pool})
       SELECT ${sql.literal(inboxColumns)} ${sql.literal(inboxJoins)}
