@@ -488,7 +488,9 @@ describe("run machine: a model's kernel calls", () => {
       ref,
       ...(toolCalls === undefined ? {} : { toolCalls })
     })
-  const kernel = { kernelTools: { ask: "svc.human.ask", wait: "svc.graph.wait", memory_read: "svc.memory.read" } }
+  const kernel = {
+    kernelTools: { ask: "svc.human.ask", wait: "svc.graph.wait", session_read: "svc.conversation.read" }
+  }
 
   it("svc.human.ask parks awaiting_input, answered without a token; the continuation reads the answer", () => {
     const [running] = started([model("m")], kernel)
@@ -513,7 +515,7 @@ describe("run machine: a model's kernel calls", () => {
     const [running] = started([tool("a"), model("m")], kernel)
     const [expanded] = replied(running, "m#1#1", [
       { call_id: "c1", name: "wait", arguments: '{"task":"a"}' },
-      { call_id: "c2", name: "memory_read", arguments: '{"path":"user/x.md"}' }
+      { call_id: "c2", name: "session_read", arguments: '{"session_id":"x"}' }
     ])
     expect(statusOf(expanded, "m-t0")).toBe("dispatched")
     expect(statusOf(expanded, "m-t1")).toBe("failed")
@@ -579,5 +581,46 @@ describe("run machine: claims under a graceful stop", () => {
     const [afterA] = commit(claimed, "a")
     expect(statusOf(afterA, "a")).toBe("completed")
     expect(afterA.value).toBe("canceling")
+  })
+})
+
+describe("run machine: kernel calls the service carries out", () => {
+  it("a memory call is dispatched to a job, not an inbox; its answer settles it; a late answer is ignored", () => {
+    const [running] = started([model("m")], { kernelTools: { memory_read: "svc.memory.read" } })
+    const [expanded, actions] = step(running, {
+      type: "inference.replied",
+      requestId: "r",
+      status: "completed",
+      errorCode: null,
+      declined: false,
+      usage: null,
+      ref: "m#1#1",
+      toolCalls: [{ call_id: "c", name: "memory_read", arguments: '{"path":"user/x.md"}' }]
+    })
+    expect(statusOf(expanded, "m-t0")).toBe("dispatched")
+    expect(named(actions, "run.callKernel")[0]!.params).toEqual({
+      key: "m-t0",
+      generation: 1,
+      canonical: "svc.memory.read"
+    })
+    expect(named(actions, "run.notifyExecutors")).toEqual([])
+    const rows = named(actions, "run.recordTasks")[0]!.params.tasks
+    expect(rows.find((row: any) => row.key === "m-t0").inboxKind).toBeNull()
+    const answer = (generation: number) =>
+      step(expanded, {
+        type: "task.kernelAnswered",
+        key: "m-t0",
+        generation,
+        outcome: "completed",
+        result: { output: "hello" },
+        errorKey: null,
+        at: 3_000
+      })
+    const [stale, staleActions] = answer(2)
+    expect(stale).toBe(expanded)
+    expect(staleActions.filter((action) => !action.type.startsWith("xstate."))).toEqual([])
+    const [answered] = answer(1)
+    expect(statusOf(answered, "m-t0")).toBe("completed")
+    expect(statusOf(answered, "m-c")).toBe("running")
   })
 })

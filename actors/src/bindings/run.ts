@@ -49,6 +49,23 @@ export interface RunWork {
     runPublicId: string,
     calls: ReadonlyArray<{ readonly key: string; readonly name: string }>
   ) => Effect.Effect<ReadonlyArray<CallAddress>, unknown, SqlClient>
+  /**
+   * Carries out a kernel call of the run (its task's row keeps the call's input): what it answers
+   * (the task's result), or the failure's key.
+   */
+  readonly callKernel: (
+    runPublicId: string,
+    key: string,
+    canonical: string
+  ) => Effect.Effect<
+    {
+      readonly outcome: "completed" | "failed"
+      readonly result: Readonly<Record<string, unknown>>
+      readonly errorKey: string | null
+    },
+    unknown,
+    SqlClient
+  >
   /** Publishes cable messages when the current transaction commits. */
   readonly publishOnCommit: (messages: ReadonlyArray<CableMessage>) => Effect.Effect<void, never, SqlClient>
 }
@@ -254,6 +271,17 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
         ])
     },
     jobs: {
+      [fx.callKernel]: (params, job) =>
+        Effect.gen(function* () {
+          const answer = yield* work.callKernel(job.actorId, params.key, params.canonical)
+          return {
+            type: "task.kernelAnswered" as const,
+            key: params.key,
+            generation: params.generation,
+            ...answer,
+            at: yield* Clock.currentTimeMillis
+          }
+        }),
       [fx.addressCalls]: (params, job) =>
         Effect.gen(function* () {
           const calls = yield* work.addressCalls(job.actorId, params.calls)

@@ -129,6 +129,8 @@ export const TaskSpec = Schema.Struct({
   /** The model round whose tool calls grew this task (or its continuation). */
   expansionParent: Schema.NullOr(Schema.String),
   tool: Schema.NullOr(ToolSpec),
+  /** A model's call the service carries out itself (a kernel tool's canonical name, svc.memory.…). */
+  kernel: Schema.optionalKey(Schema.String),
   model: Schema.NullOr(ModelSpec),
   ask: Schema.NullOr(AskSpec),
   wait: Schema.NullOr(WaitSpec),

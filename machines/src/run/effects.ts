@@ -43,6 +43,8 @@ export const runEffects = {
   deleteInput: "run.deleteInput",
   /** Tells the hosting conversation the run's outcome (in the step's transaction). */
   replyToHost: "run.replyToHost",
+  /** After commit: carries out a kernel call (svc.memory.…), answered `task.kernelAnswered`. */
+  callKernel: "run.callKernel",
   /** After commit: finds who serves a model's tool calls, answered `task.addressed`. */
   addressCalls: "run.addressCalls"
 } as const
@@ -181,4 +183,10 @@ export interface UpdateInputParams {
   readonly text?: string
   /** The task a consumed row became (or joined, a steer). */
   readonly taskKey?: string
+}
+
+export interface CallKernelParams {
+  readonly key: string
+  readonly generation: number
+  readonly canonical: string
 }

@@ -155,6 +155,16 @@ export const RunEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("task.approve"), key, by: Decider, at }),
   Schema.Struct({ type: Schema.Literal("task.deny"), key, by: Decider, reason: Schema.NullOr(Schema.String), at }),
   Schema.Struct({ type: Schema.Literal("task.cancel"), key, at }),
+  /** A kernel call the service carried out (a job of the run): its result, or its failure's key. */
+  Schema.Struct({
+    type: Schema.Literal("task.kernelAnswered"),
+    key,
+    generation: Schema.Number,
+    outcome: Schema.Literals(["completed", "failed"]),
+    result: Schema.Record(Schema.String, Schema.Unknown),
+    errorKey: Schema.NullOr(Schema.String),
+    at
+  }),
   /** The addressing job's answer for a model's tool calls. */
   Schema.Struct({ type: Schema.Literal("task.addressed"), calls: Schema.Array(CallAddress), at }),
   /** Timer: a task's deadline (claim, dispatch, ask, wait or approval hold) of one generation. */

@@ -21,6 +21,7 @@ import {
 } from "./context.ts"
 import {
   type AddressCallsParams,
+  type CallKernelParams,
   type CancelRoundParams,
   runEffects as fx,
   type InsertInputParams,
@@ -102,6 +103,7 @@ const runSetup = setup({
     [fx.notifyExecutors]: (_, _params: NotifyExecutorsParams) => {},
     [fx.relayFrame]: (_, _params: RelayFrameParams) => {},
     [fx.addressCalls]: (_, _params: AddressCallsParams) => {},
+    [fx.callKernel]: (_, _params: CallKernelParams) => {},
     [fx.replyToHost]: (_, _params: ReplyToHostParams) => {},
     [fx.insertInput]: (_, _params: InsertInputParams) => {},
     [fx.updateInput]: (_, _params: UpdateInputParams) => {},
@@ -110,6 +112,17 @@ const runSetup = setup({
   guards: {
     is: ({ context }, status: RunStatus) => context.status === status,
     tombstoned: ({ context }) => context.tombstoned,
+    /** The answer of a kernel call still under way (a canceled or retried one's is ignored). */
+    kernelCurrent: ({ context, event }) => {
+      if (event.type !== "task.kernelAnswered") return false
+      const task = find(context, event.key)
+      return (
+        task !== undefined &&
+        task.spec.kernel !== undefined &&
+        task.status === "dispatched" &&
+        task.generation === event.generation
+      )
+    },
     /** A scheduled row's timer at the time it still has. */
     inputDue: ({ context, event }) =>
       event.type === "input.due" &&
@@ -454,6 +467,8 @@ const revoked = (draft: Draft, event: EventOf<"executor.revoked">) => {
 /** Whether the task's inbox row is addressed to `executorId`. */
 const addressedTo = (context: Context, task: Task, executorId: string, announces: boolean) => {
   if (task.spec.kind !== "tool_task") return context.creatorApplicationId === executorId
+  // A kernel call is the service's own: no executor's.
+  if (task.spec.tool === null) return false
   // A pool row stays addressed to every provider announcing its name after it is claimed (the
   // others are then refused already_claimed); whom a claim holds is `holds`'.
   const target = task.spec.tool!.target
@@ -687,6 +702,14 @@ const replied = (draft: Draft, event: EventOf<"inference.replied">) => {
   fail(draft, task.spec.key, "failed", { key: event.errorCode ?? event.status })
 }
 
+const kernelAnswered = (draft: Draft, event: EventOf<"task.kernelAnswered">) => {
+  draft.request({ type: fx.recordResult, params: { key: event.key, result: event.result } })
+  if (event.outcome === "failed") {
+    return fail(draft, event.key, "failed", { key: event.errorKey ?? "kernel_tool_failed" })
+  }
+  complete(draft, event.key)
+}
+
 const addressed = (draft: Draft, event: EventOf<"task.addressed">) => {
   for (const call of event.calls) {
     const task = find(draft.context, call.key)
@@ -777,6 +800,7 @@ export const runMachine = runSetup.createMachine({
     "task.deny": { actions: step(deny) },
     "task.cancel": { actions: step(cancelVerb) },
     "task.addressed": { actions: step(addressed) },
+    "task.kernelAnswered": { guard: "kernelCurrent", actions: step(kernelAnswered) },
     "task.deadline": { guard: "deadlineCurrent", actions: step(deadline) },
     "inference.replied": { guard: "roundCurrent", actions: step(replied) }
   },

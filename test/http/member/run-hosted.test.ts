@@ -115,6 +115,45 @@ describe("Engine selection: a run-backed reply", () => {
     expect(variants[0]).toMatchObject({ source: "run", status: "completed", content: "echo: yes" })
   })
 
+  it("a kernel memory call the answerer imports is carried out by the service; its answer reaches the continuation", async () => {
+    const keeper = await member("PUT", "/profile/agents/keeper", {
+      scope: "instance",
+      description: "Keeps notes",
+      configuration: { approval_mode: "bypass", default_model: "local/script", kernel_tools: ["svc.memory.write"] }
+    })
+    expect([201, 200]).toContain(keeper.status)
+    const notes = (
+      await member(
+        "POST",
+        `/workspaces/${world.workspaceId}/conversations`,
+        { conversation: { title: "notes" } },
+        { "idempotency-key": "notes-conversation" }
+      )
+    ).body.conversation.public_id
+    const directive = JSON.stringify({
+      tool_calls: [{ name: "memory_write", input: { path: "user/kept.md", content: "remember the milk" } }]
+    })
+    const input = await member(
+      "POST",
+      `/workspaces/${world.workspaceId}/conversations/${notes}/inputs`,
+      { input: { kind: "direct_reply", text: directive, answering_user_public_id: keeper.body.agent.public_id } },
+      { "idempotency-key": "notes-input" }
+    )
+    expect(input.status).toBe(202)
+    let turn: any
+    await waitForConversation(server, notes, async () => {
+      turn = (await member("GET", `/workspaces/${world.workspaceId}/conversations/${notes}/turns`)).body.turns.at(-1)
+      return turn?.status === "completed"
+    })
+    const variants = (
+      await member("GET", `/workspaces/${world.workspaceId}/conversations/${notes}/turns/${turn.public_id}/variants`)
+    ).body.variants
+    expect(variants[0]).toMatchObject({ source: "run", content: "echo: wrote user/kept.md" })
+    // The note is in the memory of the human the agents serve.
+    const shown = await member("POST", "/profile/memory/show", { memory: { path: "user/kept.md" } })
+    expect(shown.body.memory).toMatchObject({ path: "user/kept.md", content: "remember the milk" })
+  })
+
   it("the answerer's declared tool is served by its runner and the continuation's answer is the turn's variant", async () => {
     // The conversation's progress feed carries its hosted run's frames.
     const cable = openRaw(server, { headers: bearer(world.agent.token) })

@@ -6,6 +6,7 @@
 import type { Attention, RunContext, RunQueueEntry, RunStatus, Task, TaskSpec, TaskStatus } from "../context.ts"
 import {
   type AddressCallsParams,
+  type CallKernelParams,
   type CancelRoundParams,
   runEffects as fx,
   type InsertInputParams,
@@ -48,6 +49,7 @@ export type EffectRequest =
   | { readonly type: typeof fx.notifyExecutors; readonly params: NotifyExecutorsParams }
   | { readonly type: typeof fx.relayFrame; readonly params: RelayFrameParams }
   | { readonly type: typeof fx.addressCalls; readonly params: AddressCallsParams }
+  | { readonly type: typeof fx.callKernel; readonly params: CallKernelParams }
   | { readonly type: typeof fx.replyToHost; readonly params: ReplyToHostParams }
   | { readonly type: typeof fx.insertInput; readonly params: InsertInputParams }
   | { readonly type: typeof fx.updateInput; readonly params: UpdateInputParams }
@@ -290,6 +292,15 @@ const start = (draft: Draft, task: Task) => {
     case "model_task":
       return openRound(draft, task)
     case "tool_task": {
+      if (spec.kernel !== undefined) {
+        // The service carries the call out itself (a job); nothing is listed for a runner.
+        change(draft, task, "dispatched", { startedAt: draft.at })
+        draft.request({
+          type: fx.callKernel,
+          params: { key: spec.key, generation: task.generation, canonical: spec.kernel }
+        })
+        return
+      }
       const tool = spec.tool!
       if (tool.target.kind === "unaddressed") return
       const judged = judgeApproval(draft.context.approvalMode, draft.context.approvalRules, {
@@ -479,7 +490,7 @@ const projectionOf = (context: RunContext, task: Task): TaskProjection => {
   const tool = task.spec.tool
   const target = tool?.target
   const listed: TaskProjection["inboxKind"] =
-    task.status === "dispatched" && task.spec.kind === "tool_task"
+    task.status === "dispatched" && task.spec.kind === "tool_task" && task.spec.tool !== null
       ? "tool_call"
       : isOpenAsk(task) && context.creatorApplicationId !== null
         ? "ask"
@@ -719,7 +730,8 @@ export const expand = (draft: Draft, round: Task, toolCalls: ReadonlyArray<Reado
   }
   // A kernel call of a tool the kernel does not carry out here fails at once (the model reads it).
   for (const call of calls) {
-    if (call.kind === "tool_task" && call.tool === null && !delegations.some((each) => each.call === call)) {
+    const unavailable = call.tool === null && call.kernel === undefined
+    if (call.kind === "tool_task" && unavailable && !delegations.some((each) => each.call === call)) {
       fail(draft, call.key, "failed", { key: "kernel_tool_unavailable" })
     }
   }
@@ -756,15 +768,15 @@ const delegatedTask = (round: Task, callKey: string, input: Readonly<Record<stri
   }
 }
 
-/** The kernel's tools a run's rounds carry out themselves: a person's ask, a wait on a task. */
+/** The kernel's tools a run's rounds carry out themselves: a person's ask, a wait on a task, memory. */
 const askTimeoutMillis = 24 * 60 * 60 * 1000
 const waitDefaultMillis = 60 * 60 * 1000
 
 /**
  * A model's call as a task: a runner's tool task (addressed after the step), or, for a kernel
  * tool the creator imports, the kernel's own: svc.human.ask parks (awaiting_input, answered
- * without a token), svc.graph.wait waits on a task of this run; other kernel tools fail
- * kernel_tool_unavailable.
+ * without a token), svc.graph.wait waits on a task of this run, svc.memory.… is carried out by a
+ * job of the run; other kernel tools fail kernel_tool_unavailable.
  */
 const callTask = (context: RunContext, round: Task, key: string, call: Readonly<Record<string, unknown>>): TaskSpec => {
   const name = typeof call.name === "string" ? call.name : ""
@@ -824,6 +836,7 @@ const callTask = (context: RunContext, round: Task, key: string, call: Readonly<
     ...base,
     kind: "tool_task",
     awaitKind: null,
+    ...(canonical?.startsWith("svc.memory.") ? { kernel: canonical } : {}),
     tool:
       canonical === undefined
         ? {

@@ -72,7 +72,8 @@ const declarationOf = (configuration: unknown, name: string) =>
 export const makeRunWork = (
   catalog: ModelCatalog["Service"],
   bus: EventBus["Service"],
-  replies: ConversationReplies
+  replies: ConversationReplies,
+  callKernel: RunWork["callKernel"]
 ): RunWork => {
   /** The run's creator's configuration (its declared tools, its kernel imports). */
   const creatorConfiguration = (creatorId: bigint) =>
@@ -298,6 +299,7 @@ export const makeRunWork = (
           }
         })
       }),
+    callKernel,
     publishOnCommit: (messages: ReadonlyArray<CableMessage>) => bus.publishOnCommit(messages)
   }
 }

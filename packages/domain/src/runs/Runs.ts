@@ -13,6 +13,8 @@ import { withRepositories } from "@troupe/storage/Repositories"
 import { findSnapshot } from "@troupe/storage/repositories/Actors"
 import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
+import { MemoryRepository } from "@troupe/storage/repositories/Memory"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { type RunRow, RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -25,11 +27,13 @@ import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
 import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, Invalid, NotPermitted, RunRefused, StateConflict } from "../kernel/Refusals.ts"
+import { Memory } from "../memory/Memory.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { type CompiledSteps, compileCreate, compileSteps, type StepsRefusal } from "./Compiler.ts"
 import type { AuthoringRefused, InvalidSteps } from "./CompilerRefusals.ts"
 import { firstStepIsModel } from "./CompilerScan.ts"
+import { makeKernelCalls } from "./KernelCalls.ts"
 import { kernelImportsOf } from "./KernelImports.ts"
 import { makeRunWork } from "./RunWork.ts"
 import { judgeAppendShell, type RunnerInfo, type ShellRefusal } from "./StepShell.ts"
@@ -44,10 +48,13 @@ export class RunDefinition extends Context.Service<RunDefinition, ReturnType<typ
     Effect.gen(function* () {
       const catalog = yield* ModelCatalog
       return runActor(
-        makeRunWork(catalog, yield* EventBus, makeConversationReplies(catalog)),
+        makeRunWork(catalog, yield* EventBus, makeConversationReplies(catalog), makeKernelCalls(yield* Memory)),
         yield* InferenceRequestDefinition
       )
     })
+  ).pipe(
+    // A run's memory calls go through the memory rules (the domain's repositories come later).
+    Layer.provide(Memory.layer.pipe(Layer.provide(Layer.mergeAll(MemoryRepository.layer, NamedAgentsRepository.layer))))
   )
 }
 

@@ -1,0 +1,116 @@
+// The kernel calls a run carries out itself (runs supplement "Tool catalog"): a model's memory
+// calls (memory_read, _write, _edit, _ls, _grep, _delete) over the memory its creator reaches — its
+// human's user/, the agent's own agent/ and the run's workspace/ — within the creator's
+// memory_context_limit. The call's input is on its task's row; its answer becomes the result the
+// continuation reads (a refusal fails the call with its code).
+import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
+import { RunsRepository } from "@troupe/storage/repositories/Runs"
+import { Effect } from "effect"
+import { isObject } from "../kernel/Json.ts"
+import { ceilingOf, type Memory, type Reach } from "../memory/Memory.ts"
+
+type Answer = {
+  readonly outcome: "completed" | "failed"
+  readonly result: Readonly<Record<string, unknown>>
+  readonly errorKey: string | null
+}
+
+const answered = (output: string): Answer => ({
+  outcome: "completed",
+  result: { output, content: [{ type: "text", text: output }] },
+  errorKey: null
+})
+
+const refused = (code: string, message: string): Answer => ({
+  outcome: "failed",
+  result: { output: message, content: [{ type: "text", text: message }], is_error: true },
+  errorKey: code
+})
+
+const text = (value: unknown) => (typeof value === "string" ? value : "")
+
+export const makeKernelCalls = (memory: Memory["Service"]) => (runPublicId: string, key: string, canonical: string) =>
+  Effect.gen(function* () {
+    const runs = yield* RunsRepository.make
+    const run = yield* runs.findRun(runPublicId)
+    const runId = run?.id
+    const task = runId === undefined ? undefined : yield* runs.findTask(runId, key)
+    const [creator] = run === undefined ? [] : yield* (yield* ConversationsRepository.make).speakers([run.creator_id])
+    if (run === undefined || task === undefined || creator === undefined) {
+      return refused("not_found", "The run or its call is gone")
+    }
+    const input = isObject(task.spec) ? task.spec : {}
+    const user = {
+      id: creator.id,
+      accountId: 0n,
+      kind: creator.kind as "agent" | "human",
+      configuration: creator.configuration
+    }
+    const reach: Reach = {
+      anchors: {
+        user: { kind: "user", id: creator.steward_id ?? creator.id },
+        workspace: { kind: "workspace", id: run.workspace_id },
+        ...(creator.kind === "agent" ? { agent: { kind: "agent", id: creator.id } } : {})
+      },
+      ...ceilingOf(user),
+      overridden: false
+    }
+    const path = text(input.path)
+    const observed = Effect.map(Effect.option(memory.show(reach, { path })), (found) =>
+      found._tag === "Some"
+        ? { expected_public_id: found.value.public_id, expected_lock_version: found.value.lock_version }
+        : { expected_public_id: null, expected_lock_version: null }
+    )
+    const call: Effect.Effect<string, { readonly code: string; readonly message: string }> = (() => {
+      switch (canonical) {
+        case "svc.memory.read":
+          return Effect.map(memory.show(reach, { path }), (document) => {
+            const lines = document.content.split("\n")
+            const from = typeof input.offset === "number" && input.offset > 0 ? input.offset - 1 : 0
+            const count = typeof input.limit === "number" && input.limit > 0 ? input.limit : lines.length
+            return lines.slice(from, from + count).join("\n")
+          })
+        case "svc.memory.write":
+          return Effect.flatMap(observed, (pair) =>
+            Effect.map(
+              memory.write(reach, { path, content: text(input.content), ...pair }),
+              (row) => `wrote ${row.path}`
+            )
+          )
+        case "svc.memory.edit":
+          return Effect.flatMap(observed, (pair) =>
+            Effect.map(
+              memory.edit(reach, { path, old_text: text(input.old_text), new_text: text(input.new_text), ...pair }),
+              (row) => `edited ${row.path}`
+            )
+          )
+        case "svc.memory.delete":
+          return Effect.flatMap(observed, (pair) =>
+            Effect.as(memory.remove(reach, { path, ...pair }), `deleted ${path}`)
+          )
+        case "svc.memory.ls":
+          return Effect.map(memory.list(reach), (rows) =>
+            rows
+              .map((row) => row.path)
+              .filter((each) => path === "" || each.startsWith(path))
+              .join("\n")
+          )
+        case "svc.memory.grep":
+          return Effect.map(
+            memory.grep(reach, {
+              pattern: text(input.pattern),
+              ...(typeof input.path === "string" ? { path: input.path } : {}),
+              ...(typeof input.ignore_case === "boolean" ? { ignore_case: input.ignore_case } : {}),
+              ...(typeof input.limit === "number" ? { limit: input.limit } : {})
+            }),
+            (found) => JSON.stringify(found)
+          )
+        default:
+          return Effect.fail({ code: "kernel_tool_unavailable", message: `${canonical} is not carried out by runs` })
+      }
+    })()
+    return yield* call.pipe(
+      Effect.map(answered),
+      Effect.catch((refusal) => Effect.succeed(refused(refusal.code, refusal.message)))
+    )
+  })
