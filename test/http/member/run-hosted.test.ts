@@ -154,6 +154,63 @@ describe("Engine selection: a run-backed reply", () => {
     expect(shown.body.memory).toMatchObject({ path: "user/kept.md", content: "remember the milk" })
   })
 
+  it("a skill load reads a skills/ row in reach; a skill out of reach fails skill_unknown", async () => {
+    const written = await member("POST", "/profile/memory", {
+      memory: {
+        path: "user/skills/greet",
+        content: "Say hello first",
+        description: "Greeting",
+        expected_public_id: null,
+        expected_lock_version: null
+      }
+    })
+    expect(written.status).toBeLessThan(300)
+    const skilled = await member("PUT", "/profile/agents/skilled", {
+      scope: "instance",
+      description: "Loads skills",
+      configuration: { approval_mode: "bypass", default_model: "local/script", kernel_tools: ["svc.skill.load"] }
+    })
+    const skills = (
+      await member(
+        "POST",
+        `/workspaces/${world.workspaceId}/conversations`,
+        { conversation: { title: "skills" } },
+        { "idempotency-key": "skills-conversation" }
+      )
+    ).body.conversation.public_id
+    const directive = JSON.stringify({
+      tool_calls: [
+        { name: "skill", input: { name: "nope" } },
+        { name: "skill", input: { name: "greet" } }
+      ]
+    })
+    const input = await member(
+      "POST",
+      `/workspaces/${world.workspaceId}/conversations/${skills}/inputs`,
+      { input: { kind: "direct_reply", text: directive, answering_user_public_id: skilled.body.agent.public_id } },
+      { "idempotency-key": "skills-input" }
+    )
+    const inputId = input.body.input.public_id
+    let runId: string | null = null
+    let turn: any
+    await waitForConversation(server, skills, async () => {
+      runId =
+        (
+          await member(
+            "GET",
+            `/workspaces/${world.workspaceId}/conversations/${skills}/inputs/${inputId}/materialization`
+          )
+        ).body.materialization?.run_public_id ?? null
+      turn = (await member("GET", `/workspaces/${world.workspaceId}/conversations/${skills}/turns`)).body.turns.at(-1)
+      return runId !== null && turn?.status === "completed"
+    })
+    const runs = memberCalls(server, world)
+    const unknown = (await runs.call("GET", `/${runId}/tasks/s1-model-1-t0`)).body.task
+    expect(unknown).toMatchObject({ status: "failed", error: { key: "skill_unknown" } })
+    const loaded = (await runs.call("GET", `/${runId}/tasks/s1-model-1-t1`)).body.task
+    expect(loaded).toMatchObject({ status: "completed", output: "Say hello first" })
+  })
+
   it("the answerer's declared tool is served by its runner and the continuation's answer is the turn's variant", async () => {
     // The conversation's progress feed carries its hosted run's frames.
     const cable = openRaw(server, { headers: bearer(world.agent.token) })

@@ -768,6 +768,9 @@ const delegatedTask = (round: Task, callKey: string, input: Readonly<Record<stri
   }
 }
 
+/** The kernel tools a job of the run carries out (the others are graph work or unavailable). */
+const carriedOut = (canonical: string) => canonical.startsWith("svc.memory.") || canonical === "svc.skill.load"
+
 /** The kernel's tools a run's rounds carry out themselves: a person's ask, a wait on a task, memory. */
 const askTimeoutMillis = 24 * 60 * 60 * 1000
 const waitDefaultMillis = 60 * 60 * 1000
@@ -775,8 +778,8 @@ const waitDefaultMillis = 60 * 60 * 1000
 /**
  * A model's call as a task: a runner's tool task (addressed after the step), or, for a kernel
  * tool the creator imports, the kernel's own: svc.human.ask parks (awaiting_input, answered
- * without a token), svc.graph.wait waits on a task of this run, svc.memory.… is carried out by a
- * job of the run; other kernel tools fail kernel_tool_unavailable.
+ * without a token), svc.graph.wait waits on a task of this run, svc.memory.… and svc.skill.load
+ * are carried out by a job of the run; other kernel tools fail kernel_tool_unavailable.
  */
 const callTask = (context: RunContext, round: Task, key: string, call: Readonly<Record<string, unknown>>): TaskSpec => {
   const name = typeof call.name === "string" ? call.name : ""
@@ -836,7 +839,7 @@ const callTask = (context: RunContext, round: Task, key: string, call: Readonly<
     ...base,
     kind: "tool_task",
     awaitKind: null,
-    ...(canonical?.startsWith("svc.memory.") ? { kernel: canonical } : {}),
+    ...(canonical !== undefined && carriedOut(canonical) ? { kernel: canonical } : {}),
     tool:
       canonical === undefined
         ? {

@@ -1,8 +1,8 @@
 // The kernel calls a run carries out itself (runs supplement "Tool catalog"): a model's memory
-// calls (memory_read, _write, _edit, _ls, _grep, _delete) over the memory its creator reaches — its
-// human's user/, the agent's own agent/ and the run's workspace/ — within the creator's
-// memory_context_limit. The call's input is on its task's row; its answer becomes the result the
-// continuation reads (a refusal fails the call with its code).
+// calls (memory_read, _write, _edit, _ls, _grep, _delete) and skill loads over the memory its
+// creator reaches — its human's user/, the agent's own agent/ and the run's workspace/ — within
+// the creator's memory_context_limit. The call's input is on its task's row; its answer becomes
+// the result the continuation reads (a refusal fails the call with its code).
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { RunsRepository } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
@@ -105,6 +105,19 @@ export const makeKernelCalls = (memory: Memory["Service"]) => (runPublicId: stri
             }),
             (found) => JSON.stringify(found)
           )
+        case "svc.skill.load": {
+          // A skills/ row the creator reaches: its agent's own first, then its human's, then the workspace's.
+          const name = text(input.name)
+          const rows = ["agent", "user", "workspace"].map((scope) =>
+            Effect.option(memory.show(reach, { path: `${scope}/skills/${name}` }))
+          )
+          return Effect.flatMap(Effect.all(rows), (found) => {
+            const skill = found.find((each) => each._tag === "Some")
+            return skill?._tag === "Some"
+              ? Effect.succeed(skill.value.content)
+              : Effect.fail({ code: "skill_unknown", message: `No skill named ${name} is in reach` })
+          })
+        }
         default:
           return Effect.fail({ code: "kernel_tool_unavailable", message: `${canonical} is not carried out by runs` })
       }
