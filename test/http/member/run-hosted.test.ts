@@ -154,7 +154,7 @@ describe("Engine selection: a run-backed reply", () => {
     expect(shown.body.memory).toMatchObject({ path: "user/kept.md", content: "remember the milk" })
   })
 
-  it("a skill load reads a skills/ row in reach; a skill out of reach fails skill_unknown", async () => {
+  it("a skill load reads a skills/ row in reach (else skill_unknown); a tool search finds declared tools and skills", async () => {
     const written = await member("POST", "/profile/memory", {
       memory: {
         path: "user/skills/greet",
@@ -168,7 +168,17 @@ describe("Engine selection: a run-backed reply", () => {
     const skilled = await member("PUT", "/profile/agents/skilled", {
       scope: "instance",
       description: "Loads skills",
-      configuration: { approval_mode: "bypass", default_model: "local/script", kernel_tools: ["svc.skill.load"] }
+      configuration: {
+        approval_mode: "bypass",
+        default_model: "local/script",
+        kernel_tools: ["svc.skill.load", "svc.tools.search"],
+        tool_definitions: [
+          {
+            type: "function",
+            function: { name: "wave", description: "Waves a greeting", parameters: { type: "object" } }
+          }
+        ]
+      }
     })
     const skills = (
       await member(
@@ -181,7 +191,8 @@ describe("Engine selection: a run-backed reply", () => {
     const directive = JSON.stringify({
       tool_calls: [
         { name: "skill", input: { name: "nope" } },
-        { name: "skill", input: { name: "greet" } }
+        { name: "skill", input: { name: "greet" } },
+        { name: "tool_search", input: { query: "greeting" } }
       ]
     })
     const input = await member(
@@ -209,6 +220,11 @@ describe("Engine selection: a run-backed reply", () => {
     expect(unknown).toMatchObject({ status: "failed", error: { key: "skill_unknown" } })
     const loaded = (await runs.call("GET", `/${runId}/tasks/s1-model-1-t1`)).body.task
     expect(loaded).toMatchObject({ status: "completed", output: "Say hello first" })
+    const searched = (await runs.call("GET", `/${runId}/tasks/s1-model-1-t2`)).body.task
+    expect(JSON.parse(searched.output)).toEqual({
+      tools: [{ name: "wave", description: "Waves a greeting", input_schema: { type: "object" } }],
+      skills: [{ name: "greet", description: "Greeting" }]
+    })
   })
 
   it("the answerer's declared tool is served by its runner and the continuation's answer is the turn's variant", async () => {

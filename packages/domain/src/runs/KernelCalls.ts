@@ -1,11 +1,12 @@
 // The kernel calls a run carries out itself (runs supplement "Tool catalog"): a model's memory
-// calls (memory_read, _write, _edit, _ls, _grep, _delete) and skill loads over the memory its
-// creator reaches — its human's user/, the agent's own agent/ and the run's workspace/ — within
-// the creator's memory_context_limit. The call's input is on its task's row; its answer becomes
+// calls (memory_read, _write, _edit, _ls, _grep, _delete), skill loads and tool searches, over the
+// memory its creator reaches — its human's user/, the agent's own agent/ and the run's workspace/ —
+// within the creator's memory_context_limit. The call's input is on its task's row; its answer becomes
 // the result the continuation reads (a refusal fails the call with its code).
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { RunsRepository } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
+import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { isObject } from "../kernel/Json.ts"
 import { ceilingOf, type Memory, type Reach } from "../memory/Memory.ts"
 
@@ -28,6 +29,52 @@ const refused = (code: string, message: string): Answer => ({
 })
 
 const text = (value: unknown) => (typeof value === "string" ? value : "")
+
+/** Every word of the query in the text (case-insensitive), or the exact name. */
+const matches = (query: string, name: string, description: string) => {
+  if (query === name) return true
+  const words = query
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((word) => word !== "")
+  const haystack = `${name} ${description}`.toLowerCase()
+  return words.length > 0 && words.every((word) => haystack.includes(word))
+}
+
+/**
+ * tool_search: the creator's declared tools (deferred ones included) and the skills/ rows in
+ * reach that match, by exact name or every word; names, input schemas and runner targets.
+ */
+const searchTools = (
+  configuration: unknown,
+  rows: ReadonlyArray<{ readonly path: string; readonly description: string | null }>,
+  input: Readonly<Record<string, unknown>>
+) => {
+  const query = text(input.query)
+  const limit = typeof input.limit === "number" && input.limit >= 1 && input.limit <= 20 ? input.limit : 5
+  const tools = renderConfiguration(configuration)
+    .tool_definitions.flatMap((tool) => (tool.type === "function" ? [tool] : []))
+    .filter((tool) => matches(query, tool.function.name, tool.function.description))
+    .slice(0, limit)
+    .map((tool) => ({
+      name: tool.function.name,
+      description: tool.function.description,
+      input_schema: tool.function.parameters,
+      ...(tool.runner_executor_public_id === undefined
+        ? {}
+        : { runner_executor_public_id: tool.runner_executor_public_id })
+    }))
+  const skills = rows
+    .flatMap((row) => {
+      const [, second, ...rest] = row.path.split("/")
+      return second === "skills" && rest.length > 0
+        ? [{ name: rest.join("/"), description: row.description ?? "" }]
+        : []
+    })
+    .filter((skill) => matches(query, skill.name, skill.description))
+    .slice(0, limit)
+  return { tools, skills }
+}
 
 export const makeKernelCalls = (memory: Memory["Service"]) => (runPublicId: string, key: string, canonical: string) =>
   Effect.gen(function* () {
@@ -104,6 +151,10 @@ export const makeKernelCalls = (memory: Memory["Service"]) => (runPublicId: stri
               ...(typeof input.limit === "number" ? { limit: input.limit } : {})
             }),
             (found) => JSON.stringify(found)
+          )
+        case "svc.tools.search":
+          return Effect.map(memory.list(reach), (rows) =>
+            JSON.stringify(searchTools(creator.configuration, rows, input))
           )
         case "svc.skill.load": {
           // A skills/ row the creator reaches: its agent's own first, then its human's, then the workspace's.
