@@ -456,8 +456,9 @@ export class ActorHost extends Context.Service<
             if (row.quarantined_at) return yield* new ActorQuarantined({ kind: binding.kind, actorId })
             const state = entry.resolved ?? (yield* resolve(binding, row))
             entry.resolved = state
-            const [next, actions] = transitionOf(binding.entry.machine, state, event)
             const at = yield* now
+            const stamped = binding.stamp === undefined ? event : binding.stamp(event, at)
+            const [next, actions] = transitionOf(binding.entry.machine, state, stamped)
             if (next === state && actions.length === 0) {
               // A rejection judged on a cached snapshot is only final if no other node moved it.
               const current = yield* Repo.findSnapshot(binding.kind, actorId)
@@ -495,7 +496,7 @@ export class ActorHost extends Context.Service<
                   stateValue: nextRow.state_value,
                   snapshot: nextRow.snapshot
                 },
-                { event, fromState: row.state_value, toState: nextRow.state_value, actions: plan.actionTypes },
+                { event: stamped, fromState: row.state_value, toState: nextRow.state_value, actions: plan.actionTypes },
                 senderOf(delivery)
               )
               yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, plan))

@@ -120,6 +120,11 @@ export interface ActorDefinition<
   readonly rows: Rows
   /** Effect requests carried out after commit (every effect request is one or the other). */
   readonly jobs: Jobs
+  /**
+   * Gives an event the step's instant before the machine sees it (and the journal records it), for
+   * a machine that reads time from its events: told messages and timers carry none of their own.
+   */
+  readonly stamp?: (event: ActorEvent, now: Date) => ActorEvent
 }
 
 /**
@@ -155,6 +160,7 @@ export interface Binding {
   readonly stream: (actorId: string) => string
   readonly rows: Readonly<Record<string, ErasedRowHandler | undefined>>
   readonly jobs: Readonly<Record<string, ErasedJobHandler | undefined>>
+  readonly stamp?: (event: ActorEvent, now: Date) => ActorEvent
 }
 
 type ErasedRowHandler = {

@@ -160,6 +160,8 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
     entry: machines.run,
     resourceType: "run",
     stream: (actorId) => `run:${actorId}`,
+    // A round's reply, a job's report or a timer carries no instant of its own: the step's is theirs.
+    stamp: (event, now) => ("at" in event ? event : { ...event, at: now.getTime() }),
     rows: {
       [fx.refuse]: (params) => Effect.fail(new Veto({ reason: params.reason })),
       [fx.answer]: (params) => Effect.succeed(params.reason),

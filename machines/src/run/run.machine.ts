@@ -153,15 +153,20 @@ const runSetup = setup({
   }
 })
 
-/** The instant an event happened: a command's `at`, a timer's due time. */
-const instantOf = (event: Event, fallback: number) =>
-  "at" in event
-    ? event.at
+/**
+ * The instant an event happened: its `at` (a command's, or the step's the binding stamps on a told
+ * message, a job's report or a timer), else a timer's due time.
+ */
+const instantOf = (event: Event, fallback: number) => {
+  const stamped = (event as { readonly at?: unknown }).at
+  return typeof stamped === "number"
+    ? stamped
     : event.type === "task.deadline"
       ? event.deadlineAt
       : event.type === "input.due"
         ? event.dueAt
         : fallback
+}
 
 /**
  * The transition's actions: `work` on a draft, then (unless it refused) the graph advanced, the

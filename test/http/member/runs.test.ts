@@ -196,6 +196,28 @@ describe("Run lifecycle over HTTP", () => {
     expect(sealed.entries.at(-1)).toEqual({ role: "user", parts: [{ type: "text", text: "hello run" }] })
   })
 
+  it("what a round's reply settles is stamped when it happened: the round's end, the next step's dispatch and deadline", async () => {
+    const created = await calls.create({
+      approval_mode: "bypass",
+      default_runner_executor_public_id: runner.publicId,
+      steps: [
+        { model: { prompt: JSON.stringify({ reply: "done", delay_ms: 120 }), model: { model: "local/script" } } },
+        { tool: { name: "grep", timeout_ms: 60_000 } }
+      ]
+    })
+    const id = created.body.run.public_id
+    await calls.call("POST", `/${id}/start`)
+    let tasks: Array<any> = []
+    await waitForRun(server, id, async () => {
+      tasks = (await calls.call("GET", `/${id}`)).body.run.tasks
+      return tasks[1]?.status === "dispatched"
+    })
+    const [round, tool] = tasks
+    expect(Date.parse(round.completed_at) - Date.parse(round.started_at)).toBeGreaterThanOrEqual(100)
+    expect(Date.parse(tool.started_at)).toBeGreaterThanOrEqual(Date.parse(round.completed_at))
+    expect(Date.parse(tool.deadline_at) - Date.parse(tool.started_at)).toBe(60_000)
+  })
+
   it("prompt_mechanism default puts the built-in order's slots before the seed round's prompt; raw adds nothing", async () => {
     const document = await request(server.baseUrl, "PUT", "/agent_api/v1/profile/prompt_documents/system_prompt", {
       headers: bearer(world.agent.token),

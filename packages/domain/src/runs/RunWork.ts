@@ -23,18 +23,12 @@ import { type CreateMembers, type InputMessage, judgeCreate } from "../inference
 import { isObject } from "../kernel/Json.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import { kernelDefinitionOf, kernelImportsOf } from "./KernelImports.ts"
+import { outputOf, resultOf } from "./Projections.ts"
 
-/** A task's text answer: its output, else its text blocks joined by newlines. */
-export const outputOf = (task: TaskRow | undefined): string => {
-  const result = isObject(task?.result) ? task.result : {}
-  if (typeof result.output === "string") return result.output
-  const content = result.content
-  if (typeof content === "string") return content
-  if (!Array.isArray(content)) return ""
-  return content
-    .map((block) => (isObject(block) && typeof block.text === "string" ? block.text : ""))
-    .filter((text) => text !== "")
-    .join("\n")
+/** A task's text answer (the projections' reading of its result), "" before it has one. */
+const taskOutput = (task: TaskRow | undefined): string => {
+  const result = task === undefined ? undefined : resultOf(task)
+  return (result === undefined ? undefined : outputOf(result)) ?? ""
 }
 
 const specOf = (task: TaskRow | undefined): Readonly<Record<string, unknown>> => (isObject(task?.spec) ? task.spec : {})
@@ -44,7 +38,7 @@ const text = (value: unknown) => (typeof value === "string" ? value : "")
 /** A result a round reads, as the user message the supplement shows. */
 const resultMessage = (task: TaskRow | undefined, key: string): InputMessage => ({
   role: "user",
-  content: `<task_result task="${key}" status="${task?.status ?? "unknown"}">${outputOf(task)}</task_result>`
+  content: `<task_result task="${key}" status="${task?.status ?? "unknown"}">${taskOutput(task)}</task_result>`
 })
 
 /** An announced tool's definition (the first announcing executor's description and schema). */
@@ -135,7 +129,7 @@ export const makeRunWork = (
         for (const key of round.calls) {
           const call = yield* runs.findTask(runId, key)
           const callId = call?.tool_call_id ?? text(specOf(call).tool_call_id)
-          answers.push({ role: "tool", tool_call_id: callId === "" ? key : callId, content: outputOf(call) })
+          answers.push({ role: "tool", tool_call_id: callId === "" ? key : callId, content: taskOutput(call) })
         }
         const toolCalls = Array.isArray(calls) ? (calls as InputMessage["tool_calls"]) : []
         return [
