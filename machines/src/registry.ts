@@ -39,6 +39,10 @@ import { RunInput } from "./run/context.ts"
 import { runEffects } from "./run/effects.ts"
 import { RunEvent } from "./run/events.ts"
 import { runMachine, runMigrations, runVersion } from "./run/run.machine.ts"
+import { ScheduleInput } from "./schedule/context.ts"
+import { scheduleEffects } from "./schedule/effects.ts"
+import { ScheduleEvent } from "./schedule/events.ts"
+import { scheduleMachine, scheduleVersion } from "./schedule/schedule.machine.ts"
 import { WorkspaceInput } from "./workspace/context.ts"
 import { workspaceEffects } from "./workspace/effects.ts"
 import { WorkspaceEvent } from "./workspace/events.ts"
@@ -171,6 +175,14 @@ export const machines = {
     events: RunEvent,
     effects: runEffects,
     migrations: runMigrations
+  },
+  schedule: {
+    machine: scheduleMachine,
+    version: scheduleVersion,
+    input: ScheduleInput,
+    events: ScheduleEvent,
+    effects: scheduleEffects,
+    migrations: {}
   }
 } satisfies Record<string, MachineEntry>
 

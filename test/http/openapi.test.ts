@@ -7,6 +7,7 @@ import { specCode } from "@troupe/contracts/Codes"
 import { statusOfCode } from "@troupe/contracts/Errors"
 import { Idempotent } from "@troupe/contracts/Idempotency"
 import { IdempotencyKeyRequired } from "@troupe/contracts/member/StoreEntries"
+import { UpgradeKey } from "@troupe/contracts/platform/Deployment"
 import type { SchemaAST } from "effect"
 import { HttpApi } from "effect/http-api"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -326,7 +327,7 @@ describe("the Idempotency-Key header", () => {
   })
 
   it("is documented exactly where a key middleware runs", () => {
-    const keyMiddleware = new Set([Idempotent.key, IdempotencyKeyRequired.key])
+    const keyMiddleware = new Set([Idempotent.key, IdempotencyKeyRequired.key, UpgradeKey.key])
     const takesKey = new Set<string>()
     HttpApi.reflect(TroupeApi, {
       onGroup: () => {},

@@ -2,6 +2,7 @@
 // bad value with one ConfigurationError naming it and the fix (the CLI prints its message as
 // one line; test/e2e/configuration.test.ts checks that end to end), and TROUPE_TRUSTED_PROXIES
 // takes bare addresses as single-host networks.
+import { resolve } from "node:path"
 import { loadServerConfig } from "@troupe/server/Config"
 import { ConfigProvider, Effect, Exit, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
@@ -22,6 +23,15 @@ describe("loadServerConfig", () => {
   it("takes bare addresses in TROUPE_TRUSTED_PROXIES as /32 and /128 beside CIDRs", async () => {
     const exit = await load({ TROUPE_TRUSTED_PROXIES: "127.0.0.1, ::1 ,10.0.0.0/8,," })
     expect(Exit.isSuccess(exit) && exit.value.trustedProxies).toEqual(["127.0.0.1/32", "::1/128", "10.0.0.0/8"])
+  })
+
+  it("reads SERVICE_DEPLOYMENT_SOCKET as an absolute path; unset or empty, no updater", async () => {
+    const set = await load({ SERVICE_DEPLOYMENT_SOCKET: "run/updater.sock" })
+    expect(Exit.isSuccess(set) && set.value.deploymentSocket).toBe(resolve("run/updater.sock"))
+    for (const env of [{}, { SERVICE_DEPLOYMENT_SOCKET: "" }] as Array<Record<string, string>>) {
+      const unset = await load(env)
+      expect(Exit.isSuccess(unset) && unset.value.deploymentSocket).toBeUndefined()
+    }
   })
 
   it("exports nothing without OTEL_EXPORTER_OTLP_ENDPOINT, and reads the OTLP variables the SDKs read", async () => {

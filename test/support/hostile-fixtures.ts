@@ -137,6 +137,13 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
   const actor = (await made(server, "GET", "/api/v1/admin/actors?limit=1", apiSession)).actors[0]
   const supervisor = (await made(server, "GET", "/api/v1/admin/supervisors", apiSession)).supervisors[0].kind
   const upload = await uploadAs(server, agent.access_token)
+  // A budget of the owner's agent: the budget doors reach their bodies with it.
+  await made(server, "PUT", "/api/v1/admin/account/cost_unit", apiSession, { account: { cost_unit: "USD" } })
+  const budget = (
+    await made(server, "POST", `/api/v1/admin/users/${agentPublicId}/budgets`, apiSession, {
+      budget: { amount: "5", starts_at: "2080-01-01T00:00:00Z", expires_at: null, reason: "fixture" }
+    })
+  ).budget.public_id
   const csrf = csrfTokenIn((await browser.get("/agents")).text)
   const cookie = { cookie: browser.cookieHeader }
 
@@ -189,6 +196,8 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
     if (name === "slot") return route.path.includes("{workspace_id}") ? "character" : "summarizer"
     if (name === "public_id" && route.path.startsWith("/agent_api/v1/uploads/")) return upload
     if (name === "upload_public_id") return upload
+    if (name === "user_public_id") return agentPublicId
+    if (name === "public_id" && route.path.startsWith("/api/v1/admin/users/")) return budget
     if (name === "public_id") return route.path.includes("/executors/") ? executor : otherAgentPublicId
     if (name === "kind") return route.path.includes("/supervisors/") ? supervisor : actor.kind
     if (name === "id") return actor.id

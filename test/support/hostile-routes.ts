@@ -84,6 +84,15 @@ export const unlistedRoutes: ReadonlyArray<Route> = [
     query: [],
     websocket: true
   },
+  // The deployment progress stream (SSE): a platform read outside /openapi.json.
+  {
+    method: "GET",
+    path: "/api/v1/admin/deployment/upgrades/{id}/stream",
+    door: "api",
+    plane: "platform",
+    params: ["id"],
+    query: ["cursor"]
+  },
   // The browser upload door: the signed-in cookie from the same origin, answered in the API envelope.
   { method: "POST", path: "/uploads", door: "api", plane: "browser", params: [], query: [], body: "multipart" },
   page("GET", "/"),
@@ -117,6 +126,15 @@ export const unlistedRoutes: ReadonlyArray<Route> = [
   page("POST", "/inspector/supervisors/{kind}/restart", { body: undefined, fields: undefined, csrf: "header" }),
   page("POST", "/inspector/actors/{kind}/{id}/restart", { body: undefined, fields: undefined, csrf: "header" }),
   page("GET", "/conversations/{id}"),
+  page("GET", "/budgets"),
+  page("POST", "/budgets/cost_unit", { fields: { cost_unit: "USD" } }),
+  page("POST", "/budgets/users/{user}/open", {
+    fields: { amount: "1", starts_at: "2091-01-01T00:00:00Z", expires_at: "", reason: "hostile", operation_key: "k" }
+  }),
+  page("POST", "/budgets/users/{user}/{budget}/adjust", {
+    fields: { kind: "debit", amount: "1", reason: "hostile", operation_key: "k" }
+  }),
+  page("POST", "/budgets/users/{user}/{budget}/revoke", { fields: { reason: "hostile" } }),
   page("GET", "/assets/{file}")
 ]
 
@@ -242,10 +260,12 @@ const memoryDoors = {
 
 /** Creates whose body may be left out (every member optional): an empty or null body is a create. */
 export const optionalBodies: ReadonlySet<string> = new Set([
+  "POST /api/v1/admin/deployment/release_check",
   "POST /agent_api/v1/workspaces/{workspace_id}/conversations",
   "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/forks",
   "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/turns/{turn_id}/regeneration",
   "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/compaction",
+  "POST /api/v1/admin/users/{user_public_id}/budgets/{public_id}/revocation",
   ...["start", "pause", "resume", "stop"].map(
     (verb) => `POST /agent_api/v1/workspaces/{workspace_id}/runs/{run_id}/${verb}`
   ),
@@ -307,6 +327,14 @@ export const sampleBodies = (ids: SampleIds): Record<string, unknown> => ({
     ownership_transfer: { target_user_public_id: ids.otherAgentPublicId, lock_version: 0 }
   },
   "POST /agent_api/v1/workspaces/{workspace_id}/archival": { command: { lock_version: 0 } },
+  "PUT /api/v1/admin/account/cost_unit": { account: { cost_unit: "USD" } },
+  "POST /api/v1/admin/users/{user_public_id}/budgets": {
+    budget: { amount: "1", starts_at: "2090-01-01T00:00:00Z", expires_at: "2090-02-01T00:00:00Z", reason: "hostile" }
+  },
+  "PATCH /api/v1/admin/users/{user_public_id}/budgets/{public_id}": {
+    budget: { kind: "credit", amount: "0.5", reason: "hostile" }
+  },
+  "POST /api/v1/admin/users/{user_public_id}/budgets/{public_id}/revocation": { revocation: { reason: "hostile" } },
   "POST /agent_api/v1/workspaces/{workspace_id}/restoration": { command: { lock_version: 0 } },
   "PUT /agent_api/v1/workspaces/{workspace_id}/messaging": {
     messaging: {

@@ -28,6 +28,8 @@ export interface TestServerOptions {
   readonly modelCatalog?: ModelCatalogFile
   /** TROUPE_DATA_DIR (the blob store); default: a fresh temporary directory, removed on close. */
   readonly dataDir?: string
+  /** SERVICE_DEPLOYMENT_SOCKET: the updater's socket (test/support/updater.ts); unset: unsupported. */
+  readonly deploymentSocket?: string
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -47,7 +49,8 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
       options.logger?.level ?? (process.env.LOG_LEVEL === undefined ? "Warn" : (process.env.LOG_LEVEL as "Info")),
     redirectUris: options.redirectUris,
     allowHttpRedirects: options.allowHttpRedirects ?? false,
-    modelCatalog: options.modelCatalog
+    modelCatalog: options.modelCatalog,
+    deploymentSocket: options.deploymentSocket
   }
   const layer = serverLayer(config, options.extraRoutes).pipe(
     Layer.provide(Layer.succeed(CableTiming, { ...defaultTiming, ...options.cableTiming })),

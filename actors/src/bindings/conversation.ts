@@ -16,6 +16,7 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { defineActor, type StepInfo, TransactionalActors, Veto } from "../Binding.ts"
+import { childReplySettled } from "./childReplies.ts"
 import type { InferenceRequestActor } from "./inferenceRequest.ts"
 import type { RunActor } from "./run.ts"
 
@@ -414,6 +415,7 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             },
             step.now
           )
+          if (params.summary !== true) yield* childReplySettled(row, params, step.now)
         }),
       [fx.steerRun]: (params, step) =>
         Effect.gen(function* () {

@@ -10,6 +10,7 @@ import { type InferenceRequestRow, InferenceRequestsRepository } from "@troupe/s
 import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import { defineActor, type JobInfo, type StepInfo, TransactionalActors } from "../Binding.ts"
 
 /** The holder kind of an inference request's upload namings (its uploads live while it does). */
@@ -30,6 +31,12 @@ export interface InferenceAttempts {
   readonly countAttempt: (summary: unknown) => unknown
   /** The usage_summary with a billed attempt's usage block added. */
   readonly addUsage: (summary: unknown, usage: Readonly<Record<string, unknown>>) => unknown
+  /** Settles a billed attempt's usage against the budget that admitted the request, in the step. */
+  readonly settle: (
+    requestPublicId: string,
+    usage: Readonly<Record<string, unknown>>,
+    now: Date
+  ) => Effect.Effect<void, SqlError, SqlClient>
 }
 
 const rowOf = (step: StepInfo) =>
@@ -81,6 +88,7 @@ export const inferenceRequestActor = (attempts: InferenceAttempts) =>
           const { requests, row } = yield* rowOf(step)
           const summary = attempts.addUsage(row.usage_summary, params.usage)
           yield* requests.setUsageSummary(step.actorId, JSON.stringify(summary), step.now)
+          yield* attempts.settle(step.actorId, params.usage, step.now)
         }),
       [fx.recordResult]: (params, step) =>
         Effect.gen(function* () {

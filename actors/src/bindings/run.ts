@@ -38,12 +38,13 @@ export const progressChannelOf = (runPublicId: string, conversationPublicId: str
 export interface RunWork {
   /**
    * Seals a model round's request and inserts its hidden inference request (asked by the run);
-   * answers the request actor's input without `replyTo` (the binding adds it).
+   * answers the request actor's input without `replyTo` (the binding adds it), or the code its
+   * admission refused it with (the round then fails with it).
    */
   readonly sealRound: (
     run: { readonly id: bigint; readonly publicId: string },
     round: OpenRoundParams
-  ) => Effect.Effect<InferenceRequestInput, SqlError, SqlClient>
+  ) => Effect.Effect<InferenceRequestInput | { readonly refused: string }, SqlError, SqlClient>
   /** Who serves each of a model's tool calls now (the addressing rule). */
   readonly addressCalls: (
     runPublicId: string,
@@ -199,8 +200,23 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
         withRun(step, (runs, runId) =>
           Effect.gen(function* () {
             const sealed = yield* work.sealRound({ id: runId, publicId: step.actorId }, params)
-            yield* runs.setTaskRequest(runId, params.key, sealed.publicId)
             const actors = yield* TransactionalActors
+            if ("refused" in sealed) {
+              // Refused before any work started: the round answers itself as a failed request would.
+              return yield* actors.reply(
+                { kind: "run", actorId: step.actorId },
+                {
+                  type: "inference.replied",
+                  requestId: "",
+                  status: "failed",
+                  errorCode: sealed.refused,
+                  declined: false,
+                  usage: null,
+                  ref: params.ref
+                }
+              )
+            }
+            yield* runs.setTaskRequest(runId, params.key, sealed.publicId)
             yield* actors.create(inference, sealed.publicId, {
               ...sealed,
               replyTo: { kind: "run", actorId: step.actorId, ref: params.ref }

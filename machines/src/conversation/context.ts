@@ -39,7 +39,8 @@ export const BlockedReason = Schema.Literals([
   "author_not_authorized",
   "approval_mode_required",
   "compaction_unavailable_under_raw",
-  "invalid_steps"
+  "invalid_steps",
+  "budget_exhausted"
 ])
 export type BlockedReason = typeof BlockedReason.Type
 

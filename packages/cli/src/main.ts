@@ -1,4 +1,5 @@
-// The `troupe` command: serve, migrate, the operator commands for people, and the reference runner.
+// The `troupe` command: serve, migrate, the operator commands for people, the reference runner,
+// deployment administration and the reference updater.
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { loadServerConfig } from "@troupe/server/Config"
 import { explainStartupFailure } from "@troupe/server/ConfigurationError"
@@ -8,6 +9,7 @@ import { Cause, Console, Effect, Exit, Layer } from "effect"
 import { Command } from "effect/cli"
 import { HttpServer } from "effect/http"
 import { localChannelPath } from "./Administration.ts"
+import { deployment, updater } from "./deployment/command.ts"
 import { serveLocalChannel } from "./LocalChannel.ts"
 import { actors, supervisors } from "./operators.ts"
 import { owner, token, user } from "./people.ts"
@@ -45,7 +47,7 @@ const migrate = Command.make("migrate", {}, () =>
 
 Command.make("troupe").pipe(
   Command.withDescription("Troupe: a supervised actor runtime and OAuth authorization server for agent programs"),
-  Command.withSubcommands([serve, migrate, owner, user, token, supervisors, actors, runner]),
+  Command.withSubcommands([serve, migrate, owner, user, token, supervisors, actors, runner, updater, deployment]),
   Command.run({ version: "0.1.0" }),
   // A failure that comes from the environment (a bad variable, a busy port, a missing database)
   // is one line naming the variable and the fix, and exit code 78 (EX_CONFIG), never a stack.

@@ -8,18 +8,18 @@ import { Console, Effect, Option, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { FetchHttpClient, HttpClientError } from "effect/http"
 
-class OperatorError extends Error {
+export class OperatorError extends Error {
   override readonly name = "OperatorError"
 }
 
-const serverUrl = () =>
+export const serverUrl = () =>
   process.env.TROUPE_URL ?? process.env.PUBLIC_BASE_URL ?? `http://localhost:${process.env.PORT ?? "4000"}`
 
 const isRefusal = (error: unknown): error is { readonly error: { readonly code: string; readonly message: string } } =>
   typeof error === "object" && error !== null && "error" in error && typeof error.error === "object"
 
 /** One line for whatever stopped a call: the refusal's status and code, or why the server was not reached. */
-const operatorError = (error: unknown) => {
+export const operatorError = (error: unknown) => {
   if (error instanceof OperatorError) return error
   if (isRefusal(error)) {
     return new OperatorError(`${statusOfRefusal(error) ?? ""} ${error.error.code}: ${error.error.message}`)
@@ -34,7 +34,7 @@ const operatorError = (error: unknown) => {
 }
 
 /** Calls the admin API with TROUPE_TOKEN; every failure becomes an OperatorError. */
-const call = <A, E>(request: (client: TroupeApiClient) => Effect.Effect<A, E>) =>
+export const call = <A, E>(request: (client: TroupeApiClient) => Effect.Effect<A, E>) =>
   Effect.gen(function* () {
     const token = process.env.TROUPE_TOKEN
     if (!token)

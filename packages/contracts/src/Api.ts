@@ -21,6 +21,7 @@ import { MemberProfileGroup } from "./member/Profile.ts"
 import { PromptDocumentsGroup } from "./member/PromptDocuments.ts"
 import { RunInputsGroup } from "./member/RunInputs.ts"
 import { RunsGroup } from "./member/Runs.ts"
+import { SchedulesGroup } from "./member/Schedules.ts"
 import { ProfileStoreEntriesGroup, WorkspaceStoreEntriesGroup } from "./member/StoreEntries.ts"
 import { ToolsGroup } from "./member/Tools.ts"
 import { TurnsGroup } from "./member/Turns.ts"
@@ -28,6 +29,8 @@ import { UploadsGroup } from "./member/Uploads.ts"
 import { WorkspacesGroup } from "./member/Workspaces.ts"
 import { OAuthGroup } from "./oauth/OAuth.ts"
 import { AdminGroup } from "./platform/Admin.ts"
+import { BudgetsGroup } from "./platform/Budgets.ts"
+import { DeploymentGroup } from "./platform/Deployment.ts"
 import { ProfileGroup } from "./platform/Profile.ts"
 import { SessionGroup } from "./platform/Session.ts"
 import { browserSessionScheme } from "./Security.ts"
@@ -79,6 +82,8 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(SessionGroup)
   .add(ProfileGroup)
   .add(AdminGroup)
+  .add(BudgetsGroup)
+  .add(DeploymentGroup)
   .add(MemberProfileGroup)
   .add(NamedAgentsGroup)
   .add(PrincipalsGroup)
@@ -98,6 +103,7 @@ export class TroupeApi extends HttpApi.make("troupe")
   .add(ToolsGroup)
   .add(RunsGroup)
   .add(RunInputsGroup)
+  .add(SchedulesGroup)
   .add(InferenceRequestsGroup)
   .add(ConversationsGroup)
   .add(ConversationInputsGroup)

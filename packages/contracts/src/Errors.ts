@@ -49,6 +49,12 @@ export class ContentTooLarge extends Schema.Error<ContentTooLarge>("ContentTooLa
 export class Unprocessable extends Schema.Error<Unprocessable>("Unprocessable")(envelope, { httpApiStatus: 422 }) {
   readonly _tag = "Unprocessable" as const
 }
+/** 503: a party the service depends on (the deployment updater, release metadata) is unavailable. */
+export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")(envelope, {
+  httpApiStatus: 503
+}) {
+  readonly _tag = "ServiceUnavailable" as const
+}
 
 /** 429 rate_limited with a Retry-After header in whole seconds. */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
@@ -133,6 +139,7 @@ export const statusOfCode = {
   claim_inactive: 409,
   not_extendable: 409,
   extension_too_long: 409,
+  execution_in_progress: 409,
   not_startable: 409,
   not_pausable: 409,
   not_resumable: 409,
@@ -226,6 +233,7 @@ export const statusOfCode = {
   input_media_too_large: 422,
   unsupported_input_media: 422,
   account_unit_unconfigured: 422,
+  budget_exhausted: 422,
   schedule_finished: 422,
   side_conversation: 422,
   nothing_to_compact: 422,
@@ -243,7 +251,8 @@ const envelopeClasses = {
   404: NotFound,
   409: Conflict,
   413: ContentTooLarge,
-  422: Unprocessable
+  422: Unprocessable,
+  503: ServiceUnavailable
 } as const
 
 type EnvelopeClasses = typeof envelopeClasses

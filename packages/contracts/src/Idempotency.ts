@@ -15,6 +15,15 @@ export const IdempotencyKeyMaxBytes = Context.Reference<number>("@troupe/contrac
 })
 
 /**
+ * The scope an endpoint's keys are reserved in, when not its own method and path: endpoints that
+ * share one (budget writes) answer a key sent again to another target or route with
+ * idempotency_envelope_mismatch.
+ */
+export const IdempotencyScope = Context.Reference<string | undefined>("@troupe/contracts/IdempotencyScope", {
+  defaultValue: () => undefined
+})
+
+/**
  * An endpoint annotated true answers a replay with the resource as it stands now, at 200, instead
  * of the stored acceptance (inference requests: "replay 200 with the STANDING projection"). Its
  * handler then runs again with `ReplayedAcceptance`, the stored answer, and reads the resource it

@@ -28,6 +28,7 @@ import { MemberProfileHandlers } from "./member/Profile.ts"
 import { PromptDocumentsHandlers } from "./member/PromptDocuments.ts"
 import { RunInputsHandlers } from "./member/RunInputs.ts"
 import { RunsHandlers } from "./member/Runs.ts"
+import { SchedulesHandlers } from "./member/Schedules.ts"
 import {
   IdempotencyKeyRequiredLive,
   ProfileStoreEntriesHandlers,
@@ -41,6 +42,9 @@ import { WorkspacesHandlers } from "./member/Workspaces.ts"
 import { OAuthRoutes } from "./oauth/Routes.ts"
 import { AdminHandlers } from "./platform/Admin.ts"
 import { PlatformAuthenticationLive } from "./platform/Authentication.ts"
+import { BudgetsHandlers } from "./platform/Budgets.ts"
+import { DeploymentAdministratorLive, DeploymentHandlers, UpgradeKeyLive } from "./platform/Deployment.ts"
+import { DeploymentStreamRoute } from "./platform/DeploymentStream.ts"
 import { ProfileHandlers } from "./platform/Profile.ts"
 import { SessionDoorLive, SessionHandlers } from "./platform/Session.ts"
 import { WebRoutes } from "./web/Routes.ts"
@@ -54,7 +58,9 @@ export const ApiMiddleware = Layer.mergeAll(
   IdempotentLive,
   StoreEntryBudgetLive,
   InferenceRequestBudgetLive,
-  IdempotencyKeyRequiredLive
+  IdempotencyKeyRequiredLive,
+  DeploymentAdministratorLive,
+  UpgradeKeyLive
 )
 
 export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(
@@ -63,6 +69,8 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(
       SessionHandlers,
       ProfileHandlers,
       AdminHandlers,
+      BudgetsHandlers,
+      DeploymentHandlers,
       MemberProfileHandlers,
       NamedAgentsHandlers,
       PrincipalsHandlers,
@@ -82,6 +90,7 @@ export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(
       ToolsHandlers,
       RunsHandlers,
       RunInputsHandlers,
+      SchedulesHandlers,
       InferenceRequestsHandlers,
       ConversationsHandlers,
       ConversationInputsHandlers,
@@ -99,6 +108,7 @@ export const Routes = Layer.mergeAll(
   WebRoutes,
   OAuthRoutes,
   CableRoute,
+  DeploymentStreamRoute,
   HealthRoutes,
   RequestConventions
 )

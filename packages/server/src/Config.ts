@@ -28,6 +28,8 @@ export interface ServerConfig {
   readonly telemetry?: TelemetryConfig | undefined
   /** The providers and models TROUPE_MODEL_CATALOG adds to the local ones; unset: local models alone. */
   readonly modelCatalog?: ModelCatalogFile | undefined
+  /** The installation updater's socket (SERVICE_DEPLOYMENT_SOCKET); unset: deployment is unsupported. */
+  readonly deploymentSocket?: string | undefined
 }
 
 /** Where the other nodes reach this one (TROUPE_CLUSTER_HOST, TROUPE_CLUSTER_PORT). */
@@ -235,6 +237,7 @@ export const loadServerConfig = Effect.gen(function* () {
   )
   const telemetry = yield* loadTelemetry
   const modelCatalog = yield* loadModelCatalog
+  const deploymentSocket = yield* Config.String("SERVICE_DEPLOYMENT_SOCKET").pipe(Config.withDefault(""))
   const clusterHost = yield* Config.String("TROUPE_CLUSTER_HOST").pipe(Config.withDefault("127.0.0.1"))
   const clusterPort = yield* variable(
     "TROUPE_CLUSTER_PORT",
@@ -258,6 +261,7 @@ export const loadServerConfig = Effect.gen(function* () {
     allowHttpRedirects,
     cluster: database._tag === "postgres" ? { host: clusterHost, port: Option.getOrUndefined(clusterPort) } : undefined,
     telemetry,
-    modelCatalog
+    modelCatalog,
+    deploymentSocket: deploymentSocket === "" ? undefined : resolve(deploymentSocket)
   } satisfies ServerConfig
 })

@@ -13,6 +13,7 @@ import { HandleChanges } from "@troupe/domain/accounts/HandleChanges"
 import { InstallationSecrets } from "@troupe/domain/accounts/InstallationSecrets"
 import { Sessions } from "@troupe/domain/accounts/Sessions"
 import { NamedAgents } from "@troupe/domain/agents/NamedAgents"
+import { Budgets } from "@troupe/domain/budgets/Budgets"
 import { ApplicationLogin } from "@troupe/domain/connections/ApplicationLogin"
 import { deviceAuthorizationActor } from "@troupe/domain/connections/Connections"
 import { DeviceFlow } from "@troupe/domain/connections/DeviceFlow"
@@ -25,6 +26,8 @@ import { Inputs } from "@troupe/domain/conversations/Inputs"
 import { LiveReplies } from "@troupe/domain/conversations/LiveReplies"
 import { ConversationSettings } from "@troupe/domain/conversations/Settings"
 import { Turns } from "@troupe/domain/conversations/Turns"
+import { Deployment } from "@troupe/domain/deployment/Deployment"
+import { Updater } from "@troupe/domain/deployment/Updater"
 import { Executors } from "@troupe/domain/executors/Executors"
 import {
   InferenceRequestDefinition,
@@ -44,6 +47,8 @@ import { RunInputs } from "@troupe/domain/runs/RunInputs"
 import { RunDefinition, Runs } from "@troupe/domain/runs/Runs"
 import { Readiness } from "@troupe/domain/runtime/Readiness"
 import { RuntimeOperations } from "@troupe/domain/runtime/RuntimeOperations"
+import { ScheduleDefinition } from "@troupe/domain/schedules/Executions"
+import { Schedules } from "@troupe/domain/schedules/Schedules"
 import { Uploads } from "@troupe/domain/uploads/Uploads"
 import { Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { answerClientErrors } from "@troupe/http/conventions/ClientErrors"
@@ -88,13 +93,15 @@ export const actorLayer = (config: ServerConfig) =>
       const inferenceRequest = yield* InferenceRequestDefinition
       const conversation = yield* ConversationDefinition
       const run = yield* RunDefinition
+      const schedule = yield* ScheduleDefinition
       return runtimeLayer(
-        [...bindings, inferenceRequest, conversation, run],
+        [...bindings, inferenceRequest, conversation, run, schedule],
         defaultHostOptions,
         config.cluster ? clusterNode(config.cluster) : undefined
       )
     })
   ).pipe(
+    Layer.provideMerge(ScheduleDefinition.layer),
     Layer.provideMerge(ConversationDefinition.layer),
     Layer.provideMerge(RunDefinition.layer),
     Layer.provideMerge(InferenceRequestDefinition.layer),
@@ -123,7 +130,9 @@ export const domainLayer = (config: ServerConfig) =>
     Executors.layer,
     RuntimeOperations.layer,
     Readiness.layer,
-    ClaimAttachments.layer
+    ClaimAttachments.layer,
+    Budgets.layer,
+    Deployment.layer.pipe(Layer.provide(Updater.layer(config.deploymentSocket)))
   ).pipe(
     // Services built on other domain services come on top of them; uploads read the naming
     // features' rules (the blob store under TROUPE_DATA_DIR comes with the actor layer).
@@ -139,6 +148,7 @@ export const domainLayer = (config: ServerConfig) =>
           LiveReplies.layer,
           ConversationSettings.layer,
           ConversationMemory.layer,
+          Schedules.layer,
           // Runs read a hosted run's standing through its conversation.
           Layer.mergeAll(ExecutorInbox.layer, RunInputs.layer).pipe(Layer.provideMerge(Runs.layer))
         ).pipe(Layer.provideMerge(Conversations.layer)),

@@ -10,6 +10,7 @@ import { AccountsRepository } from "./repositories/Accounts.ts"
 import { AgentsRepository } from "./repositories/Agents.ts"
 import { AuditRepository } from "./repositories/Audit.ts"
 import { AuthorizationCodesRepository } from "./repositories/AuthorizationCodes.ts"
+import { BudgetsRepository } from "./repositories/Budgets.ts"
 import { ConversationsRepository } from "./repositories/Conversations.ts"
 import { CredentialsRepository } from "./repositories/Credentials.ts"
 import { DeviceAuthorizationsRepository } from "./repositories/DeviceAuthorizations.ts"
@@ -23,6 +24,7 @@ import { NamedAgentsRepository } from "./repositories/NamedAgents.ts"
 import { PromptDocumentsRepository } from "./repositories/PromptDocuments.ts"
 import { RateLimitWindowsRepository } from "./repositories/RateLimitWindows.ts"
 import { RunsRepository } from "./repositories/Runs.ts"
+import { SchedulesRepository } from "./repositories/Schedules.ts"
 import { SessionsRepository } from "./repositories/Sessions.ts"
 import { StoreEntriesRepository } from "./repositories/StoreEntries.ts"
 import { UploadsRepository } from "./repositories/Uploads.ts"
@@ -33,6 +35,7 @@ export const repositoriesLayer = Layer.mergeAll(
   AgentsRepository.layer,
   AuditRepository.layer,
   AuthorizationCodesRepository.layer,
+  BudgetsRepository.layer,
   CredentialsRepository.layer,
   DeviceAuthorizationsRepository.layer,
   ExecutorsRepository.layer,
@@ -46,6 +49,7 @@ export const repositoriesLayer = Layer.mergeAll(
   PromptDocumentsRepository.layer,
   RateLimitWindowsRepository.layer,
   RunsRepository.layer,
+  SchedulesRepository.layer,
   SessionsRepository.layer,
   StoreEntriesRepository.layer,
   UploadsRepository.layer,

@@ -19,6 +19,7 @@ import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
+import { accountCostUnit } from "../budgets/Admission.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
 import { flagParameter } from "../kernel/Flags.ts"
@@ -504,7 +505,7 @@ export class Conversations extends Context.Service<
                   defaultRunnerExecutorId: runner?.id ?? null,
                   accessJson: JSON.stringify(access),
                   memoryContextJson: memoryContext === null ? null : JSON.stringify(memoryContext),
-                  usageSummaryJson: JSON.stringify(emptyUsageSummary()),
+                  usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
                   side: false,
                   sourceConversationId: null,
                   forkedPosition: null,

@@ -17,6 +17,7 @@ import {
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
+import { accountCostUnit } from "../budgets/Admission.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, Invalid, StateConflict } from "../kernel/Refusals.ts"
@@ -151,7 +152,7 @@ export class ConversationForks extends Context.Service<
                   defaultRunnerExecutorId: row.default_runner_executor_id,
                   accessJson: JSON.stringify(access),
                   memoryContextJson: row.memory_context === null ? null : JSON.stringify(row.memory_context),
-                  usageSummaryJson: JSON.stringify(emptyUsageSummary()),
+                  usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
                   side,
                   sourceConversationId: row.id,
                   forkedPosition: firstPosition,

@@ -15,6 +15,7 @@ import { type Host, PromptDocumentsRepository } from "@troupe/storage/repositori
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { accountCostUnit, recordPayer, refused } from "../budgets/Admission.ts"
 import { emptyUsageSummary, makeInferenceAttempts } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
 import { isObject } from "../kernel/Json.ts"
@@ -354,6 +355,10 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
       if (!(yield* authorMayStill(conversations, conversation, inputId))) {
         return "author_not_authorized" satisfies BlockedReason
       }
+      const input = yield* conversations.findInput(inputId)
+      if (input !== undefined && (yield* refused(input.author_id, yield* now))) {
+        return "budget_exhausted" satisfies BlockedReason
+      }
       const { assembled, material, bound, limit, parties, rawMode } = yield* assembleReply(conversation, inputId, model)
       if (assembled.restTokens > limit) return "estimated_input_exceeds_model_limit" satisfies BlockedReason
       if (statesBound(bound) || assembled.history.skipped_reason !== "budget_exceeded") {
@@ -402,7 +407,9 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
         const requests = yield* InferenceRequestsRepository.make
         const members = yield* membersOf(request)
         const judged = yield* judgeCreate(catalog, members, asker(request.conversation), false).pipe(Effect.orDie)
-        yield* requests.insertRequest({
+        const conversations = yield* ConversationsRepository.make
+        const input = "input" in request.from ? yield* conversations.findInput(request.from.input) : undefined
+        const inserted = yield* requests.insertRequest({
           publicId: request.requestId,
           workspaceId: request.conversation.workspace_id,
           creatorId: request.conversation.creator_id,
@@ -410,10 +417,12 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
           modelJson: JSON.stringify(judged.model),
           requestJson: JSON.stringify({ ...judged.stored, members }),
           billingSubject: request.conversation.billing_subject,
-          usageSummaryJson: JSON.stringify(emptyUsageSummary()),
+          usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
           askedByConversationId: request.conversation.id,
           now: new Date()
         })
+        // The payer: the input's author; a regeneration's or a summary's, the conversation's creator.
+        yield* recordPayer(inserted.id, input?.author_id ?? request.conversation.creator_id, yield* now)
         return { publicId: request.requestId, routes: judged.routes, timeoutMs: judged.timeoutMs }
       }),
     prompt: (conversation, inputId, model) =>

@@ -13,12 +13,15 @@ export interface StoredAccess {
   readonly entries: ReadonlyArray<{ readonly user_id: string; readonly user_public_id: string; readonly level: Level }>
 }
 
-export const storedAccess = (row: ConversationRow): StoredAccess => {
+export const storedAccess = (row: Pick<ConversationRow, "access">): StoredAccess => {
   const access = row.access as Partial<StoredAccess> | null
   return { default: access?.default ?? "full", entries: access?.entries ?? [] }
 }
 
-export const levelOf = (row: ConversationRow, caller: Caller): Level => {
+export const levelOf = (
+  row: Pick<ConversationRow, "creator_id" | "answerer_id" | "access">,
+  caller: Caller
+): Level => {
   if (row.creator_id === caller.user.id || row.answerer_id === caller.user.id) return "full"
   const access = storedAccess(row)
   const entry = access.entries.find((each) => each.user_id === String(caller.user.id))

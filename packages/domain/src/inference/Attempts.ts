@@ -12,6 +12,8 @@ import type { InferenceRequestEvent, OutputItem } from "@troupe/machines/inferen
 import { newPublicId } from "@troupe/storage/Ids"
 import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
 import { Clock, Effect, Option, Schema, Stream } from "effect"
+import { accountCostUnit } from "../budgets/Admission.ts"
+import { settle } from "../budgets/Settlement.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import type { ProviderCall, ProviderEvent, ProviderToolCall } from "../models/Provider.ts"
 import { type UsageBlock, type UsageSummary, usageBlock, usageSummary } from "../models/Usage.ts"
@@ -24,11 +26,8 @@ const batchSize = 64
 /** How often a running attempt looks at its actor's state (cancellation converges within 5 s). */
 const watchEvery = "1 second"
 
-/** The account's cost unit: none until budgets give accounts one. */
-const costUnit: string | null = null
-
-/** The usage_summary before any attempt. */
-export const emptyUsageSummary = (): UsageSummary => usageSummary(0, [], costUnit)
+/** The usage_summary before any attempt, in the account's cost unit (null while unset). */
+export const emptyUsageSummary = (costUnit: string | null): UsageSummary => usageSummary(0, [], costUnit)
 
 // The row's usage_summary and the usage blocks the machine carries are written only by this module
 // (emptyUsageSummary, `priced`), so they are read back as what it wrote.
@@ -70,8 +69,9 @@ export const makeInferenceAttempts = (
   catalog: ModelCatalog["Service"],
   blobPath: (sha256: string) => string
 ): InferenceAttempts => {
-  const priced = (model: string, usage: Parameters<typeof usageBlock>[1]): UsageBlock =>
-    usageBlock(newPublicId(), usage, catalog.find(model)?.pricing ?? null, costUnit)
+  /** The attempt's usage block, priced in the account's cost unit as it reads now. */
+  const priced = (model: string, usage: Parameters<typeof usageBlock>[1]) =>
+    Effect.map(accountCostUnit, (unit) => usageBlock(newPublicId(), usage, catalog.find(model)?.pricing ?? null, unit))
 
   const run: InferenceAttempts["run"] = (row, attempt, job: JobInfo) =>
     Effect.gen(function* () {
@@ -167,21 +167,23 @@ export const makeInferenceAttempts = (
               } as const
             ),
           ProviderRefusal: (refusal) =>
-            Effect.succeed({
-              type: "inference.refused",
-              attempt: attempt.attempt,
-              kind: refusal.kind,
-              ...(refusal.category === undefined ? {} : { category: refusal.category }),
-              usage: {
-                ...priced(attempt.model, {
-                  inputTokens: refusal.inputTokens,
-                  outputTokens: 0,
-                  reasoningTokens: 0,
-                  cacheReadTokens: 0,
-                  cacheCreationTokens: 0
-                })
-              }
-            } as const)
+            Effect.map(
+              priced(attempt.model, {
+                inputTokens: refusal.inputTokens,
+                outputTokens: 0,
+                reasoningTokens: 0,
+                cacheReadTokens: 0,
+                cacheCreationTokens: 0
+              }),
+              (usage) =>
+                ({
+                  type: "inference.refused",
+                  attempt: attempt.attempt,
+                  kind: refusal.kind,
+                  ...(refusal.category === undefined ? {} : { category: refusal.category }),
+                  usage: { ...usage }
+                }) as const
+            )
         })
       )
       if (ended === "cut") return undefined
@@ -197,7 +199,7 @@ export const makeInferenceAttempts = (
       return {
         type: "inference.finished",
         attempt: attempt.attempt,
-        usage: { ...priced(attempt.model, finished.usage) },
+        usage: { ...(yield* priced(attempt.model, finished.usage)) },
         outcome: {
           ...(finished.finishQuality === undefined ? {} : { finish_quality: finished.finishQuality }),
           timing,
@@ -227,7 +229,9 @@ export const makeInferenceAttempts = (
     addUsage: (summary, usage) => {
       const current = asSummary(summary)
       const earlier: UsageBlock = { ...current, usage_record_public_id: "" }
-      return usageSummary(current.request_count, [earlier, asBlock(usage)], current.cost_unit)
-    }
+      const block = asBlock(usage)
+      return usageSummary(current.request_count, [earlier, block], block.cost_unit ?? current.cost_unit)
+    },
+    settle
   }
 }

@@ -17,6 +17,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { accountCostUnit, admit, recordAdmission } from "../budgets/Admission.ts"
 import { now } from "../kernel/Now.ts"
 import type { RateLimit } from "../kernel/RateLimiter.ts"
 import { Absent, BadParameter, type Invalid, type NotPermitted, StateConflict } from "../kernel/Refusals.ts"
@@ -221,6 +222,7 @@ export class InferenceRequests extends Context.Service<
             const at = yield* now
             const row = yield* db(
               Effect.gen(function* () {
+                const admitted = yield* admit(caller.user.id, at)
                 const inserted = yield* requests.insertRequest({
                   publicId,
                   workspaceId: workspace.id,
@@ -229,9 +231,10 @@ export class InferenceRequests extends Context.Service<
                   modelJson: JSON.stringify(judged.model),
                   requestJson: JSON.stringify(judged.stored),
                   billingSubject: judged.billingSubject,
-                  usageSummaryJson: JSON.stringify(emptyUsageSummary()),
+                  usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
                   now: at
                 })
+                yield* recordAdmission(inserted.id, admitted, at)
                 for (const upload of judged.uploads)
                   yield* uploadRows.addNaming(upload.id, uploadNamingKind, inserted.id)
                 yield* actors

@@ -37,7 +37,9 @@ export class NotPermitted extends Schema.TaggedError<NotPermitted>()(
     "not_agent",
     "not_workspace_owner",
     "workspace_agent_identifier_mismatch",
-    "memory_read_only"
+    "memory_read_only",
+    "administrator_required",
+    "user_not_administrable"
   ])
 ) {}
 
@@ -96,7 +98,12 @@ export class StateConflict extends Schema.TaggedError<StateConflict>()(
     "not_claimant",
     "claim_inactive",
     "not_extendable",
-    "extension_too_long"
+    "extension_too_long",
+    "execution_in_progress",
+    "cost_unit_conflict",
+    "budget_window_overlap",
+    "budget_insufficient_headroom",
+    "budget_already_revoked"
   ])
 ) {}
 
@@ -145,7 +152,10 @@ export class Invalid extends Schema.TaggedError<Invalid>()(
     "steps_payload_too_large",
     "await_not_resolvable",
     "unknown_await",
-    "unsupported_resolve_outcome"
+    "unsupported_resolve_outcome",
+    "schedule_finished",
+    "account_unit_unconfigured",
+    "budget_exhausted"
   ])
 ) {}
 

@@ -2,7 +2,7 @@
 // attempt, the usage_summary over a request's attempts, and the pricing a model row shows
 // (supplement "Projections and reads", "Models and providers"). Amounts are exact decimals
 // (effect's BigDecimal, bigint underneath), never floats. The cost unit is the account's, a
-// parameter here: null until budgets give accounts one.
+// parameter here: null while the account has none (budgets/Admission.ts reads it).
 import { BigDecimal } from "effect"
 import type { Pricing } from "./Catalog.ts"
 import type { ProviderUsage } from "./Provider.ts"

@@ -17,10 +17,12 @@ import { PromptDocumentsRepository } from "@troupe/storage/repositories/PromptDo
 import { RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
 import { type FunctionTool, renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { accountCostUnit, admit, recordAdmission } from "../budgets/Admission.ts"
 import { promptSlots } from "../conversations/Replies.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
 import { isObject } from "../kernel/Json.ts"
+import { now } from "../kernel/Now.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import { kernelDefinitionOf, kernelImportsOf } from "./KernelImports.ts"
 import { outputOf, resultOf } from "./Projections.ts"
@@ -238,8 +240,14 @@ export const makeRunWork = (
         }
         const asker = { userId: row.creator_id, find: () => Effect.undefined, standingFallbacks: [] }
         const judged = yield* judgeCreate(catalog, members, asker, false).pipe(Effect.orDie)
+        const at = yield* now
+        const admission = yield* admit(row.creator_id, at).pipe(
+          Effect.map((budget) => ({ budget })),
+          Effect.catchTag("Invalid", (refusal) => Effect.succeed({ refused: refusal.code }))
+        )
+        if ("refused" in admission) return admission
         const publicId = newPublicId()
-        yield* requests.insertRequest({
+        const inserted = yield* requests.insertRequest({
           publicId,
           workspaceId: row.workspace_id,
           creatorId: row.creator_id,
@@ -247,11 +255,12 @@ export const makeRunWork = (
           modelJson: JSON.stringify(judged.model),
           requestJson: JSON.stringify({ ...judged.stored, members }),
           billingSubject: row.billing_subject,
-          usageSummaryJson: JSON.stringify(emptyUsageSummary()),
+          usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
           askedByRunId: run.id,
           askedByRunTaskKey: round.key,
           now: new Date()
         })
+        yield* recordAdmission(inserted.id, admission.budget, at)
         return { publicId, routes: judged.routes, timeoutMs: judged.timeoutMs }
       }),
     addressCalls: (runPublicId, calls) =>

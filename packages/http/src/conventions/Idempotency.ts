@@ -9,6 +9,7 @@ import { errors } from "@troupe/contracts/Errors"
 import {
   CallerIdentity,
   IdempotencyKeyMaxBytes,
+  IdempotencyScope,
   Idempotent,
   ReplayedAcceptance,
   ReplaysStanding
@@ -75,7 +76,12 @@ export const IdempotentLive = Layer.effect(
           .digest()
         const result = yield* store
           .run(
-            { caller: caller.key, route: `${request.method} ${request.url.split("?")[0]}`, key },
+            {
+              caller: caller.key,
+              route:
+                Context.get(endpoint.annotations, IdempotencyScope) ?? `${request.method} ${request.url.split("?")[0]}`,
+              key
+            },
             digest,
             Effect.map(httpEffect, stored)
           )

@@ -52,40 +52,52 @@ const invalid = () => errors.unauthorized("The credential is not valid")
 
 type Refusal = ReturnType<typeof invalid>
 
+/**
+ * Who a request's platform credential acts as now, by the rule above; for routes outside the
+ * HttpApi (the deployment progress stream) and for rechecks while a response is under way.
+ */
+export const platformCallerOfRequest = Effect.gen(function* () {
+  const sessions = yield* Sessions
+  const credentials = yield* Credentials
+  const accessTokenCaller = (token: string): Effect.Effect<PlatformCaller, Refusal> =>
+    credentials.authenticate(token).pipe(
+      Effect.mapError(invalid),
+      Effect.flatMap((grant) => {
+        const user = grant.user
+        if (grant.plane !== "platform" || !user || user.kind !== "human") return Effect.fail(invalid())
+        return Effect.succeed({
+          user: platformUserOf(user),
+          credential: {
+            kind: "access_token",
+            id: grant.credential.id,
+            publicId: grant.credential.public_id,
+            expiresAt: grant.credential.expires_at
+          }
+        } satisfies PlatformCaller)
+      })
+    )
+  const sessionCaller = (token: string, expected: "api" | "browser"): Effect.Effect<PlatformCaller, Refusal> =>
+    Effect.matchEffect(sessions.authenticate(token), {
+      onFailure: () => Effect.fail(invalid()),
+      onSuccess: (authenticated) =>
+        authenticated.session.kind === expected
+          ? Effect.succeed(platformCallerOf(authenticated))
+          : Effect.fail(invalid())
+    })
+  const callerOf = (credential: NonNullable<ReturnType<typeof presented>>) =>
+    credential.via === "bearer" && credential.token.startsWith(accessTokenFormat.prefix)
+      ? accessTokenCaller(credential.token)
+      : sessionCaller(credential.token, credential.via === "bearer" ? "api" : "browser")
+  return (request: HttpServerRequest.HttpServerRequest): Effect.Effect<PlatformCaller, Refusal> => {
+    const credential = presented(request)
+    return credential ? callerOf(credential) : Effect.fail(errors.unauthorized())
+  }
+})
+
 export const PlatformAuthenticationLive = Layer.effect(
   PlatformAuthentication,
   Effect.gen(function* () {
-    const sessions = yield* Sessions
-    const credentials = yield* Credentials
-    const accessTokenCaller = (token: string): Effect.Effect<PlatformCaller, Refusal> =>
-      credentials.authenticate(token).pipe(
-        Effect.mapError(invalid),
-        Effect.flatMap((grant) => {
-          const user = grant.user
-          if (grant.plane !== "platform" || !user || user.kind !== "human") return Effect.fail(invalid())
-          return Effect.succeed({
-            user: platformUserOf(user),
-            credential: {
-              kind: "access_token",
-              id: grant.credential.id,
-              publicId: grant.credential.public_id,
-              expiresAt: grant.credential.expires_at
-            }
-          } satisfies PlatformCaller)
-        })
-      )
-    const sessionCaller = (token: string, expected: "api" | "browser"): Effect.Effect<PlatformCaller, Refusal> =>
-      Effect.matchEffect(sessions.authenticate(token), {
-        onFailure: () => Effect.fail(invalid()),
-        onSuccess: (authenticated) =>
-          authenticated.session.kind === expected
-            ? Effect.succeed(platformCallerOf(authenticated))
-            : Effect.fail(invalid())
-      })
-    const callerOf = (credential: NonNullable<ReturnType<typeof presented>>) =>
-      credential.via === "bearer" && credential.token.startsWith(accessTokenFormat.prefix)
-        ? accessTokenCaller(credential.token)
-        : sessionCaller(credential.token, credential.via === "bearer" ? "api" : "browser")
+    const callerOfRequest = yield* platformCallerOfRequest
     // One rule judges both schemes (a present Authorization header is authoritative, with no
     // fallback to the cookie). Effect tries the schemes in the contract's order, the bearer first,
     // and answers a refusal with the last one's failure: so the bearer scheme judges the request
@@ -93,8 +105,7 @@ export const PlatformAuthenticationLive = Layer.effect(
     const refusals = new WeakMap<HttpServerRequest.HttpServerRequest, Refusal>()
     const authenticate = <A, E, R>(httpEffect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) => {
-        const credential = presented(request)
-        return Effect.matchEffect(credential ? callerOf(credential) : Effect.fail(errors.unauthorized()), {
+        return Effect.matchEffect(callerOfRequest(request), {
           onFailure: (refusal) => {
             refusals.set(request, refusal)
             return Effect.fail(refusal)

@@ -24,6 +24,7 @@ export const HomePage = HttpRouter.add(
 <ul><li><a href="/agents">Your agents</a></li><li><a href="/runners">Your runners</a></li>
 <li><a href="/tokens">Personal access tokens</a></li>
 <li><a href="/oauth/device">Connect a device</a></li><li><a href="/inspector">State visualizer</a> (owners and admins)</li>
+<li><a href="/budgets">Budgets</a> (owners and admins)</li>
 <li><a href="/docs">API documentation</a></li><li><a href="/openapi.json">OpenAPI document</a></li></ul>
 <form method="post" action="/logout">${csrfField(grant)}<button type="submit">Sign out</button></form>`
       )

@@ -3,6 +3,7 @@
 // browser upload door.
 import { Layer } from "effect"
 import { AuthorizePage, AuthorizeSubmit } from "./Authorize.ts"
+import { AdjustBudget, BudgetsPage, OpenBudget, RevokeBudget, SetCostUnit } from "./Budgets.ts"
 import { ConversationPageRoutes } from "./ConversationPage.ts"
 import { DeviceApprovalPage, DeviceApprovalSubmit } from "./DeviceApproval.ts"
 import { HomePage } from "./Home.ts"
@@ -32,6 +33,11 @@ export const WebRoutes = Layer.mergeAll(
   TokensPage,
   CreateToken,
   RevokeToken,
+  BudgetsPage,
+  SetCostUnit,
+  OpenBudget,
+  AdjustBudget,
+  RevokeBudget,
   BrowserUpload,
   ConversationPageRoutes
 )

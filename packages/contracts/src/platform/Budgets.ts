@@ -1,0 +1,80 @@
+// Platform: budgets (spec "Platform: budgets", "Budget"; supplement "Budgets"): the account's cost
+// unit, and a user's budgets opened, adjusted and revoked by a live human owner or admin (an
+// agent's only by its steward). Bodies are read loosely (a JSON object): the domain judges the
+// gate first, then members (absent 400 parameter_missing, outside the grammar 422
+// validation_failed). Budget writes share one Idempotency-Key scope per caller.
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { BadRequest, Conflict, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
+import { IdempotencyKeyHeader, IdempotencyScope, Idempotent } from "../Idempotency.ts"
+import { optionalBody } from "../member/ConversationShapes.ts"
+import { PlatformAuthentication } from "./Caller.ts"
+
+const Amount = Schema.String.annotate({ description: "An exact decimal string, trailing fractional zeros dropped" })
+
+export const Budget = Schema.Struct({
+  public_id: Schema.String,
+  user_public_id: Schema.String,
+  credited_amount: Amount,
+  debited_amount: Amount,
+  cost_unit: Schema.String,
+  starts_at: Schema.DateFromString,
+  expires_at: Schema.NullOr(Schema.DateFromString),
+  revoked_at: Schema.NullOr(Schema.DateFromString)
+})
+
+export const BudgetEntry = Schema.Struct({
+  sequence: Schema.Number,
+  kind: Schema.Literals(["credit", "debit"]),
+  amount: Amount,
+  reason: Schema.String,
+  operation_key: Schema.String,
+  created_at: Schema.DateFromString
+})
+
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+
+const userParams = { user_public_id: Schema.String }
+const budgetParams = { ...userParams, public_id: Schema.String }
+const budgetErrors = [BadRequest, Forbidden, NotFound, Conflict, Unprocessable]
+const collection = "/api/v1/admin/users/:user_public_id/budgets"
+/** Budget writes reserve keys per caller across targets (supplement: another target is a mismatch). */
+const writeScope = "platform.budgets"
+
+export class BudgetsGroup extends HttpApiGroup.make("budgets")
+  .add(
+    HttpApiEndpoint.put("costUnit", "/api/v1/admin/account/cost_unit", {
+      payload: JsonObject.annotate({ description: "{account: {cost_unit}}" }),
+      success: Schema.Struct({ account: Schema.Struct({ cost_unit: Schema.String }) }),
+      error: budgetErrors
+    }).annotate(OpenApi.Description, "Configure the account's cost unit, once: the same unit again answers 200."),
+    HttpApiEndpoint.post("open", collection, {
+      params: userParams,
+      headers: IdempotencyKeyHeader,
+      payload: JsonObject.annotate({ description: "{budget: {amount, starts_at, expires_at (nullable), reason}}" }),
+      success: Schema.Struct({ budget: Budget }).pipe(HttpApiSchema.status(201)),
+      error: budgetErrors
+    })
+      .middleware(Idempotent)
+      .annotate(IdempotencyScope, writeScope),
+    HttpApiEndpoint.patch("adjust", `${collection}/:public_id`, {
+      params: budgetParams,
+      headers: IdempotencyKeyHeader,
+      payload: JsonObject.annotate({ description: "{budget: {kind credit or debit, amount, reason}}" }),
+      success: Schema.Struct({ budget: Budget, entry: BudgetEntry }),
+      error: budgetErrors
+    })
+      .middleware(Idempotent)
+      .annotate(IdempotencyScope, writeScope),
+    HttpApiEndpoint.post("revoke", `${collection}/:public_id/revocation`, {
+      params: budgetParams,
+      headers: IdempotencyKeyHeader,
+      payload: optionalBody(JsonObject.annotate({ description: "{revocation: {reason}}, optional" })),
+      success: Schema.Struct({ budget: Budget }),
+      error: budgetErrors
+    })
+      .middleware(Idempotent)
+      .annotate(IdempotencyScope, writeScope)
+  )
+  .middleware(PlatformAuthentication)
+  .annotateMerge(OpenApi.annotations({ title: "Platform: budgets" })) {}

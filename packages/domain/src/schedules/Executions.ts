@@ -1,0 +1,166 @@
+// A schedule's executions (supplement "Schedules", conversations supplement "Conversation"): each
+// is a child conversation of the schedule's conversation (parent {public_id, spawn_node_key null,
+// label null}; it inherits memory context, access, default runner and billing subject; the
+// schedule's answerer, else the parent's, answers it) whose first input, authored by the schedule's
+// creator (the payer), carries the prompt and the policy. Opened in the schedule's step: the child's
+// row and actor, the input told to it, the execution row. Also the schedule actor's definition.
+import type { ConversationActor } from "@troupe/actors/bindings/conversation"
+import { type ScheduleWork, scheduleActor } from "@troupe/actors/bindings/schedule"
+import { TransactionalActors } from "@troupe/actors/Binding"
+import type { AcceptedInput } from "@troupe/machines/conversation/events"
+import { newPublicId } from "@troupe/storage/Ids"
+import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
+import { SchedulesRepository } from "@troupe/storage/repositories/Schedules"
+import { Context, Effect, Layer } from "effect"
+import { renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { accountCostUnit } from "../budgets/Admission.ts"
+import { ConversationDefinition } from "../conversations/Conversations.ts"
+import { engineOf } from "../conversations/Engine.ts"
+import { emptyUsageSummary } from "../inference/Attempts.ts"
+import { ModelCatalog } from "../models/ModelCatalog.ts"
+import type { StoredPolicy } from "./Policy.ts"
+import { latestAtOrBefore, nextAfter, type Rule } from "./Rules.ts"
+
+/** Reply members of the policy an execution's first input stores as given. */
+const storedReplyMembers = [
+  "configuration",
+  "tool_names",
+  "approval_mode",
+  "model_selection",
+  "fallback_models"
+] as const
+
+export const makeScheduleWork = (catalog: ModelCatalog["Service"], conversation: ConversationActor): ScheduleWork => {
+  const serves = (model: string | null) =>
+    model !== null && (catalog.find(model)?.workloads.includes("text_generation") ?? false)
+
+  return {
+    occurrences: (rule, at) => ({
+      scheduledFor: latestAtOrBefore(rule as Rule, at) ?? at,
+      nextRunAt: nextAfter(rule as Rule, at)
+    }),
+    dispatch: (schedulePublicId, params) =>
+      Effect.gen(function* () {
+        const schedules = yield* SchedulesRepository.make
+        const conversations = yield* ConversationsRepository.make
+        const schedule = yield* schedules.findSchedule(schedulePublicId)
+        if (schedule === undefined) return "not_found"
+        const parent = yield* conversations.findConversationById(schedule.conversation_id)
+        if (parent === undefined || parent.state === "tombstoned") return "not_found"
+        if (parent.state === "archived") return "conversation_archived"
+        const policy = schedule.policy as StoredPolicy
+        const at = new Date(params.at)
+        const answererId = policy.answering_user_id === null ? parent.answerer_id : BigInt(policy.answering_user_id)
+        const speakerId = policy.speaker_id === null ? schedule.creator_id : BigInt(policy.speaker_id)
+        const people = new Map(
+          (yield* conversations.speakers([schedule.creator_id, answererId, speakerId])).map((row) => [row.id, row])
+        )
+        const creator = people.get(schedule.creator_id)
+        const answerer = people.get(answererId)
+        if (creator === undefined || answerer === undefined || creator.status !== "active") return "author_not_authorized"
+        const childRowId = yield* conversations.insertConversation({
+          publicId: params.childId,
+          workspaceId: parent.workspace_id,
+          creatorId: schedule.creator_id,
+          answererId,
+          title: schedule.name,
+          metadataJson: "{}",
+          billingSubject: parent.billing_subject,
+          defaultRunnerExecutorId: parent.default_runner_executor_id,
+          accessJson: JSON.stringify(parent.access),
+          memoryContextJson: parent.memory_context == null ? null : JSON.stringify(parent.memory_context),
+          usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
+          side: false,
+          sourceConversationId: null,
+          forkedPosition: null,
+          forkedFromTurnPublicId: null,
+          forkedFromVariantPublicId: null,
+          now: at
+        })
+        yield* schedules.setParent(childRowId, parent.id)
+        const actors = yield* TransactionalActors
+        yield* actors.create(conversation, params.childId, {
+          publicId: params.childId,
+          firstPosition: 1,
+          side: false,
+          subagent: true,
+          tail: null
+        })
+        const configuration = answerer.kind === "agent" ? renderConfiguration(answerer.configuration) : undefined
+        const asked = typeof policy.model?.model === "string" ? policy.model.model : null
+        const model = asked ?? configuration?.default_model ?? parent.last_reply_model
+        const fallback = policy.fallback_models?.[0] ?? configuration?.fallback_models?.[0] ?? null
+        const stored = Object.fromEntries(
+          storedReplyMembers.filter((name) => policy[name] !== null).map((name) => [name, policy[name]])
+        )
+        const input: AcceptedInput = {
+          inputId: params.inputId,
+          kind: "direct_reply",
+          kernel: false,
+          role: "user",
+          deliveryMode: "queue",
+          dueAt: null,
+          authorId: creator.public_id,
+          reply: {
+            model,
+            modelKnown: serves(model),
+            fallbackModel: serves(fallback) ? fallback : null,
+            answererId: answerer.public_id,
+            engine: engineOf(answerer)
+          },
+          ids: {
+            turnId: newPublicId(),
+            variantId: newPublicId(),
+            requestId: newPublicId(),
+            fallbackVariantId: newPublicId(),
+            fallbackRequestId: newPublicId()
+          },
+          row: {
+            text: schedule.prompt,
+            origin: "child",
+            author_id: String(schedule.creator_id),
+            idempotency_key: null,
+            speaker_id: String(speakerId),
+            answerer_id: String(answererId),
+            members: {
+              ...stored,
+              ...(model === null ? {} : { model: { ...(policy.model ?? {}), model } }),
+              delivery_mode: "queue",
+              attachments: [],
+              context_options: {}
+            }
+          },
+          item: {
+            input_public_id: params.inputId,
+            kind: "direct_reply",
+            delivery_mode: "queue",
+            origin: "child",
+            author_public_id: creator.public_id,
+            answering_user_public_id: answerer.public_id,
+            deliver_at: null
+          }
+        }
+        yield* actors.tell(conversation, params.childId, { type: "input.accept", at: params.at, input })
+        yield* schedules.insertExecution({
+          scheduleId: schedule.id,
+          childConversationId: childRowId,
+          inputPublicId: params.inputId,
+          scheduledFor: new Date(params.scheduledFor),
+          now: at
+        })
+        return undefined
+      })
+  }
+}
+
+/** The one definition of the schedule actor the runtime holds. */
+export class ScheduleDefinition extends Context.Service<ScheduleDefinition, ReturnType<typeof scheduleActor>>()(
+  "@troupe/domain/schedules/ScheduleDefinition"
+) {
+  static readonly layer = Layer.effect(
+    ScheduleDefinition,
+    Effect.gen(function* () {
+      return scheduleActor(makeScheduleWork(yield* ModelCatalog, yield* ConversationDefinition))
+    })
+  )
+}

@@ -1,0 +1,101 @@
+// The deployment progress stream, GET /api/v1/admin/deployment/upgrades/{id}/stream (spec
+// "Deployment progress stream (SSE)"): a plain route, outside the HttpApi. Each connection
+// observes the upgrade's log at most ten times, one second apart, as deployment.progress.v1
+// events (id = next_cursor), ending early after a terminal status; a fault, or the caller's
+// authority lapsing between observations, sends one deployment.error.v1 and closes. The query's
+// cursor takes precedence over Last-Event-ID. Refusals before the stream opens are envelopes.
+// Each stream opens with `retry: 1000`, so a client reconnects at the observations' own pace.
+import { statusOfCode } from "@troupe/contracts/Errors"
+import { isPublicId } from "@troupe/contracts/PublicId"
+import { UpgradeLog } from "@troupe/contracts/platform/Deployment"
+import { Deployment } from "@troupe/domain/deployment/Deployment"
+import { Duration, Effect, Layer, Option, Schema, Stream } from "effect"
+import { Sse } from "effect/encoding"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { envelope } from "../conventions/ErrorEnvelope.ts"
+import { platformCallerOfRequest } from "./Authentication.ts"
+import { answerDeployment, deploymentRefusalOf } from "./Deployment.ts"
+
+export const progressEvent = "deployment.progress.v1"
+export const errorEvent = "deployment.error.v1"
+/** Observations per connection and the spacing between them (spec "Limits", Deployment). */
+export const observations = 10
+export const spacing = Duration.seconds(1)
+
+type Envelope = { readonly error: { readonly code: string; readonly message: string } }
+
+const refusal = (status: number, error: Envelope) => envelope(status, error.error.code, error.error.message)
+
+const statusOf = (error: Envelope) => (statusOfCode as Record<string, number>)[error.error.code] ?? 400
+
+const encodeLog = Schema.encodeSync(UpgradeLog)
+
+const event = (name: string, data: unknown, id?: string): Sse.Event => ({
+  _tag: "Event",
+  event: name,
+  id,
+  data: JSON.stringify(data)
+})
+
+const terminal = (log: UpgradeLog) => log.operation.status !== "running"
+
+interface Observation {
+  readonly count: number
+  readonly cursor: string | null
+}
+
+export const DeploymentStreamRoute = Layer.unwrap(
+  Effect.gen(function* () {
+    const deployment = yield* Deployment
+    const callerOf = yield* platformCallerOfRequest
+    /** The caller's current standing: undefined while a live owner or admin, else the refusal. */
+    const standing = (request: HttpServerRequest.HttpServerRequest) =>
+      callerOf(request).pipe(
+        Effect.map((caller) => {
+          const refused = deploymentRefusalOf(caller)
+          return refused === undefined ? undefined : ({ status: 403, error: refused.error } as const)
+        }),
+        Effect.catch((refused) => Effect.succeed({ status: 401, error: refused.error } as const))
+      )
+    return HttpRouter.add(
+      "GET",
+      "/api/v1/admin/deployment/upgrades/:id/stream",
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const refused = yield* standing(request)
+        if (refused !== undefined) return refusal(refused.status, refused)
+        const { id = "" } = yield* HttpRouter.params
+        const cursors = new URL(request.url, "http://troupe.invalid").searchParams.getAll("cursor")
+        if (cursors.length > 1) return envelope(400, "parameter_invalid", "Send one cursor")
+        if (!isPublicId(id)) return envelope(404, "not_found", "Not found")
+        const known = yield* Effect.result(answerDeployment(deployment.operation(id)))
+        if (known._tag === "Failure") return refusal(statusOf(known.failure), known.failure)
+        const start = cursors[0] ?? request.headers["last-event-id"] ?? null
+        const fault = (error: Envelope["error"]) =>
+          [[event(errorEvent, { code: error.code, message: error.message, operation_id: id })], Option.none()] as const
+        const observe = ({ count, cursor }: Observation) =>
+          Effect.gen(function* () {
+            if (count > 0) yield* Effect.sleep(spacing)
+            const lapsed = yield* standing(request)
+            if (lapsed !== undefined) return fault(lapsed.error)
+            const window = yield* Effect.result(answerDeployment(deployment.log(id, cursor)))
+            if (window._tag === "Failure") return fault(window.failure.error)
+            const log = window.success
+            const next = count + 1 < observations && !terminal(log)
+            return [
+              [event(progressEvent, encodeLog(log), log.next_cursor)],
+              next ? Option.some({ count: count + 1, cursor: log.next_cursor }) : Option.none()
+            ] as const
+          })
+        const events = Stream.concat(
+          Stream.succeed<Sse.AnyEvent>(new Sse.Retry({ duration: spacing, lastEventId: undefined })),
+          Stream.paginate<Observation, Sse.AnyEvent>({ count: 0, cursor: start }, observe)
+        )
+        return HttpServerResponse.stream(Stream.encodeText(Stream.map(events, (item) => Sse.encoder.write(item))), {
+          contentType: "text/event-stream",
+          headers: { "cache-control": "no-store" }
+        })
+      })
+    )
+  })
+)

@@ -1,0 +1,319 @@
+// Member: schedules over HTTP (spec "Member: schedules", "Schedule"; supplement "Schedules"):
+// create and its refusals, replay, lists and read, run now with its execution (a child
+// conversation whose reply returns to the parent as a task_result input), the verbs and their
+// repeats, PATCH with expected_lock_version, and a finished schedule's refusals.
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { twoStewards } from "../../support/account.ts"
+import { bearer, request } from "../../support/http.ts"
+import type { ConnectedAgent } from "../../support/members.ts"
+import { executionsOf, waitForSteps } from "../../support/schedules.ts"
+import { startTestServer, type TestServer } from "../../support/server.ts"
+
+let server: TestServer
+let agent: ConnectedAgent
+let other: ConnectedAgent
+let humanToken: string
+let workspaceId: string
+let conversationId: string
+let keys = 0
+
+const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token = agent.token) =>
+  request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(token), ...headers }, body })
+
+const schedules = (conversation = conversationId) =>
+  `/workspaces/${workspaceId}/conversations/${conversation}/schedules`
+
+const create = (schedule: Record<string, unknown>, key = `schedule-${++keys}`, conversation = conversationId) =>
+  call("POST", schedules(conversation), { schedule }, { "idempotency-key": key })
+
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString()
+const echo = { model: { model: "local/echo" } }
+
+const parentTurns = () =>
+  server.run(
+    Effect.flatMap(
+      SqlClient,
+      (sql) => sql<{ kind: string; origin: string; prompt: string }>`
+        SELECT t.kind, t.origin, v.content AS prompt FROM conversation_turns t
+        JOIN conversations c ON c.id = t.conversation_id
+        JOIN conversation_variants v ON v.public_id = t.active_variant_public_id
+        WHERE c.public_id = ${conversationId} ORDER BY t.position`
+    )
+  )
+
+beforeAll(async () => {
+  server = await startTestServer()
+  const account = await twoStewards(server, { owner: ["schedule-agent", "schedule-other"], member: [] })
+  agent = account.ownerAgents[0] as ConnectedAgent
+  other = account.ownerAgents[1] as ConnectedAgent
+  humanToken = account.ownerToken
+  const made = await call("POST", "/workspaces", { workspace: { name: "schedules" } }, { "idempotency-key": "ws-sch" })
+  workspaceId = made.body.workspace.public_id
+  const conversation = await call(
+    "POST",
+    `/workspaces/${workspaceId}/conversations`,
+    { conversation: { title: "Scheduled" } },
+    { "idempotency-key": "conv-sch" }
+  )
+  conversationId = conversation.body.conversation.public_id
+})
+afterAll(() => server?.close())
+
+describe("Schedule create", () => {
+  it("answers 201 with the normalized rule (UTC Z) and replays a repeat verbatim", async () => {
+    const body = {
+      name: "Hourly digest",
+      prompt: "Summarize",
+      rule: { kind: "once", run_at: "2030-01-01T10:00:00+02:00" },
+      ...echo
+    }
+    const first = await create(body, "replayed")
+    expect(first.status).toBe(201)
+    expect(first.headers.get("idempotency-replayed")).toBe("false")
+    const schedule = first.body.schedule
+    expect(schedule).toMatchObject({
+      workspace_public_id: workspaceId,
+      conversation_public_id: conversationId,
+      conversation_title: "Scheduled",
+      creating_user_public_id: agent.publicId,
+      name: "Hourly digest",
+      status: "active",
+      rule: { kind: "once", run_at: "2030-01-01T08:00:00.000Z" },
+      next_run_at: "2030-01-01T08:00:00.000Z",
+      last_execution: null,
+      lock_version: 0,
+      model: { model: "local/echo" }
+    })
+    const again = await create(body, "replayed")
+    expect(again.status).toBe(201)
+    expect(again.headers.get("idempotency-replayed")).toBe("true")
+    expect(again.body).toEqual(first.body)
+    const mismatch = await create({ ...body, name: "Other" }, "replayed")
+    expect(mismatch.status).toBe(409)
+    expect(mismatch.body.error.code).toBe("idempotency_envelope_mismatch")
+  })
+
+  it("refuses absent, blank and malformed members with the supplement's codes", async () => {
+    const cases: Array<[Record<string, unknown>, number, string, string?]> = [
+      [{ rule: { kind: "once", run_at: inAnHour() } }, 400, "parameter_missing"],
+      [{ prompt: "Hi" }, 400, "parameter_missing"],
+      [{ prompt: "  ", rule: { kind: "once", run_at: inAnHour() } }, 422, "validation_failed", "prompt"],
+      [{ prompt: "Hi", name: "x".repeat(256), rule: { kind: "once", run_at: inAnHour() } }, 422, "validation_failed", "name"],
+      [{ prompt: "Hi", rule: { kind: "weekly" } }, 422, "validation_failed", "rule.kind"],
+      [{ prompt: "Hi", rule: { kind: "interval", every_seconds: 59 } }, 422, "validation_failed", "rule.every_seconds"],
+      [{ prompt: "Hi", rule: { kind: "interval", every_seconds: 60.5 } }, 422, "validation_failed", "rule.every_seconds"],
+      [{ prompt: "Hi", rule: { kind: "daily", local_time: "7:00", time_zone: "UTC" } }, 422, "validation_failed", "rule.local_time"],
+      [{ prompt: "Hi", rule: { kind: "daily", local_time: "07:00", time_zone: "Mars/Olympus" } }, 422, "validation_failed", "rule.time_zone"],
+      [{ prompt: "Hi", rule: { kind: "once", run_at: "2030-01-01T10:00:00" } }, 422, "validation_failed", "rule.run_at"],
+      [{ prompt: "Hi", rule: { kind: "once", run_at: "2001-01-01T10:00:00Z" } }, 422, "validation_failed", "rule.run_at"],
+      [{ prompt: "Hi", rule: { kind: "once", run_at: "2099-01-01T10:00:00Z" } }, 422, "validation_failed", "rule.run_at"],
+      [{ prompt: "Hi", rule: { kind: "once", run_at: inAnHour() }, model: { model: "local/nope" } }, 422, "validation_failed", "model"],
+      [
+        { prompt: "Hi", rule: { kind: "once", run_at: inAnHour() }, source_task_key: "k" },
+        422,
+        "validation_failed",
+        "source_run_public_id"
+      ],
+      [
+        { prompt: "Hi", rule: { kind: "once", run_at: inAnHour() }, answering_user_public_id: "@nobody-here" },
+        422,
+        "answerer_not_eligible"
+      ]
+    ]
+    for (const [schedule, status, code, named] of cases) {
+      const answer = await create(schedule)
+      expect({ schedule, status: answer.status, code: answer.body.error?.code }).toEqual({ schedule, status, code })
+      if (named !== undefined) expect(answer.body.error.message).toContain(named)
+    }
+  })
+
+  it("refuses a side conversation (422 side_conversation)", async () => {
+    const side = await call(
+      "POST",
+      `/workspaces/${workspaceId}/conversations/${conversationId}/forks`,
+      { fork: { side: true } },
+      { "idempotency-key": "side-sch" }
+    )
+    expect(side.status).toBe(201)
+    const answer = await create({ prompt: "Hi", rule: { kind: "once", run_at: inAnHour() } }, "side", side.body.conversation.public_id)
+    expect(answer.status).toBe(422)
+    expect(answer.body.error.code).toBe("side_conversation")
+  })
+
+  it("takes an eligible agent as answerer, and refuses a human one", async () => {
+    const named = await create({
+      prompt: "Hi",
+      rule: { kind: "interval", every_seconds: 3600, starts_at: "2020-01-01T00:00:00Z" },
+      answering_user_public_id: other.publicId
+    })
+    expect(named.status).toBe(201)
+    expect(named.body.schedule.answering_user_public_id).toBe(other.publicId)
+    // A past starts_at: the clock takes the next future occurrence on the grid.
+    const next = Date.parse(named.body.schedule.next_run_at)
+    expect(next).toBeGreaterThan(Date.now() - 5_000)
+    expect(next % 3_600_000).toBe(0)
+    const human = await call("GET", "/profile", undefined, {}, humanToken)
+    const refused = await create({
+      prompt: "Hi",
+      rule: { kind: "once", run_at: inAnHour() },
+      answering_user_public_id: human.body.profile?.public_id ?? human.body.member?.public_id
+    })
+    expect(refused.status).toBe(422)
+    expect(refused.body.error.code).toBe("answerer_not_eligible")
+  })
+})
+
+describe("Schedule lists and read", () => {
+  it("lists a conversation's schedules and a workspace's, pages with next_after, reads one", async () => {
+    const one = await call("GET", `${schedules()}?limit=1`)
+    expect(one.status).toBe(200)
+    expect(one.body.schedules).toHaveLength(1)
+    const rest = await call("GET", `${schedules()}?limit=100&after=${one.body.pagination.next_after}`)
+    expect(rest.body.schedules.map((each: { public_id: string }) => each.public_id)).not.toContain(
+      one.body.schedules[0].public_id
+    )
+    const all = await call("GET", `/workspaces/${workspaceId}/schedules?limit=100`)
+    expect(all.body.schedules.length).toBe(1 + rest.body.schedules.length)
+    const read = await call("GET", `${schedules()}/${one.body.schedules[0].public_id}`)
+    expect(read.body.schedule).toEqual(one.body.schedules[0])
+    expect((await call("GET", `${schedules()}?limit=0`)).body.error.code).toBe("parameter_invalid")
+    expect((await call("GET", `${schedules()}/${crypto.randomUUID()}`)).status).toBe(404)
+  })
+})
+
+describe("Schedule run and executions", () => {
+  it("active or paused --run, no unfinished execution--> unchanged: one child started now; its reply returns as task_result", async () => {
+    const made = await create({ prompt: "Ping", rule: { kind: "once", run_at: inAnHour() }, ...echo })
+    const id = made.body.schedule.public_id
+    const ran = await call("POST", `${schedules()}/${id}/run`)
+    expect(ran.status).toBe(200)
+    expect(ran.body.schedule).toMatchObject({ status: "active", lock_version: 1, next_run_at: made.body.schedule.next_run_at })
+    const execution = ran.body.schedule.last_execution
+    expect(["queued", "running", "completed"]).toContain(execution.status)
+    expect(ran.body.schedule.last_input_public_id).toBe(execution.input_public_id)
+    await waitForSteps(server, async () => (await executionsOf(server, id))[0]?.turn_status === "completed")
+    const child = await call("GET", `/workspaces/${workspaceId}/conversations/${execution.child_conversation_public_id}`)
+    expect(child.body.conversation.parent).toEqual({ public_id: conversationId, spawn_node_key: null, label: null })
+    const listed = await call("GET", `${schedules()}/${id}/executions`)
+    expect(listed.body.executions).toHaveLength(1)
+    expect(listed.body.executions[0]).toMatchObject({
+      child_conversation_public_id: execution.child_conversation_public_id,
+      input_public_id: execution.input_public_id,
+      status: "completed"
+    })
+    expect(listed.body.executions[0].turn_public_id).toEqual(expect.any(String))
+    expect(listed.body.pagination.last_cursor).toEqual(expect.any(String))
+    const after = await call("GET", `${schedules()}/${id}/executions?after=${listed.body.pagination.last_cursor}`)
+    expect(after.body).toEqual({ executions: [], pagination: { next_after: null, last_cursor: listed.body.pagination.last_cursor } })
+    await waitForSteps(server, async () => (await parentTurns()).some((turn) => turn.origin === "task_result"))
+    const returned = (await parentTurns()).find((turn) => turn.origin === "task_result")!
+    expect(returned.kind).toBe("message")
+    expect(returned.prompt).toContain("Ping")
+  })
+
+  it("refuses run while an execution is unfinished (409 execution_in_progress)", async () => {
+    // No model for the answerer: the child's input blocks (unknown_model) and stays queued.
+    const made = await create({ prompt: "Stuck", rule: { kind: "once", run_at: inAnHour() } })
+    const id = made.body.schedule.public_id
+    const ran = await call("POST", `${schedules()}/${id}/run`)
+    expect(ran.status).toBe(200)
+    const again = await call("POST", `${schedules()}/${id}/run`)
+    expect(again.status).toBe(409)
+    expect(again.body.error.code).toBe("execution_in_progress")
+  })
+})
+
+describe("Schedule verbs", () => {
+  it("active --pause--> paused; a repeat is 200 unchanged", async () => {
+    const made = await create({ prompt: "P", rule: { kind: "interval", every_seconds: 600 } })
+    const id = made.body.schedule.public_id
+    const paused = await call("POST", `${schedules()}/${id}/pause`)
+    expect(paused.body.schedule).toMatchObject({ status: "paused", next_run_at: null, lock_version: 1 })
+    const repeat = await call("POST", `${schedules()}/${id}/pause`, {})
+    expect(repeat.status).toBe(200)
+    expect(repeat.body.schedule.lock_version).toBe(1)
+  })
+
+  it("paused --resume, not expired one-time--> active: the next future occurrence", async () => {
+    const made = await create({ prompt: "R", rule: { kind: "interval", every_seconds: 600 } })
+    const id = made.body.schedule.public_id
+    await call("POST", `${schedules()}/${id}/pause`)
+    const resumed = await call("POST", `${schedules()}/${id}/resume`)
+    expect(resumed.body.schedule).toMatchObject({ status: "active", lock_version: 2 })
+    expect(Date.parse(resumed.body.schedule.next_run_at)).toBeGreaterThan(Date.now())
+    expect((await call("POST", `${schedules()}/${id}/resume`)).body.schedule.lock_version).toBe(2)
+  })
+
+  it("active or paused --cancel--> canceled: removes a still-queued last child input", async () => {
+    const made = await create({ prompt: "Blocked", rule: { kind: "interval", every_seconds: 600 } })
+    const id = made.body.schedule.public_id
+    const ran = await call("POST", `${schedules()}/${id}/run`)
+    const { child_conversation_public_id: child, input_public_id: input } = ran.body.schedule.last_execution
+    const canceled = await call("POST", `${schedules()}/${id}/cancel`)
+    expect(canceled.body.schedule).toMatchObject({ status: "canceled", next_run_at: null })
+    await waitForSteps(server, async () => {
+      const queue = await call("GET", `/workspaces/${workspaceId}/conversations/${child}/inputs`)
+      return queue.body.inputs.length === 0
+    })
+    const listed = await call("GET", `${schedules()}/${id}/executions`)
+    expect(listed.body.executions).toMatchObject([{ input_public_id: input, status: "canceled" }])
+    const repeat = await call("POST", `${schedules()}/${id}/cancel`)
+    expect(repeat.status).toBe(200)
+    expect(repeat.body.schedule.lock_version).toBe(canceled.body.schedule.lock_version)
+    for (const verb of ["pause", "resume", "run"]) {
+      const refused = await call("POST", `${schedules()}/${id}/${verb}`)
+      expect({ verb, status: refused.status, code: refused.body.error.code }).toEqual({
+        verb,
+        status: 422,
+        code: "schedule_finished"
+      })
+    }
+    const patched = await call("PATCH", `${schedules()}/${id}`, { schedule: { name: "x", expected_lock_version: 0 } })
+    expect(patched.body.error.code).toBe("schedule_finished")
+  })
+})
+
+describe("Schedule edit", () => {
+  it("requires expected_lock_version, fences it, refuses source fields, keeps omitted policy", async () => {
+    const made = await create({
+      prompt: "E",
+      rule: { kind: "interval", every_seconds: 600 },
+      model: { model: "local/echo" },
+      fallback_models: ["local/echo"],
+      tool_names: ["grep"]
+    })
+    const one = `${schedules()}/${made.body.schedule.public_id}`
+    expect((await call("PATCH", one, { schedule: { name: "n" } })).body.error.code).toBe("parameter_missing")
+    expect((await call("PATCH", one, { schedule: { name: "n", expected_lock_version: -1 } })).body.error.code).toBe(
+      "parameter_invalid"
+    )
+    const stale = await call("PATCH", one, { schedule: { name: "n", expected_lock_version: 7 } })
+    expect(stale.status).toBe(409)
+    expect(stale.body.error.code).toBe("stale_object")
+    const source = await call("PATCH", one, { schedule: { source_task_key: "k", expected_lock_version: 0 } })
+    expect(source.status).toBe(422)
+    const edited = await call("PATCH", one, {
+      schedule: {
+        name: "Renamed",
+        fallback_models: [],
+        model: { reasoning_enabled: false },
+        rule: { kind: "daily", local_time: "07:00", time_zone: "Asia/Tokyo" },
+        expected_lock_version: 0
+      }
+    })
+    expect(edited.status).toBe(200)
+    expect(edited.body.schedule).toMatchObject({
+      name: "Renamed",
+      lock_version: 1,
+      fallback_models: [],
+      tool_names: ["grep"],
+      model: { model: "local/echo", reasoning_enabled: false },
+      rule: { kind: "daily", local_time: "07:00", time_zone: "Asia/Tokyo" }
+    })
+    expect(new Date(edited.body.schedule.next_run_at).getUTCHours()).toBe(22)
+    const restored = await call("PATCH", one, { schedule: { fallback_models: null, expected_lock_version: 1 } })
+    expect(restored.body.schedule.fallback_models).toBeNull()
+  })
+})
