@@ -50,9 +50,11 @@
 // (BENCH_CLAIMS_MINUTES=10) checks the rate does not degrade as settled rows pile up.
 // Then run-fanout (scripts/bench/runFanout.ts): a run of 100 `cat` tool tasks end to end through the
 // reference runner (one process, then four) against the same commands spawned by a bare node loop.
+// Then schedule-dispatch (scripts/bench/scheduleDispatch.ts): 10,000 interval schedules due at one
+// instant, dispatched by the timer runner of `troupe serve`; the spread and lateness against 60 s.
 // `npm run bench -- http` (or `steps`, `grep`, `replay`, `inference`, `uploads`, `conversation-inputs`,
-// `conversation-reply`, `conversation-timeline`, `conversation-fanout`, `run-claims`, `run-fanout`, several) runs only the
-// scenarios named.
+// `conversation-reply`, `conversation-timeline`, `conversation-fanout`, `run-claims`, `run-fanout`,
+// `schedule-dispatch`, several) runs only the scenarios named.
 import { mkdir, writeFile } from "node:fs/promises"
 import { NodeRuntime } from "@effect/platform-node"
 import { ActorHost, defaultHostOptions, type HostOptions } from "@troupe/actors/ActorHost"
@@ -74,6 +76,11 @@ import { alternateSides, formatTable, type Sample, type Timing } from "./bench/m
 import { type ReplayLevel, replayHeader, replayScenario, replayTable } from "./bench/replay.ts"
 import { type ClaimReport, claimsTable, runClaimsScenario } from "./bench/runClaims.ts"
 import { type FanoutRunReport, runFanoutScenario, runFanoutTable } from "./bench/runFanout.ts"
+import {
+  type ScheduleDispatchReport,
+  scheduleDispatchScenario,
+  scheduleDispatchTable
+} from "./bench/scheduleDispatch.ts"
 import { type UploadReport, uploadScenario, uploadTable } from "./bench/uploads.ts"
 
 const levels = [1, 4, 16]
@@ -99,6 +106,7 @@ const runs = (
     | "conversation-fanout"
     | "run-claims"
     | "run-fanout"
+    | "schedule-dispatch"
 ) => named.size === 0 || named.has(scenario)
 
 interface Level {
@@ -252,6 +260,11 @@ const program = Effect.gen(function* () {
   const runFanout: FanoutRunReport | undefined = runs("run-fanout") ? yield* runFanoutScenario : undefined
   if (runFanout) yield* Console.log(runFanoutTable(runFanout))
 
+  const scheduleDispatch: ScheduleDispatchReport | undefined = runs("schedule-dispatch")
+    ? yield* scheduleDispatchScenario
+    : undefined
+  if (scheduleDispatch) yield* Console.log(scheduleDispatchTable(scheduleDispatch))
+
   const report = {
     startedAt: startedAt.toISOString(),
     database: database.description,
@@ -340,6 +353,13 @@ const program = Effect.gen(function* () {
         "the same 100 `cat` commands spawned by node:child_process in the same graph shape (unbounded, as the runner)",
       serviceShare: "1 − bare seconds ÷ Troupe seconds (medians)",
       ...runFanout
+    },
+    scheduleDispatch: scheduleDispatch && {
+      shape: "interval schedules (every 3600 s) of one conversation, starts_at = one instant T, created beforehand",
+      dispatch: "the timer runner's step of each: a child conversation, its first input told, the execution row",
+      lateness: "execution created_at − T",
+      reading: "ratio = max lateness ÷ 60 s (goal ≤ 1)",
+      ...scheduleDispatch
     }
   }
   yield* Effect.promise(async () => {

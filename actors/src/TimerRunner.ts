@@ -1,6 +1,6 @@
-// The timer runner: delivers due timer rows to their actors as events. It wakes when a step sets
-// a timer, when the next due time arrives, and at least every second; at boot it delivers
-// whatever fell due while the process was down. Several nodes may run it: a timer is consumed
+// The timer runner: delivers due timer rows to their actors as events (eight actors at once, each
+// actor's in due order). It wakes when a step sets a timer, when the next due time arrives, and at
+// least every second; at boot it delivers whatever fell due while the process was down. Several nodes may run it: a timer is consumed
 // by exactly one step (its row is deleted in that step's transaction).
 import * as Repo from "@troupe/storage/repositories/Actors"
 import { Clock, Context, Effect, Layer } from "effect"
@@ -12,6 +12,8 @@ import { RunnerSignals } from "./Signals.ts"
 import { actorAddress } from "./Tracing.ts"
 
 const batch = 100
+/** Actors whose due timers are delivered at once (each actor still steps one event at a time). */
+const actorsAtOnce = 8
 
 export class TimerRunner extends Context.Service<
   TimerRunner,
@@ -32,12 +34,22 @@ export class TimerRunner extends Context.Service<
         for (;;) {
           const now = new Date(yield* Clock.currentTimeMillis)
           const due = yield* Repo.dueTimers(now, batch)
-          for (const timer of due) {
-            yield* host
-              .deliver({ _tag: "Timer", timer }, timer.event as ActorEvent)
-              .pipe(Effect.annotateLogs(actorAddress(timer.kind, timer.actor_id)))
-            delivered++
-          }
+          // One actor's timers in their order; several actors' at once (as the message runner).
+          const byActor = Map.groupBy(due, (timer) => `${timer.kind}:${timer.actor_id}`)
+          yield* Effect.forEach(
+            byActor.values(),
+            (timers) =>
+              Effect.forEach(
+                timers,
+                (timer) =>
+                  host
+                    .deliver({ _tag: "Timer", timer }, timer.event as ActorEvent)
+                    .pipe(Effect.annotateLogs(actorAddress(timer.kind, timer.actor_id))),
+                { discard: true }
+              ),
+            { concurrency: actorsAtOnce, discard: true }
+          )
+          delivered += due.length
           if (due.length < batch) return delivered
         }
       }).pipe(Effect.orDie, Effect.provideService(SqlClient, sql))

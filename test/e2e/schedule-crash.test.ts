@@ -78,7 +78,9 @@ describe.skipIf(!onPostgres)("schedules when the server is killed mid-dispatch",
     for (let index = 0; index < scheduleCount; index++) {
       const made = await request(first.baseUrl, "POST", schedules, {
         headers: { ...bearer(token), "idempotency-key": `crash-${index}` },
-        body: { schedule: { name: `crash ${index}`, prompt: "Tick", rule: { kind: "once", run_at: runAt.toISOString() } } }
+        body: {
+          schedule: { name: `crash ${index}`, prompt: "Tick", rule: { kind: "once", run_at: runAt.toISOString() } }
+        }
       })
       expect(made.status, JSON.stringify(made.body)).toBe(201)
     }

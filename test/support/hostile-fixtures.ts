@@ -91,6 +91,16 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
       { input: { kind: "message", text: "later", deliver_in: "1d" } }
     )
   ).input.public_id
+  // A schedule far ahead: the schedule doors reach their bodies with it (a stale PATCH changes nothing).
+  const schedule = (
+    await made(
+      server,
+      "POST",
+      `/agent_api/v1/workspaces/${workspace}/conversations/${conversation}/schedules`,
+      agent.access_token,
+      { schedule: { prompt: "Hostile tick", rule: { kind: "interval", every_seconds: 31_536_000 } } }
+    )
+  ).schedule.public_id
   const namedAgent = "hostile-helper"
   await made(
     server,
@@ -190,6 +200,7 @@ export const hostileContext = async (server: TestServer, document: JsonSchema): 
     if (name === "run_id" && runInputs) return modelRun
     if (name === "run_id" || name === "run_public_id") return run
     if (name === "task_key") return "s1-tool-1"
+    if (name === "job_id") return schedule
     if (name === "store_entry_id" && route.path.includes("{conversation_id}")) return conversationEntry
     if (name === "store_entry_id") return route.path.includes("{workspace_id}") ? workspaceEntry : profileEntry
     if (name === "name") return namedAgent

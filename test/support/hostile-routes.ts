@@ -269,6 +269,9 @@ export const optionalBodies: ReadonlySet<string> = new Set([
   ...["start", "pause", "resume", "stop"].map(
     (verb) => `POST /agent_api/v1/workspaces/{workspace_id}/runs/{run_id}/${verb}`
   ),
+  ...["pause", "resume", "cancel", "run"].map(
+    (verb) => `POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/schedules/{job_id}/${verb}`
+  ),
   ...["resolution", "retry", "abandon", "approve", "deny", "cancel", "compact"].map(
     (verb) => `POST /agent_api/v1/workspaces/{workspace_id}/runs/{run_id}/tasks/{task_key}/${verb}`
   )
@@ -316,6 +319,13 @@ export const sampleBodies = (ids: SampleIds): Record<string, unknown> => ({
   // A stale lock_version: a well-formed edit is refused (409) and changes nothing.
   "PATCH /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}": {
     conversation: { title: "Hostile renamed", metadata: new FreeJson({ color: "red" }), lock_version: 999999 }
+  },
+  "POST /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/schedules": {
+    schedule: { prompt: "Hostile", rule: { kind: "interval", every_seconds: 3600 } }
+  },
+  // A stale expected_lock_version: a well-formed edit is refused (409) and changes nothing.
+  "PATCH /agent_api/v1/workspaces/{workspace_id}/conversations/{conversation_id}/schedules/{job_id}": {
+    schedule: { name: "Hostile renamed", expected_lock_version: 999999 }
   },
   "PATCH /agent_api/v1/workspaces/{workspace_id}": {
     workspace: { name: "Hostile renamed", metadata: new FreeJson({ color: "red" }), lock_version: 0 }

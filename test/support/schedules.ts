@@ -3,11 +3,15 @@
 // straight from the database (clock tests move the clock past every token's life).
 import { type StepNotice, stepChannel } from "@troupe/actors/ActorHost"
 import { EventBus } from "@troupe/storage/EventBus"
-import { Effect, Stream } from "effect"
+import { type Duration, Effect, Stream } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { TestServer } from "./server.ts"
 
-export const waitForSteps = (server: TestServer, done: () => Promise<boolean>, timeout = "20 seconds" as const) =>
+export const waitForSteps = (
+  server: TestServer,
+  done: () => Promise<boolean>,
+  timeout: Duration.Input = "20 seconds"
+) =>
   server.run(
     Effect.scoped(
       Effect.gen(function* () {

@@ -1,7 +1,8 @@
 // What a child conversation's settled reply means around it, in the settling step's transaction:
 // the first reply to a schedule's execution returns to the parent conversation as a task_result
 // input (kernel mail: a message turn, no reply started) and tells the schedule its execution ended.
-// A regeneration or any later turn of the child changes nothing (the execution settles once).
+// A regeneration or any later turn of the child changes nothing (the execution settles once). A
+// child that ends (its tombstone) before its first reply settled ends its execution canceled.
 import type { AcceptedInput } from "@troupe/machines/conversation/events"
 import { newPublicId } from "@troupe/storage/Ids"
 import { type ConversationRow, ConversationsRepository } from "@troupe/storage/repositories/Conversations"
@@ -13,7 +14,11 @@ const terminal = new Set(["completed", "failed", "canceled", "timed_out"])
 
 /** The settled turn's outcome as an execution's status. */
 const executionStatus = (turnStatus: string) =>
-  turnStatus === "completed" ? ("completed" as const) : turnStatus === "canceled" ? ("canceled" as const) : ("failed" as const)
+  turnStatus === "completed"
+    ? ("completed" as const)
+    : turnStatus === "canceled"
+      ? ("canceled" as const)
+      : ("failed" as const)
 
 export const childReplySettled = (
   child: ConversationRow,
@@ -33,7 +38,9 @@ export const childReplySettled = (
     const variant = yield* conversations.findVariant(settled.variantId)
     const status = executionStatus(settled.turnStatus)
     const text =
-      status === "completed" ? (variant?.content ?? "") : `The scheduled execution ${status}: ${variant?.failure_reason_key ?? status}`
+      status === "completed"
+        ? (variant?.content ?? "")
+        : `The scheduled execution ${status}: ${variant?.failure_reason_key ?? status}`
     const inputId = newPublicId()
     const input: AcceptedInput = {
       inputId,
@@ -89,5 +96,18 @@ export const childReplySettled = (
     yield* actors.reply(
       { kind: "schedule", actorId: execution.schedule_public_id },
       { type: "execution.settled", inputId: execution.input_public_id, status }
+    )
+  })
+
+/** A child conversation ended: its execution, still waiting on the first reply, ends canceled. */
+export const childEnded = (childPublicId: string, now: Date) =>
+  Effect.gen(function* () {
+    const schedules = yield* SchedulesRepository.make
+    const execution = yield* schedules.endExecutionOfChild({ childPublicId, now })
+    if (execution === undefined) return
+    const actors = yield* TransactionalActors
+    yield* actors.reply(
+      { kind: "schedule", actorId: execution.schedule_public_id },
+      { type: "execution.settled", inputId: execution.input_public_id, status: "canceled" }
     )
   })

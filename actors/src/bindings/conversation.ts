@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { defineActor, type StepInfo, TransactionalActors, Veto } from "../Binding.ts"
-import { childReplySettled } from "./childReplies.ts"
+import { childEnded, childReplySettled } from "./childReplies.ts"
 import type { InferenceRequestActor } from "./inferenceRequest.ts"
 import type { RunActor } from "./run.ts"
 
@@ -165,13 +165,15 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
           )
         }),
       [fx.recordState]: (params, step) =>
-        Effect.flatMap(ConversationsRepository.make, (conversations) =>
-          conversations.updateConversation(
+        Effect.gen(function* () {
+          const conversations = yield* ConversationsRepository.make
+          yield* conversations.updateConversation(
             step.actorId,
             { state: params.state, lockVersion: params.lockVersion },
             step.now
           )
-        ),
+          if (params.state === "tombstoned") yield* childEnded(step.actorId, step.now)
+        }),
       [fx.refuse]: (params) => Effect.fail(new Veto({ reason: params.reason })),
       [fx.insertInput]: (params, step) =>
         Effect.gen(function* () {

@@ -19,7 +19,10 @@ export interface ScheduleWork {
    * Dates an occurrence that came due at `at`: the latest occurrence at or before it (missed ones
    * coalesce into it) and the first after it (null: none follows).
    */
-  readonly occurrences: (rule: unknown, at: number) => { readonly scheduledFor: number; readonly nextRunAt: number | null }
+  readonly occurrences: (
+    rule: unknown,
+    at: number
+  ) => { readonly scheduledFor: number; readonly nextRunAt: number | null }
   /**
    * Opens an execution of the schedule: its child conversation (row and actor), its first input
    * (told to the child) and the execution row. Answers the code of the reason it could not, if so.
@@ -74,12 +77,17 @@ export const scheduleActor = (work: ScheduleWork) =>
         Effect.gen(function* () {
           const refused = yield* work.dispatch(step.actorId, params)
           if (refused === undefined) return
-          // Nothing was opened: the execution ends at once, failed, and the schedule names why.
+          // Nothing was opened: the execution ends at once, failed, and the schedule names why; a
+          // schedule whose conversation is gone (tombstoned or reaped) is canceled.
           const actors = yield* TransactionalActors
-          yield* actors.reply(
-            { kind: "schedule", actorId: step.actorId },
-            { type: "execution.settled", inputId: params.inputId, status: "failed", errorCode: refused }
-          )
+          const self = { kind: "schedule", actorId: step.actorId }
+          yield* actors.reply(self, {
+            type: "execution.settled",
+            inputId: params.inputId,
+            status: "failed",
+            errorCode: refused
+          })
+          if (refused === "not_found") yield* actors.reply(self, { type: "schedule.cancel", at: step.now.getTime() })
         }),
       [fx.withdraw]: (params, step) =>
         Effect.gen(function* () {

@@ -12,10 +12,10 @@ import { and, setup } from "xstate"
 import type { ScheduleContext, ScheduleInput } from "./context.ts"
 import {
   type DispatchParams,
+  scheduleEffects as fx,
   type RecordParams,
   type RefuseParams,
   type ScheduleStatus,
-  scheduleEffects as fx,
   type WithdrawParams
 } from "./effects.ts"
 import type { ScheduleEvent } from "./events.ts"
@@ -108,17 +108,19 @@ const step = <T extends ScheduleEvent["type"]>(work: (draft: Draft, event: Event
       clock: (at) => {
         const next = draft.context.nextRunAt
         if (next === null) enqueue.cancel(nextTimer)
-        else enqueue.raise({ type: "schedule.due", due: next, rule: draft.context.rule } as never, {
-          id: nextTimer,
-          delay: Math.max(0, next - at)
-        })
+        else
+          enqueue.raise({ type: "schedule.due", due: next, rule: draft.context.rule } as never, {
+            id: nextTimer,
+            delay: Math.max(0, next - at)
+          })
       }
     }
     work(draft, event as EventOf<T>)
     enqueue.assign(draft.context)
   })
 
-const refuse = (reason: RefuseParams["reason"]) => step((draft) => draft.request({ type: fx.refuse, params: { reason } }))
+const refuse = (reason: RefuseParams["reason"]) =>
+  step((draft) => draft.request({ type: fx.refuse, params: { reason } }))
 
 /** An occurrence came due: dispatched, or skipped while an execution is unfinished; then the next. */
 const occur = (status: ScheduleStatus) =>

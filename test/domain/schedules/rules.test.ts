@@ -34,9 +34,13 @@ describe("schedule rules", () => {
     const now = at("2027-01-01T00:00:00Z")
     expect(judgeRule({ kind: "once", run_at: "2026-12-31T23:59:59Z" }, now)).toMatchObject({ field: "rule.run_at" })
     expect(judgeRule({ kind: "once", run_at: "2037-01-02T00:00:00Z" }, now)).toMatchObject({ field: "rule.run_at" })
-    expect(judgeRule({ kind: "interval", every_seconds: 31_536_001 }, now)).toMatchObject({ field: "rule.every_seconds" })
+    expect(judgeRule({ kind: "interval", every_seconds: 31_536_001 }, now)).toMatchObject({
+      field: "rule.every_seconds"
+    })
     expect(judgeRule({ kind: "interval", every_seconds: "60" }, now)).toMatchObject({ field: "rule.every_seconds" })
-    expect(judgeRule({ kind: "daily", local_time: "23:60", time_zone: "UTC" }, now)).toMatchObject({ field: "rule.local_time" })
+    expect(judgeRule({ kind: "daily", local_time: "23:60", time_zone: "UTC" }, now)).toMatchObject({
+      field: "rule.local_time"
+    })
     expect(judgeRule({ kind: "daily", local_time: "23:59", time_zone: "Nowhere/Land" }, now)).toMatchObject({
       field: "rule.time_zone"
     })

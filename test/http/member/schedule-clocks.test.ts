@@ -8,13 +8,7 @@ import { twoStewards } from "../../support/account.ts"
 import { waitForMessages } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
-import {
-  executionsOf,
-  moveClockTo,
-  scheduleRowOf,
-  serverNow,
-  waitForSteps
-} from "../../support/schedules.ts"
+import { executionsOf, moveClockTo, scheduleRowOf, serverNow, waitForSteps } from "../../support/schedules.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -23,6 +17,7 @@ let workspaceId: string
 let conversationId: string
 const ids: Record<string, string> = {}
 const createdAt: Record<string, number> = {}
+let onceRunAt: number
 
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(agent.token), ...headers }, body })
@@ -66,8 +61,8 @@ beforeAll(async () => {
   )
   conversationId = conversation.body.conversation.public_id
   await create("every-minute", { kind: "interval", every_seconds: 60 })
-  const inHalfAnHour = new Date((await serverNow(server)) + 30 * 60_000).toISOString()
-  await create("once", { kind: "once", run_at: inHalfAnHour })
+  onceRunAt = (await serverNow(server)) + 30 * 60_000
+  await create("once", { kind: "once", run_at: new Date(onceRunAt).toISOString() })
   await create("new-york-0230", { kind: "daily", local_time: "02:30", time_zone: "America/New_York" })
   await create("new-york-0130", { kind: "daily", local_time: "01:30", time_zone: "America/New_York" })
   await create("tokyo-0900", { kind: "daily", local_time: "09:00", time_zone: "Asia/Tokyo" })
@@ -98,10 +93,10 @@ describe("Schedule clocks", () => {
   })
 
   it("Schedule: active --one-time clock dispatched--> completed", async () => {
-    const runAt = createdAt.once! + 30 * 60_000
+    const runAt = onceRunAt
     await moveClockTo(server, runAt + 1_000)
     const [execution] = await executions("once", 1)
-    expect(execution!.scheduled_for.getTime()).toBe(Math.floor(runAt / 1000) * 1000)
+    expect(execution!.scheduled_for.getTime()).toBe(runAt)
     expect(await scheduleRowOf(server, ids.once!)).toMatchObject({ status: "completed", next_run_at: null })
   })
 

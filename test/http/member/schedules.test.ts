@@ -19,8 +19,13 @@ let workspaceId: string
 let conversationId: string
 let keys = 0
 
-const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token = agent.token) =>
-  request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(token), ...headers }, body })
+const call = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  token = agent.token
+) => request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(token), ...headers }, body })
 
 const schedules = (conversation = conversationId) =>
   `/workspaces/${workspaceId}/conversations/${conversation}/schedules`
@@ -100,16 +105,56 @@ describe("Schedule create", () => {
       [{ rule: { kind: "once", run_at: inAnHour() } }, 400, "parameter_missing"],
       [{ prompt: "Hi" }, 400, "parameter_missing"],
       [{ prompt: "  ", rule: { kind: "once", run_at: inAnHour() } }, 422, "validation_failed", "prompt"],
-      [{ prompt: "Hi", name: "x".repeat(256), rule: { kind: "once", run_at: inAnHour() } }, 422, "validation_failed", "name"],
+      [
+        { prompt: "Hi", name: "x".repeat(256), rule: { kind: "once", run_at: inAnHour() } },
+        422,
+        "validation_failed",
+        "name"
+      ],
       [{ prompt: "Hi", rule: { kind: "weekly" } }, 422, "validation_failed", "rule.kind"],
       [{ prompt: "Hi", rule: { kind: "interval", every_seconds: 59 } }, 422, "validation_failed", "rule.every_seconds"],
-      [{ prompt: "Hi", rule: { kind: "interval", every_seconds: 60.5 } }, 422, "validation_failed", "rule.every_seconds"],
-      [{ prompt: "Hi", rule: { kind: "daily", local_time: "7:00", time_zone: "UTC" } }, 422, "validation_failed", "rule.local_time"],
-      [{ prompt: "Hi", rule: { kind: "daily", local_time: "07:00", time_zone: "Mars/Olympus" } }, 422, "validation_failed", "rule.time_zone"],
-      [{ prompt: "Hi", rule: { kind: "once", run_at: "2030-01-01T10:00:00" } }, 422, "validation_failed", "rule.run_at"],
-      [{ prompt: "Hi", rule: { kind: "once", run_at: "2001-01-01T10:00:00Z" } }, 422, "validation_failed", "rule.run_at"],
-      [{ prompt: "Hi", rule: { kind: "once", run_at: "2099-01-01T10:00:00Z" } }, 422, "validation_failed", "rule.run_at"],
-      [{ prompt: "Hi", rule: { kind: "once", run_at: inAnHour() }, model: { model: "local/nope" } }, 422, "validation_failed", "model"],
+      [
+        { prompt: "Hi", rule: { kind: "interval", every_seconds: 60.5 } },
+        422,
+        "validation_failed",
+        "rule.every_seconds"
+      ],
+      [
+        { prompt: "Hi", rule: { kind: "daily", local_time: "7:00", time_zone: "UTC" } },
+        422,
+        "validation_failed",
+        "rule.local_time"
+      ],
+      [
+        { prompt: "Hi", rule: { kind: "daily", local_time: "07:00", time_zone: "Mars/Olympus" } },
+        422,
+        "validation_failed",
+        "rule.time_zone"
+      ],
+      [
+        { prompt: "Hi", rule: { kind: "once", run_at: "2030-01-01T10:00:00" } },
+        422,
+        "validation_failed",
+        "rule.run_at"
+      ],
+      [
+        { prompt: "Hi", rule: { kind: "once", run_at: "2001-01-01T10:00:00Z" } },
+        422,
+        "validation_failed",
+        "rule.run_at"
+      ],
+      [
+        { prompt: "Hi", rule: { kind: "once", run_at: "2099-01-01T10:00:00Z" } },
+        422,
+        "validation_failed",
+        "rule.run_at"
+      ],
+      [
+        { prompt: "Hi", rule: { kind: "once", run_at: inAnHour() }, model: { model: "local/nope" } },
+        422,
+        "validation_failed",
+        "model"
+      ],
       [
         { prompt: "Hi", rule: { kind: "once", run_at: inAnHour() }, source_task_key: "k" },
         422,
@@ -137,7 +182,11 @@ describe("Schedule create", () => {
       { "idempotency-key": "side-sch" }
     )
     expect(side.status).toBe(201)
-    const answer = await create({ prompt: "Hi", rule: { kind: "once", run_at: inAnHour() } }, "side", side.body.conversation.public_id)
+    const answer = await create(
+      { prompt: "Hi", rule: { kind: "once", run_at: inAnHour() } },
+      "side",
+      side.body.conversation.public_id
+    )
     expect(answer.status).toBe(422)
     expect(answer.body.error.code).toBe("side_conversation")
   })
@@ -183,18 +232,101 @@ describe("Schedule lists and read", () => {
   })
 })
 
+describe("Schedule standing", () => {
+  it("lists across a workspace only the schedules of conversations the caller can read; others are 404", async () => {
+    const hidden = await call(
+      "POST",
+      `/workspaces/${workspaceId}/conversations`,
+      { conversation: { title: "Private", access: { default: "none" } } },
+      { "idempotency-key": "conv-hidden" }
+    )
+    const hiddenId = hidden.body.conversation.public_id
+    const made = await create({ prompt: "Secret", rule: { kind: "interval", every_seconds: 600 } }, "hidden", hiddenId)
+    expect(made.status).toBe(201)
+    const mine = await call("GET", `/workspaces/${workspaceId}/schedules?limit=100`)
+    expect(mine.body.schedules.map((each: { public_id: string }) => each.public_id)).toContain(
+      made.body.schedule.public_id
+    )
+    const theirs = await call("GET", `/workspaces/${workspaceId}/schedules?limit=100`, undefined, {}, other.token)
+    expect(theirs.status).toBe(200)
+    expect(theirs.body.schedules.map((each: { public_id: string }) => each.public_id)).not.toContain(
+      made.body.schedule.public_id
+    )
+    expect(theirs.body.schedules.length).toBeGreaterThan(0)
+    const read = await call("GET", `${schedules(hiddenId)}/${made.body.schedule.public_id}`, undefined, {}, other.token)
+    expect(read.status).toBe(404)
+    const run = await call(
+      "POST",
+      `${schedules(hiddenId)}/${made.body.schedule.public_id}/run`,
+      undefined,
+      {},
+      other.token
+    )
+    expect(run.status).toBe(404)
+  })
+})
+
+describe("Schedule children", () => {
+  it("a child inherits its parent's access, the parent's creator kept full when another made the schedule", async () => {
+    // The steward (full by access.default) schedules in its agent's conversation, answered by another agent.
+    const shared = await call(
+      "POST",
+      `/workspaces/${workspaceId}/conversations`,
+      { conversation: { access: { default: "full", entries: [] } } },
+      { "idempotency-key": "conv-shared" }
+    )
+    const sharedId = shared.body.conversation.public_id
+    const made = await call(
+      "POST",
+      schedules(sharedId),
+      {
+        schedule: {
+          prompt: "Theirs",
+          rule: { kind: "interval", every_seconds: 600 },
+          answering_user_public_id: other.publicId
+        }
+      },
+      { "idempotency-key": "schedule-theirs" },
+      humanToken
+    )
+    expect(made.status).toBe(201)
+    const ran = await call(
+      "POST",
+      `${schedules(sharedId)}/${made.body.schedule.public_id}/run`,
+      undefined,
+      {},
+      humanToken
+    )
+    const child = ran.body.schedule.last_execution.child_conversation_public_id
+    const read = await call("GET", `/workspaces/${workspaceId}/conversations/${child}`)
+    expect(read.status).toBe(200)
+    expect(read.body.conversation.access).toMatchObject({
+      default: "full",
+      entries: [{ user_public_id: agent.publicId, level: "full" }]
+    })
+    expect(read.body.conversation.answering_user_public_id).toBe(other.publicId)
+  })
+})
+
 describe("Schedule run and executions", () => {
   it("active or paused --run, no unfinished execution--> unchanged: one child started now; its reply returns as task_result", async () => {
     const made = await create({ prompt: "Ping", rule: { kind: "once", run_at: inAnHour() }, ...echo })
     const id = made.body.schedule.public_id
     const ran = await call("POST", `${schedules()}/${id}/run`)
     expect(ran.status).toBe(200)
-    expect(ran.body.schedule).toMatchObject({ status: "active", lock_version: 1, next_run_at: made.body.schedule.next_run_at })
+    expect(ran.body.schedule).toMatchObject({
+      status: "active",
+      lock_version: 1,
+      next_run_at: made.body.schedule.next_run_at
+    })
     const execution = ran.body.schedule.last_execution
     expect(["queued", "running", "completed"]).toContain(execution.status)
     expect(ran.body.schedule.last_input_public_id).toBe(execution.input_public_id)
     await waitForSteps(server, async () => (await executionsOf(server, id))[0]?.turn_status === "completed")
-    const child = await call("GET", `/workspaces/${workspaceId}/conversations/${execution.child_conversation_public_id}`)
+    const child = await call(
+      "GET",
+      `/workspaces/${workspaceId}/conversations/${execution.child_conversation_public_id}`
+    )
     expect(child.body.conversation.parent).toEqual({ public_id: conversationId, spawn_node_key: null, label: null })
     const listed = await call("GET", `${schedules()}/${id}/executions`)
     expect(listed.body.executions).toHaveLength(1)
@@ -206,7 +338,10 @@ describe("Schedule run and executions", () => {
     expect(listed.body.executions[0].turn_public_id).toEqual(expect.any(String))
     expect(listed.body.pagination.last_cursor).toEqual(expect.any(String))
     const after = await call("GET", `${schedules()}/${id}/executions?after=${listed.body.pagination.last_cursor}`)
-    expect(after.body).toEqual({ executions: [], pagination: { next_after: null, last_cursor: listed.body.pagination.last_cursor } })
+    expect(after.body).toEqual({
+      executions: [],
+      pagination: { next_after: null, last_cursor: listed.body.pagination.last_cursor }
+    })
     await waitForSteps(server, async () => (await parentTurns()).some((turn) => turn.origin === "task_result"))
     const returned = (await parentTurns()).find((turn) => turn.origin === "task_result")!
     expect(returned.kind).toBe("message")
@@ -222,6 +357,22 @@ describe("Schedule run and executions", () => {
     const again = await call("POST", `${schedules()}/${id}/run`)
     expect(again.status).toBe(409)
     expect(again.body.error.code).toBe("execution_in_progress")
+  })
+
+  it("a child deleted before its first reply ends its execution canceled, so the next run starts", async () => {
+    const made = await create({ prompt: "Gone", rule: { kind: "once", run_at: inAnHour() } })
+    const id = made.body.schedule.public_id
+    const ran = await call("POST", `${schedules()}/${id}/run`)
+    const child = ran.body.schedule.last_execution.child_conversation_public_id
+    const deleted = await call("DELETE", `/workspaces/${workspaceId}/conversations/${child}`)
+    expect(deleted.status).toBe(204)
+    await waitForSteps(server, async () => {
+      const listed = await call("GET", `${schedules()}/${id}/executions`)
+      return listed.body.executions[0]?.status === "canceled"
+    })
+    const next = await call("POST", `${schedules()}/${id}/run`)
+    expect(next.status).toBe(200)
+    expect(next.body.schedule.last_execution.child_conversation_public_id).not.toBe(child)
   })
 })
 

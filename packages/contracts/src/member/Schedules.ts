@@ -5,7 +5,7 @@
 // supplement's order (absent prompt or rule 400, bad values 422 validation_failed naming them).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { BadRequest, Conflict, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
+import { BadRequest, Conflict, ContentTooLarge, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
 import { IdempotencyKeyHeader, Idempotent } from "../Idempotency.ts"
 import { PageQuery } from "../Pagination.ts"
 import { wrappedOrTopLevel } from "../Wrapped.ts"
@@ -95,7 +95,7 @@ const conversationParams = { workspace_id: Schema.String, conversation_id: Schem
 const params = { ...conversationParams, job_id: Schema.String }
 const collection = "/agent_api/v1/workspaces/:workspace_id/conversations/:conversation_id/schedules"
 const one = `${collection}/:job_id`
-const errors = [BadRequest, Forbidden, NotFound, Conflict, Unprocessable] as const
+const errors = [BadRequest, Forbidden, NotFound, Conflict, ContentTooLarge, Unprocessable] as const
 
 /** A verb: no body of its own (an object or nothing), answering the schedule. */
 const verb = <const Name extends string>(name: Name) =>

@@ -2,20 +2,24 @@
 // is a child conversation of the schedule's conversation (parent {public_id, spawn_node_key null,
 // label null}; it inherits memory context, access, default runner and billing subject; the
 // schedule's answerer, else the parent's, answers it) whose first input, authored by the schedule's
-// creator (the payer), carries the prompt and the policy. Opened in the schedule's step: the child's
-// row and actor, the input told to it, the execution row. Also the schedule actor's definition.
+// creator (the payer), carries the prompt and the policy. The parent's creator and answerer keep
+// full access to it. Opened in the schedule's step: the child's
+// row and actor, the input told to it, the execution row; a parent archived (or gone) opens none.
+// Also the schedule actor's definition.
+
+import { TransactionalActors } from "@troupe/actors/Binding"
 import type { ConversationActor } from "@troupe/actors/bindings/conversation"
 import { type ScheduleWork, scheduleActor } from "@troupe/actors/bindings/schedule"
-import { TransactionalActors } from "@troupe/actors/Binding"
 import type { AcceptedInput } from "@troupe/machines/conversation/events"
 import { newPublicId } from "@troupe/storage/Ids"
-import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
+import { type ConversationRow, ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { SchedulesRepository } from "@troupe/storage/repositories/Schedules"
 import { Context, Effect, Layer } from "effect"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { accountCostUnit } from "../budgets/Admission.ts"
 import { ConversationDefinition } from "../conversations/Conversations.ts"
 import { engineOf } from "../conversations/Engine.ts"
+import { type StoredAccess, storedAccess } from "../conversations/Standing.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import type { StoredPolicy } from "./Policy.ts"
@@ -29,6 +33,30 @@ const storedReplyMembers = [
   "model_selection",
   "fallback_models"
 ] as const
+
+/**
+ * The parent's access for a child: entries of the child's creator and answerer dropped (full by
+ * derivation there), the parent's creator and answerer full when the child derives them no more.
+ */
+const childAccess = (
+  parent: ConversationRow,
+  child: { readonly creator: bigint; readonly answerer: bigint },
+  publicIds: ReadonlyMap<bigint, string>
+): StoredAccess => {
+  const access = storedAccess(parent)
+  const derived = new Set([String(child.creator), String(child.answerer)])
+  const kept = [...new Set([parent.creator_id, parent.answerer_id])].filter(
+    (id) => !derived.has(String(id)) && publicIds.has(id)
+  )
+  const named = new Set([...derived, ...kept.map(String)])
+  return {
+    default: access.default,
+    entries: [
+      ...access.entries.filter((entry) => !named.has(entry.user_id)),
+      ...kept.map((id) => ({ user_id: String(id), user_public_id: publicIds.get(id)!, level: "full" as const }))
+    ]
+  }
+}
 
 export const makeScheduleWork = (catalog: ModelCatalog["Service"], conversation: ConversationActor): ScheduleWork => {
   const serves = (model: string | null) =>
@@ -53,11 +81,18 @@ export const makeScheduleWork = (catalog: ModelCatalog["Service"], conversation:
         const answererId = policy.answering_user_id === null ? parent.answerer_id : BigInt(policy.answering_user_id)
         const speakerId = policy.speaker_id === null ? schedule.creator_id : BigInt(policy.speaker_id)
         const people = new Map(
-          (yield* conversations.speakers([schedule.creator_id, answererId, speakerId])).map((row) => [row.id, row])
+          (yield* conversations.speakers([
+            schedule.creator_id,
+            answererId,
+            speakerId,
+            parent.creator_id,
+            parent.answerer_id
+          ])).map((row) => [row.id, row])
         )
         const creator = people.get(schedule.creator_id)
         const answerer = people.get(answererId)
-        if (creator === undefined || answerer === undefined || creator.status !== "active") return "author_not_authorized"
+        if (creator === undefined || answerer === undefined || creator.status !== "active")
+          return "author_not_authorized"
         const childRowId = yield* conversations.insertConversation({
           publicId: params.childId,
           workspaceId: parent.workspace_id,
@@ -67,7 +102,13 @@ export const makeScheduleWork = (catalog: ModelCatalog["Service"], conversation:
           metadataJson: "{}",
           billingSubject: parent.billing_subject,
           defaultRunnerExecutorId: parent.default_runner_executor_id,
-          accessJson: JSON.stringify(parent.access),
+          accessJson: JSON.stringify(
+            childAccess(
+              parent,
+              { creator: schedule.creator_id, answerer: answererId },
+              new Map([...people.values()].map((row) => [row.id, row.public_id]))
+            )
+          ),
           memoryContextJson: parent.memory_context == null ? null : JSON.stringify(parent.memory_context),
           usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
           side: false,

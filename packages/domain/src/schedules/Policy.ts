@@ -5,11 +5,11 @@
 import { isUuid } from "@troupe/storage/Ids"
 import { Effect } from "effect"
 import type { Caller } from "../accounts/Caller.ts"
-import { Invalid, NotPermitted } from "../kernel/Refusals.ts"
-import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import { contactRefusalOf } from "../conversations/Contact.ts"
 import type { Conversations, Standing } from "../conversations/Conversations.ts"
 import { levelOf } from "../conversations/Standing.ts"
+import { Invalid, NotPermitted, TooLarge } from "../kernel/Refusals.ts"
+import type { ModelCatalog } from "../models/ModelCatalog.ts"
 
 /** The policy as stored on the row (what an execution's first input carries). */
 export interface StoredPolicy {
@@ -51,11 +51,18 @@ export const judgeName = (value: unknown) =>
     ? Effect.succeed(value as string | null)
     : Effect.fail(invalid("name must be a string of at most 255 characters"))
 
-/** prompt: a nonblank string. */
+/** An execution's first input takes the prompt as its text: an input's bound, 1 MiB (else 413). */
+const promptLimitBytes = 1024 * 1024
+/** The stored policy's bound in canonical JSON (else 413). */
+const policyLimitBytes = 64 * 1024
+
+/** prompt: a nonblank string of at most 1 MiB. */
 export const judgePrompt = (value: unknown) =>
-  typeof value === "string" && value.trim() !== ""
-    ? Effect.succeed(value)
-    : Effect.fail(invalid("prompt must be a nonblank string"))
+  typeof value !== "string" || value.trim() === ""
+    ? Effect.fail(invalid("prompt must be a nonblank string"))
+    : Buffer.byteLength(value) > promptLimitBytes
+      ? Effect.fail(new TooLarge({ code: "content_too_large", message: "prompt is over 1 MiB" }))
+      : Effect.succeed(value)
 
 /**
  * The policy members given in `members`, judged and merged over `base` (creation: the empty
@@ -84,11 +91,19 @@ export const judgePolicy = (
         found === undefined
           ? "none"
           : levelOf(standing.row, {
-              user: { id: found.id, accountId: standing.workspaceAccountId, kind: found.kind, configuration: found.configuration },
+              user: {
+                id: found.id,
+                accountId: standing.workspaceAccountId,
+                kind: found.kind,
+                configuration: found.configuration
+              },
               human: { id: found.steward_id ?? found.id, accountId: standing.workspaceAccountId, kind: "human" }
             })
       if (found === undefined || found.kind !== "agent" || found.status !== "active" || level !== "full") {
-        return yield* new Invalid({ code: "answerer_not_eligible", message: "answering_user_public_id may not answer here" })
+        return yield* new Invalid({
+          code: "answerer_not_eligible",
+          message: "answering_user_public_id may not answer here"
+        })
       }
       const self = (yield* conversations.people([caller.user.id])).get(caller.user.id)!
       yield* contactRefusalOf(standing, self, found)
@@ -144,7 +159,11 @@ export const judgePolicy = (
         if (merged.reasoning_enabled !== undefined && typeof merged.reasoning_enabled !== "boolean") {
           return yield* invalid("model.reasoning_enabled must be a boolean")
         }
-        if (merged.reasoning_effort !== undefined && merged.reasoning_effort !== null && typeof merged.reasoning_effort !== "string") {
+        if (
+          merged.reasoning_effort !== undefined &&
+          merged.reasoning_effort !== null &&
+          typeof merged.reasoning_effort !== "string"
+        ) {
           return yield* invalid("model.reasoning_effort must be a string")
         }
         policy = { ...policy, model: merged }
@@ -168,6 +187,9 @@ export const judgePolicy = (
         return yield* invalid("fallback_models must be unique catalog models, at most 16")
       }
       policy = { ...policy, fallback_models: value as StoredPolicy["fallback_models"] }
+    }
+    if (Buffer.byteLength(JSON.stringify(policy)) > policyLimitBytes) {
+      return yield* new TooLarge({ code: "content_too_large", message: "the schedule's policy is over 64 KiB" })
     }
     return policy
   })

@@ -23,7 +23,10 @@ const fault = (field: string, message: string): RuleFault => ({ field, message }
 
 /** An ISO 8601 instant with an explicit offset (Z or ±HH:MM), else undefined. */
 const instantOf = (value: unknown): number | undefined => {
-  if (typeof value !== "string" || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(value)) {
+  if (
+    typeof value !== "string" ||
+    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(value)
+  ) {
     return undefined
   }
   try {
@@ -35,8 +38,9 @@ const instantOf = (value: unknown): number | undefined => {
 
 const iso = (millis: number) => new Date(millis).toISOString()
 
+/** An IANA name the tz database knows (its canonical spelling); a bare UTC offset is none. */
 const zoneOf = (name: unknown): string | undefined => {
-  if (typeof name !== "string" || name === "") return undefined
+  if (typeof name !== "string" || !/^[A-Za-z]/.test(name)) return undefined
   try {
     return Temporal.Now.zonedDateTimeISO(name).timeZoneId
   } catch {
@@ -74,7 +78,8 @@ export const judgeRule = (raw: unknown, now: number): Rule | RuleFault => {
         return fault("rule.every_seconds", "rule.every_seconds must be an integer from 60 to 31536000")
       }
       const starts = given.starts_at === undefined || given.starts_at === null ? now : instantOf(given.starts_at)
-      if (starts === undefined) return fault("rule.starts_at", "rule.starts_at must be an instant with an explicit offset")
+      if (starts === undefined)
+        return fault("rule.starts_at", "rule.starts_at must be an instant with an explicit offset")
       if (starts > now + tenYearsMillis) return fault("rule.starts_at", "rule.starts_at is more than 10 years away")
       return { kind: "interval", every_seconds: every, starts_at: iso(starts) }
     }
@@ -101,7 +106,8 @@ const dailyOn = (rule: Extract<Rule, { kind: "daily" }>, date: Temporal.PlainDat
   return earlier.toPlainDateTime().equals(wall) ? earlier.epochMilliseconds : undefined
 }
 
-const dateIn = (zone: string, at: number) => Temporal.Instant.fromEpochMilliseconds(at).toZonedDateTimeISO(zone).toPlainDate()
+const dateIn = (zone: string, at: number) =>
+  Temporal.Instant.fromEpochMilliseconds(at).toZonedDateTimeISO(zone).toPlainDate()
 
 /** The first occurrence strictly after `after`, or null (a once that has passed). */
 export const nextAfter = (rule: Rule, after: number): number | null => {

@@ -15,15 +15,26 @@ import { Conversations, type Refused, type Standing } from "../conversations/Con
 import { unarchived } from "../conversations/Settings.ts"
 import { levelOf } from "../conversations/Standing.ts"
 import { now } from "../kernel/Now.ts"
-import { Absent, BadParameter, Invalid, Stale, StateConflict } from "../kernel/Refusals.ts"
+import { Absent, BadParameter, Invalid, Stale, StateConflict, type TooLarge } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { ScheduleDefinition } from "./Executions.ts"
-import { emptyPolicy, judgeName, judgePolicy, judgePrompt, judgeSource, type Members, type StoredPolicy } from "./Policy.ts"
+import {
+  emptyPolicy,
+  judgeName,
+  judgePolicy,
+  judgePrompt,
+  judgeSource,
+  type Members,
+  type StoredPolicy
+} from "./Policy.ts"
 import { isRuleFault, judgeRule, nextAfter, type Rule } from "./Rules.ts"
 import { type ExecutionView, executionView, type ScheduleView, scheduleView } from "./Views.ts"
 
 export type Verb = "pause" | "resume" | "cancel" | "run"
+
+/** The conversation doors' refusals, and a prompt or policy over its bound. */
+export type ScheduleRefused = Refused | TooLarge
 
 export interface PageQuery {
   readonly after?: string | undefined
@@ -68,34 +79,37 @@ export class Schedules extends Context.Service<
       workspaceId: string,
       conversationId: string,
       members: Members
-    ) => Effect.Effect<ScheduleView, Refused>
+    ) => Effect.Effect<ScheduleView, ScheduleRefused>
     /** One conversation's schedules, or (conversationId null) those of the workspace's readable conversations. */
     readonly list: (
       caller: Caller,
       workspaceId: string,
       conversationId: string | null,
       query: PageQuery
-    ) => Effect.Effect<{ readonly schedules: ReadonlyArray<ScheduleView>; readonly nextAfter: string | null }, Refused>
+    ) => Effect.Effect<
+      { readonly schedules: ReadonlyArray<ScheduleView>; readonly nextAfter: string | null },
+      ScheduleRefused
+    >
     readonly read: (
       caller: Caller,
       workspaceId: string,
       conversationId: string,
       scheduleId: string
-    ) => Effect.Effect<ScheduleView, Refused>
+    ) => Effect.Effect<ScheduleView, ScheduleRefused>
     readonly update: (
       caller: Caller,
       workspaceId: string,
       conversationId: string,
       scheduleId: string,
       members: Members
-    ) => Effect.Effect<ScheduleView, Refused>
+    ) => Effect.Effect<ScheduleView, ScheduleRefused>
     readonly verb: (
       caller: Caller,
       workspaceId: string,
       conversationId: string,
       scheduleId: string,
       verb: Verb
-    ) => Effect.Effect<ScheduleView, Refused>
+    ) => Effect.Effect<ScheduleView, ScheduleRefused>
     readonly executions: (
       caller: Caller,
       workspaceId: string,
@@ -108,7 +122,7 @@ export class Schedules extends Context.Service<
         readonly nextAfter: string | null
         readonly lastCursor: string | null
       },
-      Refused
+      ScheduleRefused
     >
   }
 >()("@troupe/domain/schedules/Schedules") {
@@ -157,15 +171,12 @@ export class Schedules extends Context.Service<
 
       const ruleOf = (raw: unknown, at: Date) => {
         const judged = judgeRule(raw, at.getTime())
-        return isRuleFault(judged) ? Effect.fail(new Invalid({ code: "validation_failed", message: judged.message })) : Effect.succeed(judged)
+        return isRuleFault(judged)
+          ? Effect.fail(new Invalid({ code: "validation_failed", message: judged.message }))
+          : Effect.succeed(judged)
       }
 
-      const listPage = (
-        caller: Caller,
-        workspaceId: bigint,
-        conversationId: bigint | null,
-        query: PageQuery
-      ) =>
+      const listPage = (caller: Caller, workspaceId: bigint, conversationId: bigint | null, query: PageQuery) =>
         Effect.gen(function* () {
           const order = query.order ?? "asc"
           if (order !== "asc" && order !== "desc") return yield* badParameter("order must be asc or desc")
@@ -208,7 +219,10 @@ export class Schedules extends Context.Service<
               return yield* new BadParameter({ code: "parameter_missing", message: "schedule.rule is required" })
             }
             if (target.row.side) {
-              return yield* new Invalid({ code: "side_conversation", message: "A side conversation cannot own a schedule" })
+              return yield* new Invalid({
+                code: "side_conversation",
+                message: "A side conversation cannot own a schedule"
+              })
             }
             const name = members.name === undefined ? null : yield* judgeName(members.name)
             const prompt = yield* judgePrompt(members.prompt)
@@ -270,7 +284,10 @@ export class Schedules extends Context.Service<
             }
             if (row.status === "canceled" || row.status === "completed") return yield* finished()
             if (members.source_run_public_id !== undefined || members.source_task_key !== undefined) {
-              return yield* new Invalid({ code: "validation_failed", message: "source_run_public_id and source_task_key are immutable" })
+              return yield* new Invalid({
+                code: "validation_failed",
+                message: "source_run_public_id and source_task_key are immutable"
+              })
             }
             const at = yield* now
             const changes: Record<string, unknown> = {}
@@ -326,7 +343,10 @@ export class Schedules extends Context.Service<
             if (limit === undefined) return yield* badParameter("limit must be 1 to 100")
             const given = query.after === undefined || query.after === "" ? undefined : query.after
             const parts = given === undefined ? null : partsOf(given)
-            if (parts === undefined || (parts !== null && (parts[0] !== "execution" || !/^\d+$/.test(parts[1] ?? "")))) {
+            if (
+              parts === undefined ||
+              (parts !== null && (parts[0] !== "execution" || !/^\d+$/.test(parts[1] ?? "")))
+            ) {
               return yield* badParameter("after is not a cursor of this listing")
             }
             const rows = yield* db(

@@ -251,6 +251,21 @@ const withdrawExecution = Rows.maybe("Schedules.withdrawExecution", {
     RETURNING c.public_id::text AS conversation_public_id`
 })
 
+/**
+ * Withdraws the unsettled execution of a child conversation that ends (its tombstone) before its
+ * first reply settled: answers the schedule and first input to tell, else nothing.
+ */
+const endExecutionOfChild = Rows.maybe("Schedules.endExecutionOfChild", {
+  Request: Schema.Struct({ childPublicId: Schema.String, now: Schema.Date }),
+  Result: Schema.Struct({ schedule_public_id: Schema.String, input_public_id: Schema.String }),
+  execute: (request, sql) => sql`
+    UPDATE schedule_executions e SET withdrawn_at = ${request.now}
+    FROM conversations c, schedules s
+    WHERE c.public_id = ${request.childPublicId}::uuid AND e.child_conversation_id = c.id
+      AND e.settled_at IS NULL AND e.withdrawn_at IS NULL AND s.id = e.schedule_id
+    RETURNING s.public_id::text AS schedule_public_id, e.input_public_id::text AS input_public_id`
+})
+
 export class SchedulesRepository extends Context.Service<SchedulesRepository>()("@troupe/storage/SchedulesRepository", {
   make: Effect.map(SqlClient, (sql) =>
     Rows.bind(sql, {
@@ -264,7 +279,8 @@ export class SchedulesRepository extends Context.Service<SchedulesRepository>()(
       listExecutions,
       lastExecution,
       settleExecution,
-      withdrawExecution
+      withdrawExecution,
+      endExecutionOfChild
     })
   )
 }) {
