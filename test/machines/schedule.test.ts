@@ -57,6 +57,16 @@ describe("schedule machine", () => {
     ])
   })
 
+  it("Schedule: paused stays paused on resume of an expired one-time (refused run_at_passed)", () => {
+    const [paused] = step(start(once)[0], { type: "schedule.pause", at: t0 + 1 })
+    const [after, actions] = step(paused, { type: "schedule.resume", at: t0 + 2 * minute, nextRunAt: null })
+    expect(after.value).toBe("paused")
+    expect(after.context.lockVersion).toBe(1)
+    expect(actions).toMatchObject([{ type: "schedule.refuse", params: { reason: "run_at_passed" } }])
+    // Active already: a resume with no future occurrence is simply not accepted.
+    expect(step(start(once)[0], { type: "schedule.resume", at: t0, nextRunAt: null })[1]).toEqual([])
+  })
+
   it("Schedule: active or paused → canceled on cancel, removing a still-queued last child input", () => {
     const [active] = start()
     const [ran] = step(active, { type: "schedule.run", at: t0 + 1, childId: "c", inputId: "i" })

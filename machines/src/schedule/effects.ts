@@ -38,5 +38,6 @@ export interface WithdrawParams {
 }
 
 export interface RefuseParams {
-  readonly reason: "stale_object" | "execution_in_progress"
+  /** run_at_passed: a paused one-time schedule whose run_at has passed cannot resume. */
+  readonly reason: "stale_object" | "execution_in_progress" | "run_at_passed"
 }

@@ -31,8 +31,12 @@ export const ScheduleEvent = Schema.Union([
     inputId: Schema.String
   }),
   Schema.Struct({ type: Schema.Literal("schedule.pause"), at: Schema.Number }),
-  /** `nextRunAt`: the next future occurrence from now (dated by the domain). */
-  Schema.Struct({ type: Schema.Literal("schedule.resume"), at: Schema.Number, nextRunAt: Schema.Number }),
+  /** `nextRunAt`: the next future occurrence from now (dated by the domain); null: a one-time rule expired. */
+  Schema.Struct({
+    type: Schema.Literal("schedule.resume"),
+    at: Schema.Number,
+    nextRunAt: Schema.NullOr(Schema.Number)
+  }),
   Schema.Struct({ type: Schema.Literal("schedule.cancel"), at: Schema.Number }),
   /**
    * PATCH with the presented lock_version: `changes` are the row's replaced members (name, prompt,

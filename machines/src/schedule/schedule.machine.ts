@@ -66,6 +66,8 @@ const scheduleSetup = setup({
     last: ({ event }) => event.type === "schedule.due" && event.nextRunAt === null,
     busy: ({ context }) => context.unfinished !== null,
     stale: ({ context, event }) => event.type === "schedule.edit" && event.lockVersion !== context.lockVersion,
+    /** A resume with no future occurrence: a one-time rule whose run_at has passed. */
+    expired: ({ event }) => event.type === "schedule.resume" && event.nextRunAt === null,
     settles: ({ context, event }) => event.type === "execution.settled" && event.inputId === context.unfinished
   }
 })
@@ -225,15 +227,18 @@ export const scheduleMachine = scheduleSetup.createMachine({
       meta: { waitsOn: "a member (resume, run, edit or cancel)" },
       on: {
         ...live("paused"),
-        "schedule.resume": {
-          target: "active",
-          actions: step<"schedule.resume">((draft, event) => {
-            draft.context.lockVersion += 1
-            draft.context.nextRunAt = event.nextRunAt
-            draft.clock(event.at)
-            record(draft, "active")
-          })
-        }
+        "schedule.resume": [
+          { guard: "expired", actions: refuse("run_at_passed") },
+          {
+            target: "active",
+            actions: step<"schedule.resume">((draft, event) => {
+              draft.context.lockVersion += 1
+              draft.context.nextRunAt = event.nextRunAt
+              draft.clock(event.at)
+              record(draft, "active")
+            })
+          }
+        ]
       }
     },
     canceled: { type: "final" },

@@ -391,6 +391,46 @@ describe("inputs and the drain", () => {
     ])
   })
 
+  it("an input's fallback_models replaces the answerer's list: [] asks for no fallback, absent keeps the answerer's", async () => {
+    await server.run(
+      Effect.flatMap(
+        SqlClient,
+        (
+          sql
+        ) => sql`UPDATE users SET configuration = COALESCE(configuration, '{}'::jsonb) || ${JSON.stringify({ fallback_models: ["local/script"] })}::jsonb
+                     WHERE public_id = ${agent.publicId}`
+      )
+    )
+    const id = await createConversation()
+    const none = await input(id, {
+      kind: "direct_reply",
+      text: "a",
+      model: { model: "local/echo" },
+      fallback_models: []
+    })
+    const kept = await input(id, { kind: "direct_reply", text: "b", model: { model: "local/echo" } })
+    await settled(id, 2)
+    const plans = await server.run(
+      Effect.flatMap(
+        SqlClient,
+        (sql) => sql<{ event: { input: { inputId: string; reply: { fallbackModel: string | null } } } }>`
+          SELECT event FROM actor_journal
+          WHERE kind = 'conversation' AND actor_id = ${id}::uuid AND event_type = 'input.accept' ORDER BY id`
+      )
+    )
+    const fallbackOf = (inputId: string) =>
+      plans.find((row) => row.event.input.inputId === inputId)?.event.input.reply.fallbackModel
+    expect(fallbackOf(none.body.input.public_id)).toBeNull()
+    expect(fallbackOf(kept.body.input.public_id)).toBe("local/script")
+    await server.run(
+      Effect.flatMap(
+        SqlClient,
+        (sql) =>
+          sql`UPDATE users SET configuration = configuration - 'fallback_models' WHERE public_id = ${agent.publicId}`
+      )
+    )
+  })
+
   it("Input | pending | drain | cannot be served → blocked author_not_authorized when its author is no longer active", async () => {
     const room = (await as(sibling, "POST", "/workspaces", { workspace: { name: "own room" } }, key())).body.workspace
       .public_id

@@ -14,6 +14,7 @@ import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { apiToken } from "../../support/people.ts"
 import { waitForRun } from "../../support/runs.ts"
+import { executionsOf, waitForSteps } from "../../support/schedules.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -156,5 +157,103 @@ describe("Budget transitions", () => {
     expect(done.result.usage.cost_unit).toBe("USD")
     expect(await totals(budget.public_id)).toEqual({ credited: "1", debited: "0" })
     expect((await ledger(budget.public_id)).map((entry) => entry.kind)).toEqual(["credit"])
+  })
+})
+
+describe("settlement for every kind of work", () => {
+  it("a conversation reply and a run's model task debit the payer's budget, their usage in the account's unit", async () => {
+    const budget = await openBudget(server, owner, agent.publicId, "5")
+    const made = await call("POST", "/conversations", { conversation: {} })
+    const conversation = made.body.conversation.public_id as string
+    await call("POST", `/conversations/${conversation}/inputs`, {
+      input: { kind: "direct_reply", text: "hello there", model: { model: "local/echo" } }
+    })
+    const turns = async () => (await call("GET", `/conversations/${conversation}/turns?limit=10`)).body.turns as any[]
+    await waitForConversation(server, conversation, async () => (await turns()).at(-1)?.status === "completed")
+    const reply = (await turns()).at(-1).active_variant.usage
+    expect(reply).toMatchObject({ cost_unit: "USD", cost_complete: true })
+    const shown = (await call("GET", `/conversations/${conversation}`)).body.conversation
+    expect(shown.usage_summary).toMatchObject({ cost_amount: reply.cost_amount, cost_unit: "USD" })
+
+    const created = await call("POST", "/runs", {
+      run: { approval_mode: "bypass", steps: [{ model: { prompt: "hello run", model: { model: "local/echo" } } }] }
+    })
+    const run = created.body.run.public_id as string
+    await call("POST", `/runs/${run}/start`)
+    const task = async () => (await call("GET", `/runs/${run}/tasks/s1-model-1`)).body.task
+    await waitForRun(server, run, async () => (await task()).status === "completed")
+    const round = (await task()).usage
+    expect(round).toMatchObject({ cost_unit: "USD", cost_complete: true })
+
+    expect((await ledger(budget.public_id)).slice(1)).toEqual([
+      expect.objectContaining({
+        kind: "debit",
+        reason: "usage",
+        operation_key: `usage:${reply.usage_record_public_id}`
+      }),
+      expect.objectContaining({
+        kind: "debit",
+        reason: "usage",
+        operation_key: `usage:${round.usage_record_public_id}`
+      })
+    ])
+  })
+
+  it("a schedule's child is paid by the schedule's creator", async () => {
+    const [budget] = await server.run(
+      Effect.flatMap(
+        SqlClient,
+        (sql) => sql<{ public_id: string }>`
+          SELECT b.public_id FROM budgets b JOIN users u ON u.id = b.user_id
+          WHERE u.public_id = ${agent.publicId} AND b.revoked_at IS NULL`
+      )
+    )
+    const before = (await ledger(budget!.public_id)).length
+    const made = await call("POST", "/conversations", { conversation: {} })
+    const parent = made.body.conversation.public_id as string
+    const schedule = await call("POST", `/conversations/${parent}/schedules`, {
+      schedule: {
+        prompt: "Ping",
+        rule: { kind: "once", run_at: new Date(Date.now() + 3_600_000).toISOString() },
+        model: { model: "local/echo" }
+      }
+    })
+    expect(schedule.status).toBe(201)
+    const id = schedule.body.schedule.public_id as string
+    expect((await call("POST", `/conversations/${parent}/schedules/${id}/run`)).status).toBe(200)
+    await waitForSteps(server, async () => (await executionsOf(server, id))[0]?.turn_status === "completed")
+    const written = (await ledger(budget!.public_id)).slice(before)
+    expect(written.map((entry) => [entry.kind, entry.reason])).toContainEqual(["debit", "usage"])
+  })
+
+  it("a run-backed reply (a hosted answerer) is paid by the input's author, not the answerer", async () => {
+    const [budget] = await server.run(
+      Effect.flatMap(
+        SqlClient,
+        (sql) => sql<{ public_id: string }>`
+          SELECT b.public_id FROM budgets b JOIN users u ON u.id = b.user_id
+          WHERE u.public_id = ${agent.publicId} AND b.revoked_at IS NULL`
+      )
+    )
+    const before = (await ledger(budget!.public_id)).length
+    const named = await request(server.baseUrl, "PUT", "/agent_api/v1/profile/agents/hosted-answerer", {
+      headers: bearer(agent.token),
+      body: {
+        scope: "instance",
+        description: "Answers through a hosted run",
+        configuration: { approval_mode: "bypass", default_model: "local/echo", kernel_tools: ["svc.human.ask"] }
+      }
+    })
+    expect([200, 201]).toContain(named.status)
+    const made = await call("POST", "/conversations", { conversation: {} })
+    const conversation = made.body.conversation.public_id as string
+    const accepted = await call("POST", `/conversations/${conversation}/inputs`, {
+      input: { kind: "direct_reply", text: "hello hosted", answering_user_public_id: named.body.agent.public_id }
+    })
+    expect(accepted.status).toBe(202)
+    const turns = async () => (await call("GET", `/conversations/${conversation}/turns?limit=10`)).body.turns as any[]
+    await waitForConversation(server, conversation, async () => (await turns()).at(-1)?.status === "completed")
+    const written = (await ledger(budget!.public_id)).slice(before)
+    expect(written.map((entry) => [entry.kind, entry.reason])).toEqual([["debit", "usage"]])
   })
 })

@@ -174,6 +174,8 @@ describe("open", () => {
     const bad = [
       window("2033-01-01T00:00:00Z", "2033-01-01T00:00:00Z"),
       window("yesterday", null),
+      window("2033-02-30T00:00:00Z", null),
+      window("2033-01-01T00:00:00Z", "2033-01-01T24:00:00Z"),
       { budget: { amount: "1", starts_at: "2033-01-01T00:00:00Z", expires_at: null, reason: "" } },
       { budget: { amount: "1", starts_at: "2033-01-01T00:00:00Z", expires_at: null, reason: "x".repeat(256) } }
     ]
@@ -323,6 +325,46 @@ describe("adjust and revoke", () => {
     const otherTarget = await adjustBudget(server, owner, ownerId, mine.body.budget.public_id, "credit", "2", key)
     expect(otherTarget.status).toBe(409)
     expect(otherTarget.body.error.code).toBe("idempotency_envelope_mismatch")
+  })
+
+  it("a key another administrator used on the same budget with another body is 409 idempotency_envelope_mismatch", async () => {
+    const opened = await budgetWrite(
+      server,
+      owner,
+      "POST",
+      budgetsOf(memberId),
+      window("2040-01-01T00:00:00Z", "2040-06-01T00:00:00Z")
+    )
+    const id = opened.body.budget.public_id
+    const key = randomUUID()
+    expect((await adjustBudget(server, admin, memberId, id, "credit", "2", key)).status).toBe(200)
+    const other = await adjustBudget(server, owner, memberId, id, "debit", "3", key)
+    expect(other.status).toBe(409)
+    expect(other.body.error.code).toBe("idempotency_envelope_mismatch")
+    const same = await adjustBudget(server, owner, memberId, id, "credit", "2", key)
+    expect(same.status).toBe(200)
+    expect(same.body.budget).toMatchObject({ credited_amount: "12", debited_amount: "0" })
+    expect(same.body.entry).toMatchObject({ sequence: 2, kind: "credit", amount: "2", operation_key: key })
+  })
+
+  it("a write retried after its receipt was lost (a crash after the commit) answers the original", async () => {
+    const forget = (key: string) => sql((s) => s`DELETE FROM idempotency_receipts WHERE key = ${key} RETURNING id`)
+    const body = window("2041-01-01T00:00:00Z", "2041-06-01T00:00:00Z", "7")
+    const key = randomUUID()
+    const opened = await budgetWrite(server, owner, "POST", budgetsOf(memberId), body, key)
+    expect(opened.status).toBe(201)
+    await forget(key)
+    const reopened = await budgetWrite(server, owner, "POST", budgetsOf(memberId), body, key)
+    expect(reopened.status).toBe(201)
+    expect(reopened.body).toEqual(opened.body)
+    const path = `${budgetsOf(memberId)}/${opened.body.budget.public_id}/revocation`
+    const revocationKey = randomUUID()
+    const revoked = await budgetWrite(server, owner, "POST", path, { revocation: { reason: "done" } }, revocationKey)
+    expect(revoked.status).toBe(200)
+    await forget(revocationKey)
+    const again = await budgetWrite(server, owner, "POST", path, { revocation: { reason: "done" } }, revocationKey)
+    expect(again.status).toBe(200)
+    expect(again.body).toEqual(revoked.body)
   })
 
   it("concurrent debits never overdraw the headroom", async () => {

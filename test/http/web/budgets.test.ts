@@ -4,12 +4,14 @@
 import type { Page } from "playwright-core"
 import { expect, it } from "vitest"
 import { serverBesideChromium } from "../../support/browser-pages.ts"
-import { createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
+import { createHuman, createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 
 let memberId: string
+const adminCredentials = { email: "admin@example.com", password: "admin password" }
 
 const file = serverBesideChromium(async (server) => {
   await createOwner(server)
+  await createHuman(server, { ...adminCredentials, displayName: "Ada Admin", role: "admin" })
   memberId = (await createMember(server)).public_id
 })
 
@@ -69,6 +71,39 @@ it("an owner sets the unit, opens, credits, debits and revokes a member's budget
   await submit(page, `${budget} form[action$='/revoke'] button`)
   expect(await page.textContent(`${budget} .state`)).toBe("revoked")
   expect(await page.$(`${budget} form[action$='/revoke']`)).toBeNull()
+  await finish()
+})
+
+it("an admin opens a budget; a form without its CSRF token or outside the grammar is refused on the page", async () => {
+  const { page, finish } = await file.openPage()
+  expect((await signIn(page, adminCredentials)).status()).toBe(200)
+  const user = `section[data-user="${memberId}"]`
+  await page.click(`${user} details summary`)
+  const open = `${user} details form`
+  await page.fill(`${open} input[name=starts_at]`, "2040-02-30T00:00:00Z")
+  await page.fill(`${open} input[name=amount]`, "5")
+  await page.fill(`${open} input[name=reason]`, "admin")
+  const [refused] = await Promise.all([page.waitForNavigation(), page.click(`${open} button`)])
+  expect(refused?.status()).toBe(422)
+  expect(await page.textContent("[role=alert]")).toContain("starts_at")
+
+  await page.click(`${user} details summary`)
+  await page.fill(`${open} input[name=amount]`, "5")
+  await page.fill(`${open} input[name=reason]`, "admin")
+  await page.$eval(`${open} input[name=csrf_token]`, (field) => field.remove())
+  const [forged] = await Promise.all([page.waitForNavigation(), page.click(`${open} button`)])
+  expect(forged?.status()).toBe(403)
+  expect(await page.textContent("[role=alert]")).toContain("expired")
+
+  await page.goto(`${file.server.baseUrl}/budgets`)
+  await page.click(`${user} details summary`)
+  await page.fill(`${open} input[name=starts_at]`, "2040-01-01T00:00:00Z")
+  await page.fill(`${open} input[name=amount]`, "5")
+  await page.fill(`${open} input[name=reason]`, "admin")
+  await submit(page, `${open} button`)
+  expect(
+    await page.$$eval(`${user} section[data-budget] .credited`, (cells) => cells.map((cell) => cell.textContent))
+  ).toEqual(["25.500000000000000001", "5"])
   await finish()
 })
 

@@ -20,6 +20,17 @@ export const admit = (payerId: bigint, at: Date) =>
     return budget
   })
 
+/**
+ * The payer of a run's rounds: its creator, or for a run hosted by a conversation (a run-backed
+ * reply, created by the answerer) the author of the input its turn answers, as a direct reply's.
+ */
+export const runPayer = (run: { readonly creator_id: bigint; readonly turn_public_id: string | null }) =>
+  Effect.gen(function* () {
+    const turn = run.turn_public_id
+    if (turn === null) return run.creator_id
+    return (yield* (yield* BudgetsRepository.make).hostedPayer(turn)) ?? run.creator_id
+  })
+
 /** Whether the payer's work would be refused now (a conversation input then blocks). */
 export const refused = (payerId: bigint, at: Date) =>
   Effect.match(admit(payerId, at), { onFailure: () => true, onSuccess: () => false })

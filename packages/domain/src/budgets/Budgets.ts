@@ -11,7 +11,14 @@ import { now } from "../kernel/Now.ts"
 import { Absent, type BadParameter, Invalid, type NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import { headroom, renderAmount } from "./Amounts.ts"
 import { administrable, administrator } from "./Gate.ts"
-import { adjustMembers, costUnitOf, openMembers, revocationReason } from "./Members.ts"
+import {
+  type AdjustMembers,
+  adjustMembers,
+  costUnitOf,
+  type OpenMembers,
+  openMembers,
+  revocationReason
+} from "./Members.ts"
 
 /** The budget projection (spec "Budget"). */
 export interface BudgetView {
@@ -48,6 +55,27 @@ export const budgetView = (row: BudgetRow): BudgetView => ({
 
 export const entryView = (row: EntryRow): EntryView => ({ ...row, amount: renderAmount(row.amount) })
 
+/** Whether an entry is the write `members` asks for (amounts compared as rendered). */
+const sameWrite = (entry: EntryView, members: AdjustMembers) =>
+  entry.kind === members.kind && entry.amount === members.amount && entry.reason === members.reason
+
+/** Whether a budget opened under a key is the opening `members` asks for. */
+const sameOpening = (
+  budget: BudgetRow & { readonly opening_amount: string; readonly opening_reason: string },
+  members: OpenMembers
+) =>
+  renderAmount(budget.opening_amount) === members.amount &&
+  budget.opening_reason === members.reason &&
+  budget.starts_at.getTime() === members.startsAt.getTime() &&
+  (budget.expires_at?.getTime() ?? null) === (members.expiresAt?.getTime() ?? null)
+
+/** The key names another write than this one (a retry's receipt lost, or another caller's key). */
+const keyNamesAnother = () =>
+  new StateConflict({
+    code: "idempotency_envelope_mismatch",
+    message: "This Idempotency-Key already names another write of this budget"
+  })
+
 /** One user as the budget pages show it: its budgets, each with its ledger. */
 export interface UserBudgets {
   readonly user: { readonly public_id: string; readonly kind: "human" | "agent"; readonly display_name: string }
@@ -79,11 +107,13 @@ export class Budgets extends Context.Service<
       body: unknown,
       operationKey: string
     ) => Effect.Effect<{ readonly budget: BudgetView; readonly entry: EntryView }, Refused>
+    /** Revokes the budget under `operationKey`; a revocation made under it is answered again. */
     readonly revoke: (
       actorId: bigint,
       userPublicId: string,
       budgetPublicId: string,
-      body: unknown
+      body: unknown,
+      operationKey: string
     ) => Effect.Effect<BudgetView, Refused>
     /** Every user the actor administers, with budgets and ledgers; and the account's unit. */
     readonly overview: (
@@ -141,6 +171,12 @@ export class Budgets extends Context.Service<
             const members = yield* openMembers(body)
             const at = yield* now
             yield* budgets.lockUser(target.id)
+            // A retry whose receipt was lost (or another administrator's key) finds its budget.
+            const earlier = yield* budgets.openedUnder(target.id, operationKey)
+            if (earlier !== undefined) {
+              if (!sameOpening(earlier, members)) return yield* keyNamesAnother()
+              return budgetView(earlier)
+            }
             if (yield* budgets.hasOverlap(target.id, members.startsAt, members.expiresAt)) {
               return yield* new StateConflict({
                 code: "budget_window_overlap",
@@ -183,6 +219,9 @@ export class Budgets extends Context.Service<
             const budget = yield* budgetOf(target.id, budgetPublicId)
             const members = yield* adjustMembers(body)
             const earlier = yield* budgets.findEntry(budget.id, operationKey)
+            // The key already names an entry (a retry whose receipt was lost, or another
+            // administrator's key): answered again only when it is this very write.
+            if (earlier !== undefined && !sameWrite(entryView(earlier), members)) return yield* keyNamesAnother()
             const entry =
               earlier ??
               (yield* budgets.write({
@@ -208,7 +247,13 @@ export class Budgets extends Context.Service<
           }).pipe(sql.withTransaction)
         )
 
-      const revoke = (actorId: bigint, userPublicId: string, budgetPublicId: string, body: unknown) =>
+      const revoke = (
+        actorId: bigint,
+        userPublicId: string,
+        budgetPublicId: string,
+        body: unknown,
+        operationKey: string
+      ) =>
         db(
           Effect.gen(function* () {
             const budgets = yield* repository
@@ -216,7 +261,11 @@ export class Budgets extends Context.Service<
             const target = yield* administrable(actor, userPublicId)
             const budget = yield* budgetOf(target.id, budgetPublicId)
             const reason = yield* revocationReason(body)
-            if (!(yield* budgets.revokeBudget(budget.id, reason, yield* now))) {
+            // A retry whose receipt was lost answers the revocation it made.
+            if (budget.revocation_key === operationKey && budget.revocation_reason === reason) {
+              return budgetView(budget)
+            }
+            if (!(yield* budgets.revokeBudget(budget.id, reason, operationKey, yield* now))) {
               return yield* new StateConflict({ code: "budget_already_revoked", message: "The budget is revoked" })
             }
             return budgetView(yield* budgets.budgetById(budget.id))

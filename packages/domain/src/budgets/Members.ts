@@ -1,6 +1,7 @@
 // The members of budget writes (supplement "Budgets"), judged after the gate: a wrapper or member
 // that is absent is parameter_missing; one present but outside its grammar is validation_failed
 // (amounts as JSON strings only, reasons 1–255 characters, windows with expires_at after starts_at).
+import { Temporal } from "@js-temporal/polyfill"
 import { Effect } from "effect"
 import { isObject } from "../kernel/Json.ts"
 import { BadParameter, Invalid } from "../kernel/Refusals.ts"
@@ -35,12 +36,15 @@ export const reasonText = (value: unknown, path: string) =>
 export const reasonOf = (members: Readonly<Record<string, unknown>>, path: string) =>
   Effect.flatMap(present(members, "reason", path), (value) => reasonText(value, path))
 
-const instantOf = (value: unknown, path: string) => {
-  const at = typeof value === "string" && instant.test(value) ? new Date(value) : undefined
-  return at === undefined || Number.isNaN(at.getTime())
-    ? Effect.fail(invalid(path, "must be an RFC 3339 date-time"))
-    : Effect.succeed(at)
-}
+/** An RFC 3339 date-time that names a real instant (Temporal refuses 02-30 and 24:00; `Date` rolls them over). */
+const instantOf = (value: unknown, path: string) =>
+  Effect.try({
+    try: () => {
+      if (typeof value !== "string" || !instant.test(value)) throw new RangeError(path)
+      return new Date(Temporal.Instant.from(value).epochMilliseconds)
+    },
+    catch: () => invalid(path, "must be an RFC 3339 date-time")
+  })
 
 export interface OpenMembers {
   readonly amount: string

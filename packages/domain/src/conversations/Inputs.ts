@@ -252,7 +252,9 @@ export class Inputs extends Context.Service<
           const model = stored
             ? (submitted ?? defaultModel ?? row.last_reply_model)
             : (defaultModel ?? addresseeLast ?? row.last_reply_model ?? submitted)
-          const fallback = members.fallback_models?.[0] ?? configuration?.fallback_models?.[0] ?? null
+          // The input's list replaces the answerer's ([] asks for no fallback); absent or null keeps it.
+          const fallbacks = members.fallback_models ?? configuration?.fallback_models ?? []
+          const fallback = fallbacks[0] ?? null
           return {
             model,
             modelKnown: serves(model),

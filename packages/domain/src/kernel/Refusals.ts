@@ -103,7 +103,8 @@ export class StateConflict extends Schema.TaggedError<StateConflict>()(
     "cost_unit_conflict",
     "budget_window_overlap",
     "budget_insufficient_headroom",
-    "budget_already_revoked"
+    "budget_already_revoked",
+    "idempotency_envelope_mismatch"
   ])
 ) {}
 

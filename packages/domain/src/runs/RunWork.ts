@@ -17,7 +17,7 @@ import { PromptDocumentsRepository } from "@troupe/storage/repositories/PromptDo
 import { RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
 import { type FunctionTool, renderConfiguration } from "../agents/AgentConfiguration.ts"
-import { accountCostUnit, admit, recordAdmission } from "../budgets/Admission.ts"
+import { accountCostUnit, admit, recordAdmission, runPayer } from "../budgets/Admission.ts"
 import { promptSlots } from "../conversations/Replies.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
@@ -241,7 +241,7 @@ export const makeRunWork = (
         const asker = { userId: row.creator_id, find: () => Effect.undefined, standingFallbacks: [] }
         const judged = yield* judgeCreate(catalog, members, asker, false).pipe(Effect.orDie)
         const at = yield* now
-        const admission = yield* admit(row.creator_id, at).pipe(
+        const admission = yield* admit(yield* runPayer(row), at).pipe(
           Effect.map((budget) => ({ budget })),
           Effect.catchTag("Invalid", (refusal) => Effect.succeed({ refused: refusal.code }))
         )

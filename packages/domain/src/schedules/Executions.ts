@@ -130,7 +130,8 @@ export const makeScheduleWork = (catalog: ModelCatalog["Service"], conversation:
         const configuration = answerer.kind === "agent" ? renderConfiguration(answerer.configuration) : undefined
         const asked = typeof policy.model?.model === "string" ? policy.model.model : null
         const model = asked ?? configuration?.default_model ?? parent.last_reply_model
-        const fallback = policy.fallback_models?.[0] ?? configuration?.fallback_models?.[0] ?? null
+        // The schedule's list ([] disables the fallback), else (null) the answerer's standing list.
+        const fallback = (policy.fallback_models ?? configuration?.fallback_models)?.[0] ?? null
         const stored = Object.fromEntries(
           storedReplyMembers.filter((name) => policy[name] !== null).map((name) => [name, policy[name]])
         )

@@ -25,7 +25,7 @@ export interface StoredPolicy {
   readonly fallback_models: ReadonlyArray<string> | null
 }
 
-export const emptyPolicy: StoredPolicy = {
+const emptyPolicy: StoredPolicy = {
   answering_user_id: null,
   answering_user_public_id: null,
   speaker_id: null,
@@ -64,19 +64,24 @@ export const judgePrompt = (value: unknown) =>
       ? Effect.fail(new TooLarge({ code: "content_too_large", message: "prompt is over 1 MiB" }))
       : Effect.succeed(value)
 
+/** The model members an edit may send alone (the intent then stays). */
+const reasoningControls = new Set(["reasoning_enabled", "reasoning_effort"])
+
 /**
- * The policy members given in `members`, judged and merged over `base` (creation: the empty
- * policy; an edit: the stored one, whose omitted members keep their values).
+ * The policy members given in `members`, judged and merged over `stored` (creation: null, the
+ * empty policy; an edit: the stored one, whose omitted members keep their values).
  */
 export const judgePolicy = (
   caller: Caller,
   standing: Standing,
   members: Members,
-  base: StoredPolicy,
+  stored: StoredPolicy | null,
   services: { readonly conversations: Conversations["Service"]; readonly catalog: ModelCatalog["Service"] }
 ) =>
   Effect.gen(function* () {
     const { conversations, catalog } = services
+    const editing = stored !== null
+    const base = stored ?? emptyPolicy
     let policy: StoredPolicy = base
     const answerer = members.answering_user_public_id
     if (answerer === null) policy = { ...policy, answering_user_id: null, answering_user_public_id: null }
@@ -146,15 +151,12 @@ export const judgePolicy = (
       if (value === null) policy = { ...policy, model: null }
       else {
         if (!isObject(value)) return yield* invalid("model must be an object")
-        // An edit with only reasoning controls keeps the model it had.
-        const ref = value.model ?? base.model?.model
-        if (typeof ref !== "string" || catalog.find(ref) === undefined) {
+        // An edit with only reasoning controls keeps the intent it had: its model, or none chosen.
+        const reasoningOnly = editing && Object.keys(value).every((name) => reasoningControls.has(name))
+        const merged: Readonly<Record<string, unknown>> = reasoningOnly ? { ...(base.model ?? {}), ...value } : value
+        const ref = merged.model
+        if ((ref !== undefined || !reasoningOnly) && (typeof ref !== "string" || catalog.find(ref) === undefined)) {
           return yield* invalid("model: model is not a model of the catalog")
-        }
-        const merged: Readonly<Record<string, unknown>> = {
-          ...(value.model === undefined ? (base.model ?? {}) : {}),
-          ...value,
-          model: ref
         }
         if (merged.reasoning_enabled !== undefined && typeof merged.reasoning_enabled !== "boolean") {
           return yield* invalid("model.reasoning_enabled must be a boolean")

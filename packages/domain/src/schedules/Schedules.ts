@@ -19,15 +19,7 @@ import { Absent, BadParameter, Invalid, Stale, StateConflict, type TooLarge } fr
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { ScheduleDefinition } from "./Executions.ts"
-import {
-  emptyPolicy,
-  judgeName,
-  judgePolicy,
-  judgePrompt,
-  judgeSource,
-  type Members,
-  type StoredPolicy
-} from "./Policy.ts"
+import { judgeName, judgePolicy, judgePrompt, judgeSource, type Members, type StoredPolicy } from "./Policy.ts"
 import { isRuleFault, judgeRule, nextAfter, type Rule } from "./Rules.ts"
 import { type ExecutionView, executionView, type ScheduleView, scheduleView } from "./Views.ts"
 
@@ -156,9 +148,20 @@ export class Schedules extends Context.Service<
         Effect.gen(function* () {
           const outcome = yield* actors.send(row.public_id, event).pipe(Effect.orDie)
           if (outcome._tag === "Vetoed") {
-            return yield* outcome.reason === "stale_object"
-              ? new Stale({ code: "stale_object", message: "expected_lock_version is not the schedule's" })
-              : new StateConflict({ code: "execution_in_progress", message: "An execution is unfinished" })
+            switch (outcome.reason) {
+              case "stale_object":
+                return yield* new Stale({
+                  code: "stale_object",
+                  message: "expected_lock_version is not the schedule's"
+                })
+              case "run_at_passed":
+                return yield* new Invalid({ code: "validation_failed", message: "rule.run_at has passed" })
+              default:
+                return yield* new StateConflict({
+                  code: "execution_in_progress",
+                  message: "An execution is unfinished"
+                })
+            }
           }
           if (outcome._tag === "Rejected") {
             const canceledAgain = outcome.state === "canceled" && event.type === "schedule.cancel"
@@ -186,24 +189,34 @@ export class Schedules extends Context.Service<
           if (parts === undefined || (parts !== null && (parts[0] !== order || !isUuid(parts[1] ?? "")))) {
             return yield* badParameter("after is not a cursor of this listing")
           }
-          const rows = yield* db(
-            repository.listSchedules({ workspaceId, conversationId, order, after: parts?.[1] ?? null, limit })
-          )
-          const readable = rows.filter(
-            (row) =>
-              levelOf(
-                {
-                  creator_id: row.conversation_creator_id,
-                  answerer_id: row.conversation_answerer_id,
-                  access: row.conversation_access
-                },
-                caller
-              ) !== "none"
-          )
-          const last = rows.at(-1)
+          const readable = (row: ScheduleRow) =>
+            levelOf(
+              {
+                creator_id: row.conversation_creator_id,
+                answerer_id: row.conversation_answerer_id,
+                access: row.conversation_access
+              },
+              caller
+            ) !== "none"
+          // Rows of unreadable conversations are passed over: batches are read until the page is full.
+          const page: Array<ScheduleRow> = []
+          let after = parts?.[1] ?? null
+          let more = true
+          while (more && page.length < limit) {
+            const rows = yield* db(repository.listSchedules({ workspaceId, conversationId, order, after, limit }))
+            more = rows.length === limit
+            for (const [index, row] of rows.entries()) {
+              after = row.public_id
+              if (readable(row)) page.push(row)
+              if (page.length === limit) {
+                more ||= index < rows.length - 1
+                break
+              }
+            }
+          }
           return {
-            schedules: yield* Effect.forEach(readable, viewOf),
-            nextAfter: last === undefined || rows.length < limit ? null : cursorOf([order, last.public_id])
+            schedules: yield* Effect.forEach(page, viewOf),
+            nextAfter: more && after !== null ? cursorOf([order, after]) : null
           }
         })
 
@@ -229,7 +242,7 @@ export class Schedules extends Context.Service<
             const at = yield* now
             const rule = yield* ruleOf(members.rule, at)
             const source = yield* judgeSource(members)
-            const policy = yield* judgePolicy(caller, target, members, emptyPolicy, { conversations, catalog })
+            const policy = yield* judgePolicy(caller, target, members, null, { conversations, catalog })
             const nextRunAt = nextAfter(rule, at.getTime())!
             const publicId = newPublicId()
             yield* db(
@@ -322,14 +335,9 @@ export class Schedules extends Context.Service<
                 return yield* send(row, { type: "schedule.pause", at })
               case "cancel":
                 return yield* send(row, { type: "schedule.cancel", at })
-              case "resume": {
-                if (row.status !== "paused") return yield* send(row, { type: "schedule.resume", at, nextRunAt: at })
-                const next = nextAfter(row.rule as Rule, at)
-                if (next === null) {
-                  return yield* new Invalid({ code: "validation_failed", message: "rule.run_at has passed" })
-                }
-                return yield* send(row, { type: "schedule.resume", at, nextRunAt: next })
-              }
+              case "resume":
+                // The actor judges the expiry (null) in the state it is in when the event arrives.
+                return yield* send(row, { type: "schedule.resume", at, nextRunAt: nextAfter(row.rule as Rule, at) })
               case "run":
                 yield* unarchived(target)
                 return yield* send(row, { type: "schedule.run", at, childId: newPublicId(), inputId: newPublicId() })

@@ -25,8 +25,6 @@ export const executionStatus = (row: ExecutionRow): ExecutionStatus => {
   }
 }
 
-export const unfinished = (status: ExecutionStatus) => status === "queued" || status === "running"
-
 export const executionView = (row: ExecutionRow) => ({
   child_conversation_public_id: row.child_conversation_public_id,
   input_public_id: row.input_public_id,

@@ -1,6 +1,6 @@
 // Handlers of Platform: budgets (domain/budgets/Budgets.ts): the caller acts as the administrator;
 // the domain judges the gate, the members and the ledger, and its refusals answer by code. Open and
-// adjust name their entry by the request's Idempotency-Key.
+// adjust name their entry, and revocation the budget's revocation, by the request's Idempotency-Key.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { CurrentPlatformCaller } from "@troupe/contracts/platform/Caller"
 import { Budgets } from "@troupe/domain/budgets/Budgets"
@@ -34,9 +34,9 @@ export const BudgetsHandlers = HttpApiBuilder.group(
           budgets.adjust(actor, params.user_public_id, params.public_id, payload, headers["idempotency-key"])
         ).pipe(answerRefusals)
       )
-      .handle("revoke", ({ params, payload }) =>
+      .handle("revoke", ({ params, payload, headers }) =>
         Effect.flatMap(actorId, (actor) =>
-          budgets.revoke(actor, params.user_public_id, params.public_id, payload)
+          budgets.revoke(actor, params.user_public_id, params.public_id, payload, headers["idempotency-key"])
         ).pipe(
           Effect.map((budget) => ({ budget })),
           answerRefusals

@@ -2,7 +2,7 @@
 // humans, the live agents it stewards) with their budgets and ledgers at /budgets, and configures
 // the account's cost unit, opens, credits, debits and revokes there through CSRF-protected forms.
 // The forms say what the platform routes say (domain/budgets/Budgets.ts); each form carries its
-// own operation key, so a resubmitted adjustment writes its entry once.
+// own operation key, so a resubmitted form writes once.
 import { randomUUID } from "node:crypto"
 import { statusOfCode } from "@troupe/contracts/Errors"
 import { Budgets, type BudgetView, type EntryView, type UserBudgets } from "@troupe/domain/budgets/Budgets"
@@ -162,7 +162,11 @@ export const AdjustBudget = action("/budgets/users/:user/:budget/adjust", (budge
 )
 
 export const RevokeBudget = action("/budgets/users/:user/:budget/revoke", (budgets, humanId, params, fields) =>
-  budgets.revoke(humanId, text(params.user), text(params.budget), {
-    revocation: fields.reason === undefined || fields.reason === "" ? {} : { reason: fields.reason }
-  })
+  budgets.revoke(
+    humanId,
+    text(params.user),
+    text(params.budget),
+    { revocation: fields.reason === undefined || fields.reason === "" ? {} : { reason: fields.reason } },
+    text(fields.operation_key) || randomUUID()
+  )
 )

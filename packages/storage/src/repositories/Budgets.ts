@@ -20,6 +20,9 @@ export const BudgetRow = Schema.Struct({
   starts_at: Schema.Date,
   expires_at: Schema.NullOr(Schema.Date),
   revoked_at: Schema.NullOr(Schema.Date),
+  revocation_reason: Schema.NullOr(Schema.String),
+  /** The Idempotency-Key of the revocation, null until revoked. */
+  revocation_key: Schema.NullOr(Schema.String),
   created_at: Schema.Date
 })
 export type BudgetRow = typeof BudgetRow.Type
@@ -40,7 +43,7 @@ export type EntryRow = typeof EntryRow.Type
 /** The budget's columns (amounts as text, so numeric keeps every digit), with its user's public id. */
 const budgetColumns = `b.id, b.public_id, b.user_id, u.public_id AS user_public_id, b.cost_unit,
   b.credited_amount::text AS credited_amount, b.debited_amount::text AS debited_amount, b.entry_count,
-  b.starts_at, b.expires_at, b.revoked_at, b.created_at`
+  b.starts_at, b.expires_at, b.revoked_at, b.revocation_reason, b.revocation_key, b.created_at`
 
 const entryColumns = "sequence, kind, amount::text AS amount, reason, operation_key, created_at"
 
@@ -243,17 +246,36 @@ const write = Effect.fnUntraced(function* (entry: EntryWrite) {
 })
 
 const revoke = Rows.maybe("Budgets.revoke", {
-  Request: Schema.Struct({ id: Schema.BigInt, reason: Schema.NullOr(Schema.String), now: Schema.Date }),
+  Request: Schema.Struct({
+    id: Schema.BigInt,
+    reason: Schema.NullOr(Schema.String),
+    operationKey: Schema.String,
+    now: Schema.Date
+  }),
   Result: Schema.Struct({ id: Schema.BigInt }),
-  execute: ({ id, reason, now }, sql) => sql`
-    UPDATE budgets SET revoked_at = ${now}, revocation_reason = ${reason}, updated_at = ${now}
+  execute: ({ id, reason, operationKey, now }, sql) => sql`
+    UPDATE budgets SET revoked_at = ${now}, revocation_reason = ${reason}, revocation_key = ${operationKey},
+      updated_at = ${now}
     WHERE id = ${id} AND revoked_at IS NULL
     RETURNING id`
 })
 
-/** Revokes the budget; answers whether it did (false: it was already revoked). */
-const revokeBudget = (id: bigint, reason: string | null, now: Date) =>
-  Effect.map(revoke({ id, reason, now }), (row) => row !== undefined)
+/** Revokes the budget under `operationKey`; answers whether it did (false: it was already revoked). */
+const revokeBudget = (id: bigint, reason: string | null, operationKey: string, now: Date) =>
+  Effect.map(revoke({ id, reason, operationKey, now }), (row) => row !== undefined)
+
+const openedUnderKey = Rows.maybe("Budgets.openedUnder", {
+  Request: Schema.Struct({ userId: Schema.BigInt, operationKey: Schema.String }),
+  Result: Schema.Struct({ ...BudgetRow.fields, opening_amount: Schema.String, opening_reason: Schema.String }),
+  execute: ({ userId, operationKey }, sql) => sql`
+    SELECT ${sql.literal(budgetColumns)}, e.amount::text AS opening_amount, e.reason AS opening_reason
+    FROM budgets b JOIN users u ON u.id = b.user_id
+    JOIN budget_entries e ON e.budget_id = b.id AND e.sequence = 1
+    WHERE b.user_id = ${userId} AND e.operation_key = ${operationKey}`
+})
+
+/** The user's budget opened under `operationKey` (its entry 1's key), with that entry's amount and reason. */
+const openedUnder = (userId: bigint, operationKey: string) => openedUnderKey({ userId, operationKey })
 
 export const AdministrableUser = Schema.Struct({
   id: Schema.BigInt,
@@ -299,6 +321,24 @@ const admitting = Rows.maybe("Budgets.admittedBy", {
 /** The budget that admitted the inference request, if one did. */
 const admittedBy = (requestPublicId: string) => admitting({ requestPublicId })
 
+const hostedPayerOf = Rows.maybe("Budgets.hostedPayer", {
+  Request: Schema.Struct({ turnPublicId: Schema.String }),
+  Result: Schema.Struct({ payer_id: Schema.BigInt }),
+  execute: ({ turnPublicId }, sql) => sql`
+    SELECT COALESCE(i.author_id, c.creator_id) AS payer_id
+    FROM conversation_turns t JOIN conversations c ON c.id = t.conversation_id
+    LEFT JOIN conversation_inputs i
+      ON i.public_id = t.input_public_id OR (t.input_public_id IS NULL AND i.turn_public_id = t.public_id)
+    WHERE t.public_id = ${turnPublicId}::uuid
+    ORDER BY i.id NULLS LAST LIMIT 1`
+})
+
+/**
+ * Who pays for the work of a run answering the turn `turnPublicId`: the author of the input the
+ * turn answers, else the conversation's creator (a turn without an input, such as a regeneration).
+ */
+const hostedPayer = (turnPublicId: string) => Effect.map(hostedPayerOf({ turnPublicId }), (row) => row?.payer_id)
+
 export class BudgetsRepository extends Context.Service<BudgetsRepository>()("@troupe/storage/BudgetsRepository", {
   make: Effect.map(SqlClient, (sql) =>
     Rows.bind(sql, {
@@ -316,6 +356,8 @@ export class BudgetsRepository extends Context.Service<BudgetsRepository>()("@tr
       findEntry,
       write,
       revokeBudget,
+      openedUnder,
+      hostedPayer,
       recordAdmission,
       admittedBy
     })
