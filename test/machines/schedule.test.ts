@@ -121,7 +121,7 @@ describe("schedule machine", () => {
     expect(next.context.unfinished).toBe("input-3")
   })
 
-  it("a dispatch that could not open its child ends the execution and names why", () => {
+  it("a dispatch that could not open its child ends the execution, names why and no input it never created", () => {
     const [ran] = step(start()[0], { type: "schedule.run", at: t0, childId: "c", inputId: "i" })
     const [after, actions] = step(ran, {
       type: "execution.settled",
@@ -130,7 +130,11 @@ describe("schedule machine", () => {
       errorCode: "conversation_archived"
     })
     expect(after.context.unfinished).toBeNull()
-    expect(recorded(actions)).toMatchObject({ lastErrorCode: "conversation_archived" })
+    expect(recorded(actions)).toMatchObject({
+      lastErrorCode: "conversation_archived",
+      lastInputId: null,
+      lockVersion: ran.context.lockVersion + 1
+    })
   })
 
   it("an edit is fenced by lock_version; a new rule re-dates the clock of an active schedule", () => {

@@ -160,9 +160,13 @@ const edit = (status: ScheduleStatus) =>
 
 const settle = (status: ScheduleStatus) =>
   step<"execution.settled">((draft, event) => {
-    draft.context.unfinished = null
+    const { context } = draft
+    context.unfinished = null
     if (event.errorCode === undefined) return
-    draft.context.lastErrorCode = event.errorCode
+    // Nothing was opened: the projection names why, and no input it never created.
+    context.lockVersion += 1
+    context.lastErrorCode = event.errorCode
+    if (context.lastInputId === event.inputId) context.lastInputId = null
     record(draft, status)
   })
 
