@@ -1,14 +1,17 @@
 // `troupe updater --fake` as a child process on a temporary socket, a real server pointed at it
 // (SERVICE_DEPLOYMENT_SOCKET), and `troupe deployment status|check|upgrade` driving the server as
-// its owner (TROUPE_URL, TROUPE_TOKEN): the upgrade prints every phase as the stream brings it.
+// its owner (TROUPE_URL, TROUPE_TOKEN): the upgrade prints every phase as the stream brings it,
+// also across the server going away mid-upgrade; with --socket they ask the updater directly.
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { afterAll, beforeAll, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, it, vi } from "vitest"
+import { bearer, request } from "../support/http.ts"
 import { apiToken, createOwner } from "../support/people.ts"
 import { within } from "../support/processes.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
+import { openTcpRelay } from "../support/tcp-relay.ts"
 import { troupe } from "../support/troupe-process.ts"
 
 const launcher = resolve(import.meta.dirname, "../../packages/cli/bin/troupe.js")
@@ -103,6 +106,59 @@ it("troupe deployment status, check and upgrade drive the reference updater thro
 
   const after = await troupe(["deployment", "status"], env)
   expect(after.stdout).toContain("installed: 2601010000")
+})
+
+it("with --socket the command line asks the updater directly: no token, and the receipt's actor is null", async () => {
+  const upgrade = await troupe(["deployment", "upgrade", "--socket", updater.socket], {})
+  expect(upgrade.code, upgrade.stderr).toBe(0)
+  expect([...upgrade.stdout.matchAll(/^ {2}(\w+): done$/gm)].map((match) => match[1])).toHaveLength(9)
+  expect(upgrade.stdout).toMatch(/completed \(succeeded\)/)
+  const id = /\(upgrade ([0-9a-f-]{36})\)/.exec(upgrade.stdout)![1]!
+  const receipt = await request(server.baseUrl, "GET", `/api/v1/admin/deployment/upgrades/${id}`, {
+    headers: bearer(env.TROUPE_TOKEN!)
+  })
+  expect(receipt.body.upgrade).toMatchObject({ id, actor_public_id: null, status: "succeeded" })
+  const gone = await troupe(["deployment", "status", "--socket", join(directory, "absent.sock")], {})
+  expect(gone.code).toBe(1)
+  expect(gone.stderr.trim()).toMatch(/^troupe: updater_unavailable: /)
+})
+
+it("the upgrade's following waits out a server that goes away mid-upgrade and prints every phase once", async () => {
+  const slow = await startUpdater(directory, ["--phase-ms", "500"])
+  const { server: other, env: otherEnv } = await serverOn(slow)
+  const relay = await openTcpRelay()
+  relay.point(Number(new URL(other.baseUrl).port))
+  const receipt = async () =>
+    (await request(other.baseUrl, "GET", "/api/v1/admin/deployment", { headers: bearer(otherEnv.TROUPE_TOKEN!) })).body
+      .deployment.active_operation
+  try {
+    const upgrading = troupe(["deployment", "upgrade"], { ...otherEnv, TROUPE_URL: relay.baseUrl })
+    await vi.waitFor(async () => expect(await receipt()).not.toBeNull(), { timeout: 20_000, interval: 50 })
+    relay.point(undefined)
+    await vi.waitFor(async () => expect(["migrating", "activating", "resuming"]).toContain((await receipt())?.phase), {
+      timeout: 20_000,
+      interval: 50
+    })
+    relay.point(Number(new URL(other.baseUrl).port))
+    const upgrade = await upgrading
+    expect(upgrade.code, upgrade.stderr).toBe(0)
+    expect(upgrade.stdout).toMatch(/cannot reach .*; waiting for it\)\n(.|\n)*is back\)/)
+    expect([...upgrade.stdout.matchAll(/^ {2}(\w+): done$/gm)].map((match) => match[1])).toEqual([
+      "preparing",
+      "draining",
+      "stopping",
+      "backing_up",
+      "migrating",
+      "activating",
+      "resuming",
+      "verifying",
+      "completed"
+    ])
+  } finally {
+    await relay.close()
+    await other.close()
+    await slow.stop()
+  }
 })
 
 it("a refused request is one line and exit code 1", async () => {

@@ -1,7 +1,9 @@
 // The reference updater (troupe updater --fake) spoken to through the service's own client over
 // its socket, on a TestClock: the phases one per 200 ms, the latest 20 receipts kept (an older
-// one is not_found), the log window's byte bound with its cursor, and an Idempotency-Key replayed.
-import { mkdtemp, rm } from "node:fs/promises"
+// one is not_found), the log window's byte bound with its cursor, an Idempotency-Key replayed, and
+// its socket path (a stale socket replaced, any other file kept).
+import { spawnSync } from "node:child_process"
+import { lstat, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { it } from "@effect/vitest"
@@ -64,5 +66,24 @@ it.effect("replays a key's receipt and refuses a second upgrade while one runs",
     expect((yield* upgrade(key)).operation.id).toBe(accepted.id)
     const busy = yield* Effect.exit(upgrade())
     expect(Exit.isFailure(busy) && busy.cause.reasons[0]).toMatchObject({ error: { code: "upgrade_in_progress" } })
+  }).pipe(Effect.scoped)
+)
+
+it.effect("replaces a stale socket but refuses, and keeps, any other file at its path", () =>
+  Effect.gen(function* () {
+    const path = yield* socketPath
+    yield* Effect.promise(() => writeFile(path, "not a socket"))
+    const refused = yield* Effect.exit(Effect.scoped(serveReferenceUpdater(path)))
+    expect(Exit.isFailure(refused)).toBe(true)
+    expect(yield* Effect.promise(() => readFile(path, "utf8"))).toBe("not a socket")
+    yield* Effect.promise(() => rm(path))
+    // A stale socket, as a killed updater leaves it.
+    spawnSync(process.execPath, [
+      "-e",
+      `require("node:net").createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, "SIGKILL"))`
+    ])
+    expect((yield* Effect.promise(() => lstat(path))).isSocket()).toBe(true)
+    yield* serveReferenceUpdater(path)
+    expect((yield* makeUpdater(path).call("describe", {})).installed?.release).toBe("2512150000")
   }).pipe(Effect.scoped)
 )

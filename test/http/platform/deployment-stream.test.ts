@@ -2,7 +2,8 @@
 // server and the reference updater, read by a standard EventSource client (the `eventsource`
 // package): progress events with next_cursor as their id, the end after a terminal status, a
 // reconnect that resumes from Last-Event-ID, the query cursor's precedence, the authority rechecked
-// while the stream runs, and the window of ten observations one second apart.
+// while the stream runs, the window of ten observations one second apart, refusals before the
+// stream opens as envelopes, and an updater fault mid-stream as deployment.error.v1.
 import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { EventSource } from "eventsource"
@@ -160,6 +161,22 @@ describe("with the reference updater (200 ms a phase)", () => {
     expect(queried[0]!.data.entries.map((entry: { cursor: string }) => entry.cursor)).toEqual(["7", "8", "9"])
   })
 
+  it("a cursor the updater refuses is a 400 envelope before the stream opens, so an EventSource stops", async () => {
+    const id = await setup.upgrade()
+    const url = `${server.baseUrl}${base}/upgrades/${id}/stream`
+    for (const [query, headers] of [
+      ["?cursor=sideways", {}],
+      ["", { "last-event-id": "sideways" }]
+    ] as const) {
+      const response = await fetch(`${url}${query}`, { headers: { ...bearer(setup.owner), ...headers } })
+      expect(response.status).toBe(400)
+      expect(response.headers.get("cache-control")).toBe("no-store")
+      const body = (await response.json()) as { error: { code: string } }
+      expect(body.error.code).toBe("invalid_request")
+    }
+    await setup.settled(id)
+  })
+
   it("a dropped connection reconnects with Last-Event-ID and resumes after it", async () => {
     const relay = await openTcpRelay()
     relay.point(Number(new URL(server.baseUrl).port))
@@ -240,5 +257,29 @@ describe("a slow upgrade (1.5 s a phase)", () => {
     expect(events).toHaveLength(10)
     expect(events.every((event) => event.event === "deployment.progress.v1")).toBe(true)
     expect(events.at(-1)!.data.operation.status).toBe("running")
+  })
+})
+
+describe("an updater that goes away during the stream", () => {
+  let setup: Awaited<ReturnType<typeof setUp>>
+  beforeAll(async () => {
+    setup = await setUp({ phaseSpacing: Duration.millis(1500) })
+  })
+  afterAll(async () => {
+    await setup?.server.close()
+  })
+
+  it("ends the window with deployment.error.v1 updater_unavailable", async () => {
+    const id = await setup.upgrade()
+    const watched = watch(`${setup.server.baseUrl}${base}/upgrades/${id}/stream`, setup.owner)
+    await vi.waitFor(() => expect(watched.progress.length).toBeGreaterThan(0), { timeout: 10_000, interval: 20 })
+    await setup.updater.close()
+    await vi.waitFor(() => expect(watched.errors).toHaveLength(1), { timeout: 10_000, interval: 20 })
+    expect(watched.errors[0]).toMatchObject({ code: "updater_unavailable", operation_id: id })
+    // The client's reconnect is refused (503, an envelope): it gives up.
+    await vi.waitFor(() => expect(watched.source.readyState).toBe(EventSource.CLOSED), {
+      timeout: 10_000,
+      interval: 50
+    })
   })
 })

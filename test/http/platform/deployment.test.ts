@@ -1,12 +1,23 @@
 // Platform: deployment administration through the real server: the answers without
-// SERVICE_DEPLOYMENT_SOCKET, request validation, the gate, and the updater protocol against the
-// reference updater (troupe updater --fake) on a temporary socket: the whole upgrade, the
-// updater's codes passed through, and updater_unavailable once it is gone.
+// SERVICE_DEPLOYMENT_SOCKET, request validation, the gate and the platform credential rules, and
+// the updater protocol against the reference updater (troupe updater --fake) on a temporary
+// socket: the whole upgrade, the updater's codes passed through, and updater_unavailable once it
+// is gone.
 import { randomUUID } from "node:crypto"
+import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import { uuidv7 } from "uuidv7"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { bearer, request } from "../../support/http.ts"
-import { apiToken, createHuman, createMember, createOwner, memberCredentials } from "../../support/people.ts"
+import { signedIn as browserSignedIn, connectAgent } from "../../support/members.ts"
+import {
+  apiToken,
+  createHuman,
+  createMember,
+  createOwner,
+  memberCredentials,
+  ownerCredentials,
+  personalToken
+} from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { type ReferenceUpdaterProcess, startReferenceUpdater } from "../../support/updater.ts"
 
@@ -26,12 +37,16 @@ const phases = [
 interface Admin {
   readonly server: TestServer
   readonly owner: string
+  readonly ownerRow: UserRow
+  readonly ownerPublicId: string
 }
 
 const signedIn = async (server: TestServer): Promise<Admin> => {
-  await createOwner(server)
-  return { server, owner: await apiToken(server) }
+  const ownerRow = await createOwner(server)
+  return { server, owner: await apiToken(server), ownerRow, ownerPublicId: ownerRow.public_id }
 }
+
+const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 const call = (
   admin: Admin,
@@ -187,6 +202,44 @@ describe("without SERVICE_DEPLOYMENT_SOCKET", () => {
   })
 })
 
+describe('credentials (spec "Platform plane")', () => {
+  let admin: Admin
+  beforeAll(async () => {
+    admin = await signedIn(await startTestServer())
+  })
+  afterAll(() => admin?.server.close())
+
+  it("agent and member-plane credentials are 401; a platform personal token works", async () => {
+    const browser = await browserSignedIn(admin.server, ownerCredentials)
+    const agent = await connectAgent(admin.server, browser, "deployment-agent")
+    const memberPlane = await personalToken(admin.server, admin.ownerRow, "member")
+    const platform = await personalToken(admin.server, admin.ownerRow, "platform")
+    for (const path of [base, `${base}/upgrades/${uuidv7()}`, `${base}/upgrades/${uuidv7()}/stream`]) {
+      for (const token of [agent.token, memberPlane]) {
+        const refused = await call(admin, "GET", path, { token })
+        expectRefusal(refused, 401, "unauthorized")
+        expect(refused.headers.get("cache-control")).toBe("no-store")
+      }
+      expect((await call(admin, "GET", path, { token: platform })).status).toBe(path === base ? 200 : 404)
+    }
+  })
+
+  it("the browser cookie authorizes safe reads only; a present Authorization header is authoritative", async () => {
+    const browser = await browserSignedIn(admin.server, ownerCredentials)
+    expect((await browser.get(base)).status).toBe(200)
+    expect((await browser.get(`${base}/upgrades/${uuidv7()}/stream`)).status).toBe(404)
+    const posted = await fetch(`${admin.server.baseUrl}${base}/release_check`, {
+      method: "POST",
+      headers: { cookie: browser.cookieHeader }
+    })
+    expect(posted.status).toBe(401)
+    expect(posted.headers.get("cache-control")).toBe("no-store")
+    for (const path of [base, `${base}/upgrades/${uuidv7()}/stream`]) {
+      expect((await browser.get(path, { authorization: "Bearer sk-svc-session-v1-nope.nope" })).status).toBe(401)
+    }
+  })
+})
+
 describe("with the reference updater", () => {
   let updater: ReferenceUpdaterProcess
   let admin: Admin
@@ -237,7 +290,11 @@ describe("with the reference updater", () => {
     expect(accepted.status).toBe(202)
     const receipt = accepted.body.upgrade
     expect(receipt).toMatchObject({
+      id: expect.stringMatching(uuidV7),
       idempotency_key: key,
+      actor_public_id: admin.ownerPublicId,
+      accepted_at: expect.any(String),
+      updated_at: expect.any(String),
       target: candidate,
       previous: { release: "2512150000" },
       phase: "accepted",

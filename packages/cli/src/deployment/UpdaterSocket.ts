@@ -1,7 +1,7 @@
 // The reference updater's socket (`troupe updater --fake --socket PATH`): a Unix socket, 0600,
 // answering one JSON line request per connection with one JSON line (Protocol.ts), while the
 // scope lives; upgrades keep walking in that scope after their request is answered.
-import { chmod, rm } from "node:fs/promises"
+import { chmod, lstat, rm } from "node:fs/promises"
 import { createServer, type Server } from "node:net"
 import { type AnswerLine, maxAnswerBytes, RequestLine } from "@troupe/domain/deployment/Protocol"
 import { Effect, FiberSet, Schema } from "effect"
@@ -18,6 +18,21 @@ const listen = (server: Server, path: string) =>
 const close = (server: Server) =>
   Effect.callback<void>((resume) => {
     server.close(() => resume(Effect.void))
+  })
+
+/** Removes a stale socket left at `path`; anything else there is left alone and refused. */
+const clear = (path: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const found = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return undefined
+        throw error
+      })
+      if (found === undefined) return
+      if (!found.isSocket()) throw new Error(`${path} exists and is not a socket; choose another --socket`)
+      await rm(path)
+    },
+    catch: (error) => (error instanceof Error ? error : new Error(String(error)))
   })
 
 /** Serves the reference updater on `path` until the scope closes (a stale socket file is replaced). */
@@ -64,7 +79,7 @@ export const serveReferenceUpdater = (path: string, options: ReferenceUpdaterOpt
         )
       })
     })
-    yield* Effect.tryPromise(() => rm(path, { force: true }))
+    yield* clear(path)
     yield* Effect.acquireRelease(listen(server, path), () => close(server))
     yield* Effect.tryPromise(() => chmod(path, 0o600))
   })

@@ -1,6 +1,7 @@
 // `troupe updater --fake --socket PATH [--fail-at PHASE]`, the reference updater (a stand-in for
 // an installation's real one), and `troupe deployment status|check|upgrade`, which drive the
-// running server's deployment administration as an owner or admin (TROUPE_URL, TROUPE_TOKEN).
+// running server's deployment administration as an owner or admin (TROUPE_URL, TROUPE_TOKEN), or
+// with `--socket PATH` the updater itself, as the host's operator (Local.ts).
 import { resolve } from "node:path"
 import { type Deployment, isReleaseTag, type UpgradeReceipt } from "@troupe/contracts/platform/Deployment"
 import { phases } from "@troupe/domain/deployment/Protocol"
@@ -9,6 +10,7 @@ import { Command, Flag } from "effect/cli"
 import { FetchHttpClient } from "effect/http"
 import { uuidv7 } from "uuidv7"
 import { call, OperatorError, operatorError } from "../operators.ts"
+import { localDeployment } from "./Local.ts"
 import { followUpgrade } from "./Progress.ts"
 import { offeredRelease, walkedPhases } from "./ReferenceUpdater.ts"
 import { serveReferenceUpdater } from "./UpdaterSocket.ts"
@@ -73,47 +75,73 @@ const checkFlags = {
   )
 }
 
-const releaseCheck = (tag: string, noBackup: boolean) =>
+const socketFlag = {
+  socket: Flag.String("socket").pipe(
+    Flag.withDescription(
+      "Ask the updater on this Unix socket directly, as the host's operator (no server, no token; the receipt's actor is null)"
+    ),
+    Flag.optional
+  )
+}
+
+/** The running server's deployment administration, as TROUPE_TOKEN's owner or admin. */
+const serverDeployment = {
+  describe: Effect.map(
+    call((client) => client.deployment.show()),
+    ({ deployment }) => deployment
+  ),
+  check: (tag: string, backup: boolean) =>
+    Effect.map(
+      call((client) => client.deployment.releaseCheck({ payload: { release_check: { tag, backup } } })),
+      ({ deployment }) => deployment
+    ),
+  upgrade: (idempotencyKey: string, backup: boolean, candidate: NonNullable<Deployment["candidate"]>) =>
+    Effect.map(
+      call((client) =>
+        client.deployment.upgrade({ headers: { "idempotency-key": idempotencyKey }, payload: { backup, candidate } })
+      ),
+      (accepted) => accepted.body.upgrade
+    ),
+  follow: (id: string) =>
+    followUpgrade(id, process.env.TROUPE_TOKEN ?? "").pipe(
+      Effect.provide(FetchHttpClient.layer),
+      Effect.mapError(operatorError)
+    )
+}
+
+const deploymentAt = (socket: Option.Option<string>) =>
+  Option.match(socket, { onNone: () => serverDeployment, onSome: (path) => localDeployment(resolve(path)) })
+
+const releaseCheck = (socket: Option.Option<string>, tag: string, noBackup: boolean) =>
   tag === "latest" || isReleaseTag(tag)
-    ? call((client) => client.deployment.releaseCheck({ payload: { release_check: { tag, backup: !noBackup } } }))
+    ? deploymentAt(socket).check(tag, !noBackup)
     : Effect.fail(
         new OperatorError(`--tag must be latest or a release tag yyMMddHHmm naming a real minute, not ${tag}`)
       )
 
-const status = Command.make("status", {}, () =>
+const status = Command.make("status", socketFlag, ({ socket }) =>
   Effect.gen(function* () {
-    const { deployment } = yield* call((client) => client.deployment.show())
-    yield* Console.log(describeDeployment(deployment))
+    yield* Console.log(describeDeployment(yield* deploymentAt(socket).describe))
   })
 ).pipe(Command.withDescription("Show the installed release, the checked candidate and the upgrades"))
 
-const check = Command.make("check", checkFlags, ({ tag, noBackup }) =>
+const check = Command.make("check", { ...checkFlags, ...socketFlag }, ({ tag, noBackup, socket }) =>
   Effect.gen(function* () {
-    const { deployment } = yield* releaseCheck(tag, noBackup)
-    yield* Console.log(describeDeployment(deployment))
+    yield* Console.log(describeDeployment(yield* releaseCheck(socket, tag, noBackup)))
   })
 ).pipe(Command.withDescription("Check a release (default latest) and show the preflight"))
 
-const upgrade = Command.make("upgrade", checkFlags, ({ tag, noBackup }) =>
+const upgrade = Command.make("upgrade", { ...checkFlags, ...socketFlag }, ({ tag, noBackup, socket }) =>
   Effect.gen(function* () {
-    const { deployment } = yield* releaseCheck(tag, noBackup)
+    const deployment = yield* releaseCheck(socket, tag, noBackup)
     if (deployment.candidate === null || deployment.preflight?.ready !== true) {
       yield* Console.log(describeDeployment(deployment))
       return yield* Effect.fail(new OperatorError("The preflight is not ready; nothing was upgraded"))
     }
     const candidate = deployment.candidate
-    const accepted = yield* call((client) =>
-      client.deployment.upgrade({
-        headers: { "idempotency-key": uuidv7() },
-        payload: { backup: !noBackup, candidate }
-      })
-    )
-    const receipt = accepted.body.upgrade
+    const receipt = yield* deploymentAt(socket).upgrade(uuidv7(), !noBackup, candidate)
     yield* Console.log(`Upgrading ${releaseOf(deployment.installed)} -> ${candidate.release} (upgrade ${receipt.id})`)
-    const done = yield* followUpgrade(receipt.id, process.env.TROUPE_TOKEN ?? "").pipe(
-      Effect.provide(FetchHttpClient.layer),
-      Effect.mapError(operatorError)
-    )
+    const done = yield* deploymentAt(socket).follow(receipt.id)
     yield* Console.log(receiptLine(done))
     if (done.status !== "succeeded") return yield* Effect.fail(new OperatorError(`The upgrade ended ${done.status}`))
   })
@@ -121,5 +149,7 @@ const upgrade = Command.make("upgrade", checkFlags, ({ tag, noBackup }) =>
 
 export const deployment = Command.make("deployment").pipe(
   Command.withSubcommands([status, check, upgrade]),
-  Command.withDescription(`Deployment administration (TROUPE_URL, TROUPE_TOKEN); phases: ${phases.join(", ")}`)
+  Command.withDescription(
+    `Deployment administration (TROUPE_URL, TROUPE_TOKEN, or --socket); phases: ${phases.join(", ")}`
+  )
 )

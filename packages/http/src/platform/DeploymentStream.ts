@@ -3,7 +3,8 @@
 // observes the upgrade's log at most ten times, one second apart, as deployment.progress.v1
 // events (id = next_cursor), ending early after a terminal status; a fault, or the caller's
 // authority lapsing between observations, sends one deployment.error.v1 and closes. The query's
-// cursor takes precedence over Last-Event-ID. Refusals before the stream opens are envelopes.
+// cursor takes precedence over Last-Event-ID. The first observation is made before the stream
+// opens, so its refusals (an unknown upgrade, a bad cursor, no updater) are envelopes.
 // Each stream opens with `retry: 1000`, so a client reconnects at the observations' own pace.
 import { statusOfCode } from "@troupe/contracts/Errors"
 import { isPublicId } from "@troupe/contracts/PublicId"
@@ -39,9 +40,10 @@ const event = (name: string, data: unknown, id?: string): Sse.Event => ({
 
 const terminal = (log: UpgradeLog) => log.operation.status !== "running"
 
+/** The observations made so far on this connection, and the cursor the next one reads after. */
 interface Observation {
   readonly count: number
-  readonly cursor: string | null
+  readonly cursor: string
 }
 
 export const DeploymentStreamRoute = Layer.unwrap(
@@ -68,28 +70,35 @@ export const DeploymentStreamRoute = Layer.unwrap(
         const cursors = new URL(request.url, "http://troupe.invalid").searchParams.getAll("cursor")
         if (cursors.length > 1) return envelope(400, "parameter_invalid", "Send one cursor")
         if (!isPublicId(id)) return envelope(404, "not_found", "Not found")
-        const known = yield* Effect.result(answerDeployment(deployment.operation(id)))
-        if (known._tag === "Failure") return refusal(statusOf(known.failure), known.failure)
         const start = cursors[0] ?? request.headers["last-event-id"] ?? null
+        const first = yield* Effect.result(answerDeployment(deployment.log(id, start)))
+        if (first._tag === "Failure") return refusal(statusOf(first.failure), first.failure)
+        const progress = (log: UpgradeLog) => event(progressEvent, encodeLog(log), log.next_cursor)
+        /** The next observation after `count` of them, unless the window is spent or the upgrade over. */
+        const after = (count: number, log: UpgradeLog) =>
+          count < observations && !terminal(log)
+            ? Option.some<Observation>({ count, cursor: log.next_cursor })
+            : Option.none<Observation>()
         const fault = (error: Envelope["error"]) =>
           [[event(errorEvent, { code: error.code, message: error.message, operation_id: id })], Option.none()] as const
         const observe = ({ count, cursor }: Observation) =>
           Effect.gen(function* () {
-            if (count > 0) yield* Effect.sleep(spacing)
+            yield* Effect.sleep(spacing)
             const lapsed = yield* standing(request)
             if (lapsed !== undefined) return fault(lapsed.error)
             const window = yield* Effect.result(answerDeployment(deployment.log(id, cursor)))
             if (window._tag === "Failure") return fault(window.failure.error)
-            const log = window.success
-            const next = count + 1 < observations && !terminal(log)
-            return [
-              [event(progressEvent, encodeLog(log), log.next_cursor)],
-              next ? Option.some({ count: count + 1, cursor: log.next_cursor }) : Option.none()
-            ] as const
+            return [[progress(window.success)], after(count + 1, window.success)] as const
           })
         const events = Stream.concat(
-          Stream.succeed<Sse.AnyEvent>(new Sse.Retry({ duration: spacing, lastEventId: undefined })),
-          Stream.paginate<Observation, Sse.AnyEvent>({ count: 0, cursor: start }, observe)
+          Stream.make<Array<Sse.AnyEvent>>(
+            new Sse.Retry({ duration: spacing, lastEventId: undefined }),
+            progress(first.success)
+          ),
+          Option.match(after(1, first.success), {
+            onNone: () => Stream.empty,
+            onSome: (next) => Stream.paginate<Observation, Sse.AnyEvent>(next, observe)
+          })
         )
         return HttpServerResponse.stream(Stream.encodeText(Stream.map(events, (item) => Sse.encoder.write(item))), {
           contentType: "text/event-stream",
