@@ -5,9 +5,11 @@
 // own operation key, so a resubmitted form writes once.
 import { randomUUID } from "node:crypto"
 import { statusOfCode } from "@troupe/contracts/Errors"
+import { headroom } from "@troupe/domain/budgets/Amounts"
 import { Budgets, type BudgetView, type EntryView, type UserBudgets } from "@troupe/domain/budgets/Budgets"
 import { now } from "@troupe/domain/kernel/Now"
 import { isRefusal } from "@troupe/domain/kernel/Refusals"
+import { plainDecimal } from "@troupe/domain/models/Usage"
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { type CsrfGrant, csrfField, csrfValid, grantCsrf } from "./Csrf.ts"
@@ -17,6 +19,17 @@ import { signedInHuman } from "./Session.ts"
 
 const back = "/budgets"
 
+/** This page's tables and forms need more room than the shared layout's column. */
+const styles = `<style>
+main { max-width: 56rem; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
+th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
+td.amount, td time { font-variant-numeric: tabular-nums; white-space: nowrap; }
+section[data-budget] { border: 1px solid #ddd; border-radius: 6px; padding: 0 1rem 1rem; margin: 1rem 0; }
+fieldset { border: 1px solid #ddd; border-radius: 4px; margin: 1rem 0 0; }
+.state { font-weight: 600; }
+</style>`
+
 const when = (date: Date | null) =>
   date === null ? "" : `<time datetime="${date.toISOString()}">${date.toISOString()}</time>`
 
@@ -24,8 +37,8 @@ const when = (date: Date | null) =>
 const input = (name: string, label: string, value = "", required = true) =>
   `<label>${escapeHtml(label)} <input name="${name}" value="${escapeHtml(value)}"${required ? " required" : ""}></label>`
 
-const form = (grant: CsrfGrant, action: string, fields: string, submit: string) =>
-  `<form method="post" action="${escapeHtml(action)}">${csrfField(grant)}<input type="hidden" name="operation_key" value="${randomUUID()}">${fields}<button type="submit">${escapeHtml(submit)}</button></form>`
+const form = (grant: CsrfGrant, action: string, fields: string, submit: string, legend?: string) =>
+  `<form method="post" action="${escapeHtml(action)}">${csrfField(grant)}<input type="hidden" name="operation_key" value="${randomUUID()}">${legend === undefined ? fields : `<fieldset><legend>${escapeHtml(legend)}</legend>${fields}`}<button type="submit">${escapeHtml(submit)}</button>${legend === undefined ? "" : "</fieldset>"}</form>`
 
 const entryRow = (entry: EntryView) =>
   `<tr data-sequence="${entry.sequence}"><td>${entry.sequence}</td><td class="kind">${entry.kind}</td><td class="amount">${escapeHtml(entry.amount)}</td><td>${escapeHtml(entry.reason)}</td><td><code>${escapeHtml(entry.operation_key)}</code></td><td>${when(entry.created_at)}</td></tr>`
@@ -38,18 +51,19 @@ const budgetBlock = (
   const { budget, entries } = shown
   const base = `/budgets/users/${userPublicId}/${budget.public_id}`
   return `<section data-budget="${escapeHtml(budget.public_id)}">
-<p>Window ${when(budget.starts_at)} to ${budget.expires_at === null ? "open-ended" : when(budget.expires_at)}:
+<p><span class="state">${budget.revoked_at === null ? "open" : "revoked"}</span>, from ${when(budget.starts_at)} to ${budget.expires_at === null ? "open-ended" : when(budget.expires_at)}:
 credited <span class="credited">${escapeHtml(budget.credited_amount)}</span>,
-debited <span class="debited">${escapeHtml(budget.debited_amount)}</span> ${escapeHtml(budget.cost_unit)}.
-<span class="state">${budget.revoked_at === null ? "open" : "revoked"}</span></p>
+debited <span class="debited">${escapeHtml(budget.debited_amount)}</span>,
+left <strong class="left">${escapeHtml(plainDecimal(headroom(budget.credited_amount, budget.debited_amount)))}</strong> ${escapeHtml(budget.cost_unit)}.</p>
 <table><tr><th>#</th><th>Kind</th><th>Amount</th><th>Reason</th><th>Operation key</th><th>At</th></tr>${entries.map(entryRow).join("")}</table>
 ${form(
   grant,
   `${base}/adjust`,
   `<label>Kind <select name="kind"><option value="credit">credit</option><option value="debit">debit</option></select></label>${input("amount", "Amount")}${input("reason", "Reason")}`,
-  "Record"
+  "Record",
+  "Credit or debit"
 )}
-${budget.revoked_at === null ? form(grant, `${base}/revoke`, input("reason", "Reason", "", false), "Revoke") : ""}
+${budget.revoked_at === null ? form(grant, `${base}/revoke`, input("reason", "Reason (optional)", "", false), "Revoke", "Revoke this budget") : ""}
 </section>`
 }
 
@@ -82,7 +96,7 @@ const budgetsPage = (humanId: bigint, refused?: { readonly message: string; read
     return grant.apply(
       page(
         "Budgets",
-        `<h1>Budgets</h1>${errorBox(refused?.message)}${unit}${users.map((shown) => userBlock(grant, at, shown)).join("")}`,
+        `${styles}<h1>Budgets</h1>${errorBox(refused?.message)}${unit}${users.map((shown) => userBlock(grant, at, shown)).join("")}`,
         refused?.status ?? 200
       )
     )
