@@ -1,7 +1,8 @@
 // Operator commands: typed @troupe/client calls to the running server's admin API (a restart
 // must reach the process that hosts the actors, and the server audits it). The server is
 // TROUPE_URL (default PUBLIC_BASE_URL, else http://localhost:$PORT); the credential is
-// TROUPE_TOKEN, an owner's or admin's API session token (POST /api/v1/session).
+// TROUPE_TOKEN, an owner's or admin's platform credential (an API session token from POST
+// /api/v1/session, or a platform token from `troupe token create --plane platform`).
 import { makeTroupeClient, statusOfRefusal, type TroupeApiClient } from "@troupe/client/Client"
 import type { ActorDetail, Supervisor } from "@troupe/contracts/platform/Admin"
 import { Console, Effect, Option, Redacted, Schema } from "effect"
@@ -38,7 +39,7 @@ export const call = <A, E>(request: (client: TroupeApiClient) => Effect.Effect<A
   Effect.gen(function* () {
     const token = process.env.TROUPE_TOKEN
     if (!token)
-      return yield* Effect.fail(new OperatorError("Set TROUPE_TOKEN to an owner's or admin's API session token"))
+      return yield* Effect.fail(new OperatorError("Set TROUPE_TOKEN to an owner's or admin's platform token (troupe token create --user EMAIL --plane platform)"))
     const client = yield* makeTroupeClient({ baseUrl: serverUrl(), token: Redacted.make(token) })
     return yield* request(client)
   }).pipe(Effect.provide(FetchHttpClient.layer), Effect.mapError(operatorError))
