@@ -139,6 +139,13 @@ export class Budgets extends Context.Service<
           return row
         })
 
+      /** The gate, the target user and its budget: what an adjustment and a revocation act on. */
+      const gatedBudget = (actorId: bigint, userPublicId: string, budgetPublicId: string) =>
+        Effect.gen(function* () {
+          const target = yield* administrable(yield* administrator(actorId), userPublicId)
+          return yield* budgetOf(target.id, budgetPublicId)
+        })
+
       const configureCostUnit = (actorId: bigint, body: unknown) =>
         db(
           Effect.gen(function* () {
@@ -214,9 +221,7 @@ export class Budgets extends Context.Service<
         db(
           Effect.gen(function* () {
             const budgets = yield* repository
-            const actor = yield* administrator(actorId)
-            const target = yield* administrable(actor, userPublicId)
-            const budget = yield* budgetOf(target.id, budgetPublicId)
+            const budget = yield* gatedBudget(actorId, userPublicId, budgetPublicId)
             const members = yield* adjustMembers(body)
             const earlier = yield* budgets.findEntry(budget.id, operationKey)
             // The key already names an entry (a retry whose receipt was lost, or another
@@ -257,9 +262,7 @@ export class Budgets extends Context.Service<
         db(
           Effect.gen(function* () {
             const budgets = yield* repository
-            const actor = yield* administrator(actorId)
-            const target = yield* administrable(actor, userPublicId)
-            const budget = yield* budgetOf(target.id, budgetPublicId)
+            const budget = yield* gatedBudget(actorId, userPublicId, budgetPublicId)
             const reason = yield* revocationReason(body)
             // A retry whose receipt was lost answers the revocation it made.
             if (budget.revocation_key === operationKey && budget.revocation_reason === reason) {
