@@ -39,7 +39,11 @@ export const call = <A, E>(request: (client: TroupeApiClient) => Effect.Effect<A
   Effect.gen(function* () {
     const token = process.env.TROUPE_TOKEN
     if (!token)
-      return yield* Effect.fail(new OperatorError("Set TROUPE_TOKEN to an owner's or admin's platform token (troupe token create --user EMAIL --plane platform)"))
+      return yield* Effect.fail(
+        new OperatorError(
+          "Set TROUPE_TOKEN to an owner's or admin's platform token (troupe token create --user EMAIL --plane platform)"
+        )
+      )
     const client = yield* makeTroupeClient({ baseUrl: serverUrl(), token: Redacted.make(token) })
     return yield* request(client)
   }).pipe(Effect.provide(FetchHttpClient.layer), Effect.mapError(operatorError))
