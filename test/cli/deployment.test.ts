@@ -13,6 +13,7 @@ import { within } from "../support/processes.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 import { openTcpRelay } from "../support/tcp-relay.ts"
 import { troupe } from "../support/troupe-process.ts"
+import { walkedPhases } from "../support/updater.ts"
 
 const launcher = resolve(import.meta.dirname, "../../packages/cli/bin/troupe.js")
 
@@ -93,17 +94,7 @@ describe("troupe deployment", { timeout: 60_000 }, () => {
     expect(upgrade.code, upgrade.stderr).toBe(0)
     expect(upgrade.stdout).toContain("Upgrading 2512150000 -> 2601010000")
     const phases = [...upgrade.stdout.matchAll(/^ {2}(\w+): done$/gm)].map((match) => match[1])
-    expect(phases).toEqual([
-      "preparing",
-      "draining",
-      "stopping",
-      "backing_up",
-      "migrating",
-      "activating",
-      "resuming",
-      "verifying",
-      "completed"
-    ])
+    expect(phases).toEqual(walkedPhases)
     expect(upgrade.stdout).toMatch(/2512150000 -> 2601010000, completed \(succeeded\)/)
 
     const after = await troupe(["deployment", "status"], env)

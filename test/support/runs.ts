@@ -1,14 +1,12 @@
 // The world run tests stand on: an owner stewarding an agent (the run's creator) in a workspace,
 // and runners connected through the device flow announcing tools; helpers to drive runs and the
 // executor inbox over HTTP.
-import { type StepNotice, stepChannel } from "@troupe/actors/ActorHost"
-import { EventBus } from "@troupe/storage/EventBus"
-import { Effect, Stream } from "effect"
 import { decide, machineFields, poll, startDevice } from "../http/oauth/support-device.ts"
 import { twoStewards } from "./account.ts"
 import { bearer, request } from "./http.ts"
 import type { ConnectedAgent } from "./members.ts"
 import type { TestServer } from "./server.ts"
+import { waitForSteps } from "./steps.ts"
 
 export const readOnlyTool = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -110,18 +108,4 @@ export const inboxCalls = (server: TestServer, token: string) => {
 
 /** Resolves once `done` holds, checked now and after each step the run's actor commits. */
 export const waitForRun = (server: TestServer, runId: string, done: () => Promise<boolean>) =>
-  server.run(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const notices = yield* (yield* EventBus).subscribe(stepChannel)
-        if (yield* Effect.promise(done)) return
-        yield* notices.pipe(
-          Stream.map((text) => JSON.parse(text) as StepNotice),
-          Stream.filter((notice) => notice.kind === "run" && notice.actorId === runId),
-          Stream.mapEffect(() => Effect.promise(done)),
-          Stream.takeUntil((finished) => finished),
-          Stream.runDrain
-        )
-      })
-    ).pipe(Effect.timeout("20 seconds"))
-  )
+  waitForSteps(server, done, { kind: "run", actorId: runId })

@@ -1,31 +1,8 @@
-// Schedules from tests: waiting until a condition over the database holds (checked now and after
-// every step any actor commits, never by sleeping), and reading a schedule's row and executions
-// straight from the database (clock tests move the clock past every token's life).
-import { type StepNotice, stepChannel } from "@troupe/actors/ActorHost"
-import { EventBus } from "@troupe/storage/EventBus"
-import { type Duration, Effect, Stream } from "effect"
+// Schedules from tests: reading a schedule's row and executions straight from the database (clock
+// tests move the clock past every token's life). Waiting on steps is steps.ts's waitForSteps.
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { TestServer } from "./server.ts"
-
-export const waitForSteps = (
-  server: TestServer,
-  done: () => Promise<boolean>,
-  timeout: Duration.Input = "20 seconds"
-) =>
-  server.run(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const notices = yield* (yield* EventBus).subscribe(stepChannel)
-        if (yield* Effect.promise(done)) return
-        yield* notices.pipe(
-          Stream.map((text) => JSON.parse(text) as StepNotice),
-          Stream.mapEffect(() => Effect.promise(done)),
-          Stream.takeUntil((finished) => finished),
-          Stream.runDrain
-        )
-      })
-    ).pipe(Effect.timeout(timeout))
-  )
 
 export interface ExecutionRow {
   readonly scheduled_for: Date

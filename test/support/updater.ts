@@ -7,6 +7,19 @@ import type { ReferenceUpdaterOptions } from "@troupe/cli/deployment/ReferenceUp
 import { serveReferenceUpdater } from "@troupe/cli/deployment/UpdaterSocket"
 import { Effect, Exit, Scope } from "effect"
 
+/** The phases an upgrade walks after acceptance, in order (spec "States and transitions", Upgrade receipt). */
+export const walkedPhases = [
+  "preparing",
+  "draining",
+  "stopping",
+  "backing_up",
+  "migrating",
+  "activating",
+  "resuming",
+  "verifying",
+  "completed"
+]
+
 export const startReferenceUpdater = async (options: ReferenceUpdaterOptions = {}) => {
   const dir = await mkdtemp(join(tmpdir(), "troupe-updater-"))
   const path = join(dir, "updater.sock")

@@ -8,8 +8,9 @@ import { twoStewards } from "../../support/account.ts"
 import { waitForMessages } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
-import { executionsOf, moveClockTo, scheduleRowOf, serverNow, waitForSteps } from "../../support/schedules.ts"
+import { executionsOf, moveClockTo, scheduleRowOf, serverNow } from "../../support/schedules.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { waitForSteps } from "../../support/steps.ts"
 
 let server: TestServer
 let agent: ConnectedAgent

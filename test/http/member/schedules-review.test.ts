@@ -9,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
-import { moveClockTo, scheduleRowOf, serverNow, waitForSteps } from "../../support/schedules.ts"
+import { moveClockTo, scheduleRowOf, serverNow } from "../../support/schedules.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { waitForSteps } from "../../support/steps.ts"
 
 let server: TestServer
 let agent: ConnectedAgent

@@ -14,8 +14,9 @@ import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { apiToken } from "../../support/people.ts"
 import { waitForRun } from "../../support/runs.ts"
-import { executionsOf, waitForSteps } from "../../support/schedules.ts"
+import { executionsOf } from "../../support/schedules.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { waitForSteps } from "../../support/steps.ts"
 
 let server: TestServer
 let agent: ConnectedAgent

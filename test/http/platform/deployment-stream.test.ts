@@ -13,20 +13,9 @@ import { bearer, request } from "../../support/http.ts"
 import { apiToken, createHuman, createOwner } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { openTcpRelay } from "../../support/tcp-relay.ts"
-import { startReferenceUpdater } from "../../support/updater.ts"
+import { startReferenceUpdater, walkedPhases } from "../../support/updater.ts"
 
 const base = "/api/v1/admin/deployment"
-const phases = [
-  "preparing",
-  "draining",
-  "stopping",
-  "backing_up",
-  "migrating",
-  "activating",
-  "resuming",
-  "verifying",
-  "completed"
-]
 
 interface Progress {
   readonly id: string
@@ -135,7 +124,7 @@ describe("with the reference updater (200 ms a phase)", () => {
     watched.source.close()
     expect(watched.connections[0]).toBeNull()
     for (const event of watched.progress) expect(event.id).toBe(event.data.next_cursor)
-    expect(phasesIn(watched.progress)).toEqual(phases)
+    expect(phasesIn(watched.progress)).toEqual(walkedPhases)
     expect(watched.errors).toEqual([])
   })
 
@@ -193,7 +182,7 @@ describe("with the reference updater (200 ms a phase)", () => {
       watched.source.close()
       expect(watched.connections.length).toBeGreaterThanOrEqual(2)
       expect(watched.connections[1]).toBe(lastBeforeDrop)
-      expect(phasesIn(watched.progress)).toEqual(phases)
+      expect(phasesIn(watched.progress)).toEqual(walkedPhases)
     } finally {
       await relay.close()
     }

@@ -19,20 +19,9 @@ import {
   personalToken
 } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
-import { type ReferenceUpdaterProcess, startReferenceUpdater } from "../../support/updater.ts"
+import { type ReferenceUpdaterProcess, startReferenceUpdater, walkedPhases } from "../../support/updater.ts"
 
 const base = "/api/v1/admin/deployment"
-const phases = [
-  "preparing",
-  "draining",
-  "stopping",
-  "backing_up",
-  "migrating",
-  "activating",
-  "resuming",
-  "verifying",
-  "completed"
-]
 
 interface Admin {
   readonly server: TestServer
@@ -308,10 +297,12 @@ describe("with the reference updater", () => {
     expect(done).toMatchObject({ phase: "completed", status: "succeeded", database_backup: { available: true } })
     expect(done.completed_at).toEqual(expect.any(String))
     const log = await call(admin, "GET", `${base}/upgrades/${receipt.id}/log`)
-    expect(log.body.log.entries.map((entry: { text: string }) => entry.text.split(":")[0])).toEqual(phases)
+    expect(log.body.log.entries.map((entry: { text: string }) => entry.text.split(":")[0])).toEqual(walkedPhases)
     expect(log.body.log.next_cursor).toBe(log.body.log.entries.at(-1).cursor)
     const rest = await call(admin, "GET", `${base}/upgrades/${receipt.id}/log?cursor=${log.body.log.entries[6].cursor}`)
-    expect(rest.body.log.entries.map((entry: { text: string }) => entry.text.split(":")[0])).toEqual(phases.slice(7))
+    expect(rest.body.log.entries.map((entry: { text: string }) => entry.text.split(":")[0])).toEqual(
+      walkedPhases.slice(7)
+    )
     const now = (await call(admin, "GET", base)).body.deployment
     expect(now).toMatchObject({
       installed: candidate,
