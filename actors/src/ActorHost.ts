@@ -10,7 +10,7 @@
 // letter. Timers, job reports and told messages arrive as deliveries, each settled in the step
 // that applies it (so a repeat is dropped).
 
-import { EventBus } from "@troupe/storage/EventBus"
+import { type BusMessage, EventBus, StepMessages } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Messages from "@troupe/storage/repositories/ActorMessages"
 import * as Steps from "@troupe/storage/repositories/ActorSteps"
@@ -278,6 +278,8 @@ export class ActorHost extends Context.Service<
         ) =>
           Effect.gen(function* () {
             const replies: Record<string, unknown> = {}
+            // What the row handlers publish on commit goes with the step's notices (StepMessages).
+            const published: StepMessages["Service"] = { messages: [], open: true }
             if (plan.rows.length > 0) {
               const step: StepInfo = { kind: binding.kind, actorId, seq, now: at, sender }
               const actors = transactionalActors({ kind: binding.kind, actorId, seq })
@@ -286,16 +288,22 @@ export class ActorHost extends Context.Service<
                 if (!handler) return yield* Effect.die(new UnboundAction(`${binding.kind}: no row handler ${row.name}`))
                 const reply = yield* handler(row.params, step).pipe(
                   Effect.provideService(TransactionalActors, actors),
+                  Effect.provideService(StepMessages, published),
                   Effect.catch((error) => (error instanceof Veto ? Effect.fail(error) : Effect.die(error)))
                 )
                 if (reply !== undefined) replies[row.name] = reply
               }
             }
+            published.open = false
             const timers = netTimers(plan.timers)
             const notice: StepNotice = { kind: binding.kind, actorId, seq: String(seq), state: journal.toState }
-            const notices = [{ channel: stepChannel, payload: JSON.stringify(notice) }]
-            // Alone, a step NOTIFYs; beside other committing steps it queues its notices (Notices.ts).
-            const queued = queuedNotices !== undefined && committing > 1
+            const notices: Array<BusMessage> = [
+              ...published.messages,
+              { channel: stepChannel, payload: JSON.stringify(notice) }
+            ]
+            // Alone, a step NOTIFYs; beside other committing steps it queues its notices (Notices.ts),
+            // unless its row handlers published messages: those it NOTIFYs in any case, and its own with them.
+            const queued = queuedNotices !== undefined && committing > 1 && published.messages.length === 0
             const written = yield* writeStatement({
               kind: binding.kind,
               actorId,
@@ -325,17 +333,22 @@ export class ActorHost extends Context.Service<
             return replies
           })
 
-        /** After commit: remember the new snapshot and wake the runners it gave work. */
+        /** After commit: remember the new snapshot and wake the runners it gave work (`at`: the step's instant). */
         const afterCommit = (
           binding: Binding,
           actorId: string,
           row: Repo.SnapshotRow,
           resolved: AnyMachineSnapshot,
-          plan: StepPlan
+          plan: StepPlan,
+          at: Date
         ) =>
           Effect.gen(function* () {
             live.set(keyOf(binding.kind, actorId), { row, resolved, lastUsed: Date.now() })
-            if (plan.timers.some((timer) => timer.op === "set")) yield* Queue.offer(signals.timers, undefined)
+            const delays = plan.timers.flatMap((timer) => (timer.op === "set" ? [timer.delayMillis] : []))
+            if (delays.length > 0) {
+              const soonest = Math.min(...delays)
+              yield* signals.timerSet(at.getTime() + soonest, soonest <= 0)
+            }
             if (plan.jobs.length > 0) yield* Queue.offer(signals.jobs, undefined)
           })
 
@@ -438,7 +451,7 @@ export class ActorHost extends Context.Service<
                 toState: state,
                 actions: plan.actionTypes
               })
-              yield* sql.afterCommit(afterCommit(binding, actorId, row, snapshot, plan))
+              yield* sql.afterCommit(afterCommit(binding, actorId, row, snapshot, plan, at))
             }).pipe(
               sql.withTransaction,
               // Creation writes behind no fence (its own insert above is the guard).
@@ -499,7 +512,7 @@ export class ActorHost extends Context.Service<
                 { event: stamped, fromState: row.state_value, toState: nextRow.state_value, actions: plan.actionTypes },
                 senderOf(delivery)
               )
-              yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, plan))
+              yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, plan, at))
               return replies
             })
             // A step with no row handler and no delivery to settle is one statement, atomic alone.

@@ -76,7 +76,8 @@ type EffectName<E extends MachineEntry> = E["effects"][keyof E["effects"]]
  * answers `Vetoed`; anything else is a failure of the step). What a handler answers (when not
  * undefined) is handed to the caller of `send` under the action's name, never journaled: the way
  * to show a minted secret once. The host gives a handler only the step's SqlClient (and
- * TransactionalActors): it reaches a repository by the repository's `make` on that client.
+ * TransactionalActors): it reaches a repository by the repository's `make` on that client. What
+ * it publishes on commit (EventBus.publishOnCommit) goes with the step's notices, in its statement.
  */
 export type RowHandler<Params, Reply> = (
   params: Params,

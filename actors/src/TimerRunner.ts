@@ -1,8 +1,8 @@
 // The timer runner: delivers due timer rows to their actors as events (eight actors at once, each
-// actor's in due order). It wakes when a step sets a timer, when the next due time arrives, and at
-// least every second; at boot it delivers whatever fell due while the process was down. Several
-// nodes may run it: a timer is consumed by exactly one step (its row is deleted in that step's
-// transaction).
+// actor's in due order). It wakes when a step sets a timer due before its planned wake (Signals.ts),
+// when the next due time arrives, and at least every second (so it finds timers other nodes set);
+// at boot it delivers whatever fell due while the process was down. Several nodes may run it: a
+// timer is consumed by exactly one step (its row is deleted in that step's transaction).
 import * as Repo from "@troupe/storage/repositories/Actors"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -59,7 +59,8 @@ export class TimerRunner extends Context.Service<
         "timer runner",
         runDue,
         signals.timers,
-        Repo.nextTimerDue.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
+        Repo.nextTimerDue.pipe(Effect.orDie, Effect.provideService(SqlClient, sql)),
+        signals.planTimerWake
       )
       return TimerRunner.of({ runDue })
     })

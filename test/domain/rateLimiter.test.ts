@@ -11,15 +11,26 @@ const limit = { scope: "test.limit", limit: 2, windowSeconds: 60 }
 /** A windows repository that counts hits in memory, per scope and subject (one long window). */
 const countingWindows = () => {
   const hits = new Map<string, number>()
+  const count = (scope: string, subject: string) => {
+    const key = `${scope}/${subject}`
+    const total = (hits.get(key) ?? 0) + 1
+    hits.set(key, total)
+    return total
+  }
   return Layer.succeed(
     RateLimitWindowsRepository,
     RateLimitWindowsRepository.of({
-      hit: (scope, subject) =>
+      hit: (scope, subject) => Effect.sync(() => count(scope, subject)),
+      hitInOrder: (each) =>
         Effect.sync(() => {
-          const key = `${scope}/${subject}`
-          const count = (hits.get(key) ?? 0) + 1
-          hits.set(key, count)
-          return count
+          const totals: Array<number | null> = []
+          let within = true
+          for (const hit of each) {
+            const total: number | null = within ? count(hit.scope, hit.subject) : null
+            totals.push(total)
+            within = total !== null && total <= hit.limit
+          }
+          return totals
         })
     })
   )
@@ -37,5 +48,32 @@ describe("RateLimiter over a replaced windows repository", () => {
     expect(outcomes.map((outcome) => outcome._tag)).toEqual(["Success", "Success", "Failure"])
     const refused = outcomes[2]!
     expect(refused._tag === "Failure" && refused.failure).toBeInstanceOf(RateLimitExceeded)
+  })
+
+  it("counts budgets in order: the first one over refuses with its own window, the ones after count nothing", async () => {
+    const backstop = { scope: "test.limit.ip", limit: 3, windowSeconds: 120 }
+    const outcomes = await Effect.runPromise(
+      Effect.gen(function* () {
+        const limiter = yield* RateLimiter
+        const both = (executor: string) =>
+          limiter.consumeInOrder([
+            { limit, subject: executor },
+            { limit: backstop, subject: "192.0.2.1" }
+          ])
+        // a, a (backstop 2), a refused by its own budget (backstop not counted), b, b refused by the backstop.
+        return [
+          yield* Effect.result(both("a")),
+          yield* Effect.result(both("a")),
+          yield* Effect.result(both("a")),
+          yield* Effect.result(both("b")),
+          yield* Effect.result(both("b"))
+        ]
+      }).pipe(Effect.provide(RateLimiter.layer.pipe(Layer.provide(countingWindows()))))
+    )
+    expect(outcomes.map((outcome) => outcome._tag)).toEqual(["Success", "Success", "Failure", "Success", "Failure"])
+    const own = outcomes[2]!
+    const byBackstop = outcomes[4]!
+    expect(own._tag === "Failure" && own.failure.retryAfterSeconds).toBeLessThanOrEqual(60)
+    expect(byBackstop._tag === "Failure" && byBackstop.failure.retryAfterSeconds).toBeGreaterThan(0)
   })
 })

@@ -5,6 +5,7 @@ import {
   inferenceRequestMachine,
   nextCandidate
 } from "@troupe/machines/inferenceRequest/inferenceRequest.machine"
+import { machines, migrateSnapshot, type PersistedSnapshot } from "@troupe/machines/registry"
 import { describe, expect, it } from "vitest"
 import { initialTransition, transition } from "xstate"
 
@@ -214,6 +215,59 @@ describe("inferenceRequest machine", () => {
     expect(step(running(start()[0]), { type: "inference.tombstone" })[0].value).toEqual({ live: "running" })
     const [reaped] = step(tombstoned, { type: "inference.reap" })
     expect(reaped.status).toBe("done")
+  })
+
+  it("an announced request announces each attempt as it starts, with its number and model; others never do", () => {
+    const announce = { channel: "run_progress:r", frame: { type: "round_started", task_key: "k", request_bytes: 9 } }
+    const [queued] = initialTransition(inferenceRequestMachine, {
+      ...input([{ model: "local/echo", skip: null }]),
+      announce
+    })
+    const announced = (actions: ReadonlyArray<unknown>) =>
+      loose(actions).filter((action) => action.type === "inference.announceAttempt")
+    let [snapshot, actions] = step(queued, { type: "inference.started", attempt: 1 })
+    expect(announced(actions).map((action) => action.params)).toEqual([
+      { channel: "run_progress:r", frame: { ...announce.frame, attempt: 1, model: "local/script" } }
+    ])
+    snapshot = step(snapshot, { type: "inference.refused", attempt: 1, kind: "refused", usage })[0]
+    ;[, actions] = step(snapshot, { type: "inference.started", attempt: 2 })
+    expect(announced(actions).map((action) => action.params.frame)).toEqual([
+      { ...announce.frame, attempt: 2, model: "local/echo" }
+    ])
+    expect(announced(step(start()[0], { type: "inference.started", attempt: 1 })[1])).toEqual([])
+  })
+
+  it("a version-2 snapshot (no announcement) migrates unannounced and steps: its next attempts announce nothing", () => {
+    const v2: PersistedSnapshot = {
+      status: "active",
+      value: { live: "running" },
+      context: {
+        publicId: "01900000-0000-7000-8000-000000000001",
+        routes: [
+          { model: "local/script", skip: null },
+          { model: "local/echo", skip: null }
+        ],
+        timeoutMs: 300_000,
+        replyTo: null,
+        route: 0,
+        attempt: 1,
+        routeFailures: 0,
+        retryableFailures: 0,
+        attemptsByModel: { "local/script": 1 },
+        modelChange: null
+      }
+    }
+    const migrated = migrateSnapshot(machines.inferenceRequest, v2, 2) as PersistedSnapshot
+    expect(migrated.context).toMatchObject({ announce: null, replyTo: null })
+    const restored = inferenceRequestMachine.resolveState({
+      value: migrated.value,
+      context: migrated.context as Snapshot["context"]
+    })
+    const [switched] = step(restored, { type: "inference.refused", attempt: 1, kind: "refused", usage })
+    expect(switched.value).toEqual({ live: "queued" })
+    const [started, actions] = step(switched, { type: "inference.started", attempt: 2 })
+    expect(started.value).toEqual({ live: "running" })
+    expect(described(actions)).toEqual(["inference.recordStatus", "run_status(running)"])
   })
 
   it("the next permitted candidate passes over unfit and already tried models", () => {

@@ -179,6 +179,25 @@ const contract = (name: string, fresh: () => Promise<TestDatabase>) =>
       })
     )
 
+    it.effect("rate-limit windows count hits in order in one statement, none after one over its limit", () =>
+      Effect.gen(function* () {
+        const windows = yield* RateLimitWindowsRepository
+        const first = at("2026-01-01T00:00:00Z")
+        const second = at("2026-01-01T00:01:00Z")
+        const both = (subject: string, windowStart: Date) =>
+          windows.hitInOrder([
+            { scope: "claims", subject, windowStart, limit: 2 },
+            { scope: "claims.ip", subject: "192.0.2.9", windowStart, limit: 10 }
+          ])
+        assert.deepStrictEqual(yield* both("e-1", first), [1, 1])
+        assert.deepStrictEqual(yield* both("e-1", first), [2, 2])
+        assert.deepStrictEqual(yield* both("e-1", first), [3, null])
+        assert.deepStrictEqual(yield* both("e-2", first), [1, 3])
+        assert.deepStrictEqual(yield* both("e-1", second), [1, 1])
+        assert.strictEqual(yield* windows.hit("claims", "e-1", second), 2)
+      })
+    )
+
     it.effect("idempotency receipts: claim, see the pending one, complete, replace after expiry", () =>
       Effect.gen(function* () {
         const receipts = yield* IdempotencyReceiptsRepository

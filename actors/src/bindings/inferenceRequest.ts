@@ -1,7 +1,8 @@
 // The inference request binding, the only writer of an inference request's row after its insertion
 // at acceptance: status, the current attempt's streamed text and reasoning, usage_summary (its
-// request_count counts attempts as they start), the result, the tombstone and the reap. The
-// provider call of each attempt is a job; what it does is the domain's (`InferenceAttempts`,
+// request_count counts attempts as they start), the result, the tombstone and the reap; it also
+// publishes an attempt's announcement (a run round's round_started frame) when its step commits.
+// The provider call of each attempt is a job; what it does is the domain's (`InferenceAttempts`,
 // given when the server assembles its bindings): this binding knows rows, not providers.
 import { inferenceRequestEffects as fx } from "@troupe/machines/inferenceRequest/effects"
 import type { InferenceRequestEvent } from "@troupe/machines/inferenceRequest/events"
@@ -12,6 +13,7 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { defineActor, type JobInfo, type StepInfo, TransactionalActors } from "../Binding.ts"
+import type { CableMessage } from "./run.ts"
 
 /** The holder kind of an inference request's upload namings (its uploads live while it does). */
 export const uploadNamingKind = "inference_request"
@@ -55,7 +57,13 @@ const textOf = (
     .map((item) => (typeof item.payload.text === "string" ? item.payload.text : ""))
     .join("")
 
-export const inferenceRequestActor = (attempts: InferenceAttempts) =>
+/**
+ * `publishOnCommit` carries announcements (the bus path a run's own progress frames take).
+ */
+export const inferenceRequestActor = (
+  attempts: InferenceAttempts,
+  publishOnCommit: (messages: ReadonlyArray<CableMessage>) => Effect.Effect<void, never, SqlClient>
+) =>
   defineActor({
     kind: "inferenceRequest",
     entry: machines.inferenceRequest,
@@ -109,6 +117,10 @@ export const inferenceRequestActor = (attempts: InferenceAttempts) =>
         Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.tombstone(step.actorId, step.now)),
       [fx.replyToAsker]: (params) =>
         Effect.flatMap(TransactionalActors, (actors) => actors.reply(params.to, params.event)),
+      [fx.announceAttempt]: (params, step) =>
+        publishOnCommit([
+          { channel: params.channel, payload: JSON.stringify({ ...params.frame, at: step.now.toISOString() }) }
+        ]),
       [fx.reapRow]: (_, step) =>
         Effect.gen(function* () {
           const { requests, row } = yield* rowOf(step)

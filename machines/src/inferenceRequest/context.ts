@@ -20,6 +20,16 @@ export const ModelChange = Schema.Struct({
 })
 export type ModelChange = typeof ModelChange.Type
 
+/**
+ * How the asker's watchers hear that an attempt was sent (a run round's round_started frame): the
+ * bus channel, and the members every attempt's frame shares; each attempt adds its number and model.
+ */
+export const AttemptAnnouncement = Schema.Struct({
+  channel: Schema.String,
+  frame: Schema.Record(Schema.String, Schema.Unknown)
+})
+export type AttemptAnnouncement = typeof AttemptAnnouncement.Type
+
 export const InferenceRequestInput = Schema.Struct({
   /** The request's public id (named in its `result` item). */
   publicId: Schema.String,
@@ -28,7 +38,9 @@ export const InferenceRequestInput = Schema.Struct({
   /** From acceptance to timed_out. */
   timeoutMs: Schema.Number,
   /** The actor told the outcome (inference.replied), when another actor asked. */
-  replyTo: Schema.optionalKey(Schema.NullOr(ReplyAddress))
+  replyTo: Schema.optionalKey(Schema.NullOr(ReplyAddress)),
+  /** Where each attempt is announced as it is sent, when the asker's watchers want to hear. */
+  announce: Schema.optionalKey(Schema.NullOr(AttemptAnnouncement))
 })
 export type InferenceRequestInput = typeof InferenceRequestInput.Type
 
@@ -37,6 +49,7 @@ export const InferenceRequestContext = Schema.Struct({
   routes: Schema.Array(Route),
   timeoutMs: Schema.Number,
   replyTo: Schema.NullOr(ReplyAddress),
+  announce: Schema.NullOr(AttemptAnnouncement),
   /** Index of the route the current (or next) attempt uses. */
   route: Schema.Number,
   /** The current (or next) attempt, 1-based across every route. */

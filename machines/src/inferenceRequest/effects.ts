@@ -1,5 +1,6 @@
 // Effect requests of an inference request: the row writes of each step (status, streamed output,
-// usage, result, tombstone, reap) and the provider call, an after-commit job per attempt.
+// usage, result, tombstone, reap), an attempt's announcement to the asker's watchers, and the
+// provider call, an after-commit job per attempt.
 import type { ModelChange } from "./context.ts"
 import type { InferenceReplied, Outcome, OutputItem, ReplyAddress } from "./events.ts"
 
@@ -20,6 +21,8 @@ export const inferenceRequestEffects = {
   reapRow: "inference.reapRow",
   /** Tells the actor that asked for the request its outcome (in the step's transaction). */
   replyToAsker: "inference.replyToAsker",
+  /** Announces a sent attempt to the asker's watchers (an ephemeral frame, when the step commits). */
+  announceAttempt: "inference.announceAttempt",
   /** After commit: calls the provider for an attempt and reports what it streams and how it ends. */
   callProvider: "inference.callProvider"
 } as const
@@ -53,6 +56,12 @@ export interface CallProviderParams {
   readonly model: string
   /** Attempts this request made on `model` before this one. */
   readonly earlierAttemptsOnModel: number
+}
+
+/** The announcement's frame with the attempt's number and model (the binding stamps `at`). */
+export interface AnnounceAttemptParams {
+  readonly channel: string
+  readonly frame: Readonly<Record<string, unknown>>
 }
 
 export interface ReplyToAskerParams {

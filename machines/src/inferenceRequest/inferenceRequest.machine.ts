@@ -10,10 +10,12 @@
 //   terminal --DELETE--> tombstoned, reaped 30 days later (durable timer)
 // Items, in order: run_status queued (with the acceptance); per attempt run_status running, its
 // deltas, its usage, then rollback + run_status queued (retry or switch) or run_status <terminal>
-// and `result`, last and once. Cancellation and the deadline end without a rollback.
+// and `result`, last and once. Cancellation and the deadline end without a rollback. A request
+// carrying an announcement (a run's round) announces each attempt as it starts (round_started).
 import { cancel, enqueueActions, raise, setup } from "xstate"
 import type { InferenceRequestContext, InferenceRequestInput, ModelChange, SkipReason } from "./context.ts"
 import {
+  type AnnounceAttemptParams,
   type AppendOutputParams,
   type CallProviderParams,
   inferenceRequestEffects as fx,
@@ -83,6 +85,7 @@ type EffectRequest =
   | { readonly type: typeof fx.recordResult; readonly params: ResultParams }
   | { readonly type: typeof fx.callProvider; readonly params: CallProviderParams }
   | { readonly type: typeof fx.replyToAsker; readonly params: ReplyToAskerParams }
+  | { readonly type: typeof fx.announceAttempt; readonly params: AnnounceAttemptParams }
 
 /** What a transition's `enqueueActions` may queue, as the helpers below use it. */
 interface Queue {
@@ -292,7 +295,8 @@ export const inferenceRequestMachine = setup({
     [fx.recordTombstone]: () => {},
     [fx.reapRow]: () => {},
     [fx.callProvider]: (_, _params: CallProviderParams) => {},
-    [fx.replyToAsker]: (_, _params: ReplyToAskerParams) => {}
+    [fx.replyToAsker]: (_, _params: ReplyToAskerParams) => {},
+    [fx.announceAttempt]: (_, _params: AnnounceAttemptParams) => {}
   },
   guards: {
     ofAttempt: ({ context, event }) => "attempt" in event && event.attempt === context.attempt,
@@ -309,6 +313,7 @@ export const inferenceRequestMachine = setup({
     routes: input.routes,
     timeoutMs: input.timeoutMs,
     replyTo: input.replyTo ?? null,
+    announce: input.announce ?? null,
     route: 0,
     attempt: 1,
     routeFailures: 0,
@@ -357,6 +362,13 @@ export const inferenceRequestMachine = setup({
                 enqueue.assign({ attemptsByModel: { ...context.attemptsByModel, [model]: made } })
                 enqueue({ type: fx.recordStatus, params: { status: "running" } })
                 enqueue.emit(runStatus("running", context))
+                if (context.announce !== null) {
+                  const { channel, frame } = context.announce
+                  enqueue({
+                    type: fx.announceAttempt,
+                    params: { channel, frame: { ...frame, attempt: context.attempt, model } }
+                  })
+                }
               })
             }
           }
@@ -441,12 +453,19 @@ export const inferenceRequestMachine = setup({
   }
 })
 
-export const inferenceRequestVersion = 2
+export const inferenceRequestVersion = 3
 
-/** Version 1 had no asker: every request it wrote answers only its client. */
+/**
+ * Version 1 had no asker: every request it wrote answers only its client. Version 2 announced no
+ * attempt: its requests' attempts go unannounced.
+ */
 export const inferenceRequestMigrations = {
   2: <S extends { readonly context: unknown }>(snapshot: S) => ({
     ...snapshot,
     context: { ...(snapshot.context as object), replyTo: null }
+  }),
+  3: <S extends { readonly context: unknown }>(snapshot: S) => ({
+    ...snapshot,
+    context: { ...(snapshot.context as object), announce: null }
   })
 }

@@ -109,6 +109,8 @@ describe("kernel tool aliases", () => {
       properties: { path: { type: "string", description: "Memory path; its first segment is the scope" } },
       required: ["path"]
     })
+    // The task read shows the same offer: aliases as full function blocks.
+    expect((await task(runId, "s1-model-1")).tool_definitions).toEqual(sealed.request_options.tools)
 
     // The alias reached the kernel: the note is written.
     expect(await task(runId, "s1-model-1-t0")).toMatchObject({
@@ -216,7 +218,14 @@ describe("kernel tool aliases", () => {
     expect(created.status).toBe(201)
     const runId = created.body.run.public_id as string
     await calls.call("POST", `/${runId}/start`)
-    await waitForRun(server, runId, async () => (await task(runId, "s1-model-1-t1"))?.status === "awaiting_input")
+    // The ask parks in the expansion's step; the runner tool waits for its addressing job.
+    await waitForRun(
+      server,
+      runId,
+      async () =>
+        (await task(runId, "s1-model-1-t1"))?.status === "awaiting_input" &&
+        (await task(runId, "s1-model-1-t0"))?.status !== "waiting"
+    )
     const sealed = (await calls.call("GET", `/${runId}/tasks/s1-model-1/request`)).body.request
     const offered = sealed.request_options.tools.map((each: any) => each.function)
     expect(offered.map((each: any) => each.name)).toEqual(["query_human", "tool_search", "ask"])

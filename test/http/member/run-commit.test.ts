@@ -63,6 +63,38 @@ const uploadAs = async (token: string) => {
   return ((await response.json()) as { upload: { public_id: string } }).upload.public_id
 }
 
+describe("Commit answers", () => {
+  it("the task row the run's read shows right after: completed, failed, and a late commit's settled row", async () => {
+    const done = await claimedTask()
+    const completed = await inbox.commit(done.id, "s1-tool-1", { claim_token: done.token, content: "ok" })
+    expect(completed.status).toBe(200)
+    expect(completed.body.task).toEqual(await taskOf(done.id, "s1-tool-1"))
+    const again = await inbox.commit(done.id, "s1-tool-1", { claim_token: done.token, content: "ok" })
+    expect(again.body.task).toEqual(await taskOf(done.id, "s1-tool-1"))
+    const broken = await claimedTask()
+    const failed = await inbox.commit(broken.id, "s1-tool-1", {
+      claim_token: broken.token,
+      outcome: "failed",
+      content: "no"
+    })
+    expect(failed.status).toBe(200)
+    expect(failed.body.task).toEqual(await taskOf(broken.id, "s1-tool-1"))
+  })
+
+  it("a race's winning commit answers its own row, not the claimed sibling the same step settles", async () => {
+    const id = await started([{ parallel: [{ tool: { name: "grep" } }, { tool: { name: "deploy" } }], until: "any" }])
+    const first = await inbox.claim(id, "s1-tool-1")
+    const second = await inbox.claim(id, "s1-tool-2")
+    expect([first.status, second.status]).toEqual([200, 200])
+    const won = await inbox.commit(id, "s1-tool-2", { claim_token: second.body.claim.claim_token, content: "ok" })
+    expect(won.status).toBe(200)
+    expect(won.body.task).toEqual(await taskOf(id, "s1-tool-2"))
+    expect(won.body.task.key).toBe("s1-tool-2")
+    // The sibling the same step settled still names its claimant: the step wrote two claimed rows.
+    expect(await taskOf(id, "s1-tool-1")).toMatchObject({ status: "canceled", claimed_by: expect.any(Object) })
+  })
+})
+
 describe("Commit checks, in order", () => {
   it("404 for an unknown run or task; not_addressed_here before a missing claim_token", async () => {
     const { id } = await claimedTask()

@@ -271,6 +271,16 @@ describe("Engine selection: a run-backed reply", () => {
       (frame: any) => about(identifier)(frame) && frame.message?.frame?.type === "step_started"
     )
     expect(started.message.frame).toMatchObject({ run_public_id: runId, task_key: row.task_key, tool_name: "grep" })
+    // The round that made the call was announced on the same feed, its size the task read's.
+    const round = await cable.frames.take(
+      (frame: any) => about(identifier)(frame) && frame.message?.frame?.type === "round_started"
+    )
+    expect(round.message.frame).toMatchObject({ run_public_id: runId, mainline: true, attempt: 1 })
+    const roundTask = await member(
+      "GET",
+      `/workspaces/${world.workspaceId}/runs/${runId}/tasks/${round.message.frame.task_key}`
+    )
+    expect(roundTask.body.task.request_bytes).toBe(round.message.frame.request_bytes)
     // A steer may name the running reply's run as its guard; another run is a changed target.
     const steerWith = (guard: string, key: string) =>
       member(

@@ -200,6 +200,23 @@ describe("Claim refusals, in order", () => {
     expect(answer.body.task.deadline_at).toBe(answer.body.claim.deadline_at)
   })
 
+  it("the claim's and an extension's task is the row an inbox read shows right after them", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const claim = await inbox.claim(id, "s1-tool-1")
+    expect(claim.status).toBe(200)
+    const [listed] = await rowsFor(runner.token, id)
+    expect(claim.body.task).toEqual(listed)
+    expect(claim.body.claim.deadline_at).toBe(listed.deadline_at)
+    const extended = await inbox.extend(id, "s1-tool-1", {
+      claim_token: claim.body.claim.claim_token,
+      timeout_ms: 60_000
+    })
+    expect(extended.status).toBe(200)
+    const [relisted] = await rowsFor(runner.token, id)
+    expect(extended.body.task).toEqual(relisted)
+    expect(extended.body.claim.deadline_at).toBe(relisted.deadline_at)
+  })
+
   it("a paused run's dispatched row may still be claimed", async () => {
     const id = await started([{ tool: { name: "grep" } }])
     await calls.call("POST", `/${id}/pause`, {})

@@ -138,6 +138,9 @@ describe("two tool providers racing for one pool row", { timeout: 60_000 }, () =
 
       // After the claim the row is the claimant's alone; the loser can neither claim nor commit.
       expect(await rowOf(winner, id), id).toMatchObject({ claimed: true })
+      // The claim answers the row as the claimant's inbox reads it after (addressed to it now).
+      const granted = answers.find((answer) => answer.status === 200)!.body
+      expect(granted.task, id).toEqual(await rowOf(winner, id))
       expect(await rowOf(loser, id), id).toBeUndefined()
       expect((await loser.inbox.claim(id, call)).status, id).toBe(409)
       expect((await loser.inbox.commit(id, call, { claim_token: token, content: "stolen" })).status, id).toBe(409)

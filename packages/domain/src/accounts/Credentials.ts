@@ -169,21 +169,54 @@ const live = (credential: Repo.CredentialRow, at: Date) =>
 
 /**
  * An agent speaks only while it and its steward are active under the same shutdown generation:
- * the steward it speaks under, or undefined.
+ * whether `steward` (the agent's, as read) authorizes it.
  */
-const authorizingSteward = Effect.fnUntraced(function* (agent: UserRow) {
-  if (agent.status !== "active") return undefined
-  const accounts = yield* AccountsRepository
-  const steward = agent.steward_id === null ? undefined : yield* accounts.findUserById(agent.steward_id)
-  return steward !== undefined &&
-    steward.kind === "human" &&
-    steward.status === "active" &&
-    agent.steward_generation === steward.shutdown_generation
-    ? steward
-    : undefined
+const authorizes = (agent: Repo.AgentStanding, steward: Repo.StewardStanding | undefined) =>
+  agent.status === "active" &&
+  steward !== undefined &&
+  steward.kind === "human" &&
+  steward.status === "active" &&
+  agent.steward_generation === steward.shutdown_generation
+
+const agentHasAuthority = Effect.fnUntraced(function* (agent: UserRow) {
+  if (agent.status !== "active") return false
+  const steward =
+    agent.steward_id === null ? undefined : yield* (yield* AccountsRepository).findUserById(agent.steward_id)
+  return authorizes(agent, steward)
 })
 
-const agentHasAuthority = (agent: UserRow) => Effect.map(authorizingSteward(agent), (steward) => steward !== undefined)
+/**
+ * The judgement of a presented access credential at `at`, over the rows read with it: the grant,
+ * or undefined (Unauthenticated, whichever the reason).
+ */
+const judgeAccess = (secret: string, presented: Repo.Presented, at: Date): AccessGrant | undefined => {
+  const { credential, lineage } = presented
+  if (credential.kind !== "access" || !secretMatches(secret, credential.salt, credential.digest)) return undefined
+  if (!live(credential, at) || credential.plane === null) return undefined
+  if (credential.lineage_id !== null && (lineage === null || lineage.revoked_at !== null)) return undefined
+  const executor = presented.executor ?? undefined
+  if (executor && (executor.status !== "active" || fenced(executor, credential))) return undefined
+  const user = presented.user ?? undefined
+  const steward =
+    user?.kind === "agent" && presented.steward !== null && authorizes(user, presented.steward)
+      ? presented.steward
+      : undefined
+  if (user) {
+    const speaks = user.kind === "agent" ? steward !== undefined : user.kind === "human" && user.status === "active"
+    if (!speaks) return undefined
+  }
+  if (
+    credential.plane === "executor_transport" &&
+    executor?.agent_id != null &&
+    executor.kind === "agent_application" &&
+    (presented.executorAgent === null ||
+      !authorizes(presented.executorAgent, presented.executorAgentSteward ?? undefined))
+  ) {
+    return undefined
+  }
+  if (!user && !executor) return undefined
+  return { credential, plane: credential.plane, user, steward, executor }
+}
 
 export class Credentials extends Context.Service<
   Credentials,
@@ -227,36 +260,14 @@ export class Credentials extends Context.Service<
           return secretMatches(parsed.secret, credential.salt, credential.digest) ? credential : undefined
         })
 
+      /** One statement reads the credential with every row its judgement needs. */
       const authenticate = (token: string) =>
         db(
           Effect.gen(function* () {
-            const credential = yield* findPresented(token, "access")
-            const at = yield* now
-            if (!credential || !live(credential, at) || credential.plane === null) return yield* new Unauthenticated()
-            if (credential.lineage_id !== null) {
-              const lineage = yield* credentials.findLineage(credential.lineage_id)
-              if (!lineage || lineage.revoked_at !== null) return yield* new Unauthenticated()
-            }
-            const executor =
-              credential.executor_id === null ? undefined : yield* executors.findExecutorById(credential.executor_id)
-            if (executor && (executor.status !== "active" || fenced(executor, credential))) {
-              return yield* new Unauthenticated()
-            }
-            const user = credential.user_id === null ? undefined : yield* accounts.findUserById(credential.user_id)
-            const steward = user?.kind === "agent" ? yield* authorizingSteward(user) : undefined
-            if (user) {
-              const speaks =
-                user.kind === "agent" ? steward !== undefined : user.kind === "human" && user.status === "active"
-              if (!speaks) return yield* new Unauthenticated()
-            }
-            if (credential.plane === "executor_transport" && executor?.agent_id != null) {
-              const agent = yield* accounts.findUserById(executor.agent_id)
-              if (executor.kind === "agent_application" && (!agent || !(yield* agentHasAuthority(agent)))) {
-                return yield* new Unauthenticated()
-              }
-            }
-            if (!user && !executor) return yield* new Unauthenticated()
-            return { credential, plane: credential.plane, user, steward, executor } satisfies AccessGrant
+            const parsed = parseToken(accessTokenFormat, token)
+            const presented = parsed ? yield* credentials.findPresented(parsed.lookup) : undefined
+            const grant = parsed && presented ? judgeAccess(parsed.secret, presented, yield* now) : undefined
+            return grant ?? (yield* new Unauthenticated())
           })
         )
 

@@ -17,10 +17,32 @@ import { Unauthenticated } from "../kernel/Errors.ts"
 import { now } from "../kernel/Now.ts"
 import { presenceFields } from "./Presence.ts"
 
-/** The executor a transport credential speaks for, at the epoch its credential carries. */
+/** What commands read of the caller's address row. */
+export type CallerRow = Pick<
+  Repo.ExecutorRow,
+  | "id"
+  | "public_id"
+  | "account_id"
+  | "kind"
+  | "status"
+  | "display_name"
+  | "credential_epoch"
+  | "manager_id"
+  | "agent_id"
+  | "assignment_scope"
+  | "announcement"
+  | "last_seen_at"
+  | "connected_at"
+>
+
+/**
+ * The executor a transport credential speaks for, at the epoch its credential carries, with its
+ * row as authentication read it: no command reads the caller's address again.
+ */
 export interface ExecutorCaller {
   readonly publicId: string
   readonly credentialEpoch: number
+  readonly row: CallerRow
 }
 
 /** What an address shows: its own view and discovery rows alike. */
@@ -53,7 +75,7 @@ export interface ExecutorDescription {
 
 export type PresenceMark = "connected" | "seen" | "disconnected"
 
-const viewOf = (row: Repo.ExecutorRow, at: Date): ExecutorView => ({
+const viewOf = (row: CallerRow, at: Date): ExecutorView => ({
   public_id: row.public_id,
   kind: row.kind,
   status: row.status,
@@ -69,7 +91,7 @@ const viewOf = (row: Repo.ExecutorRow, at: Date): ExecutorView => ({
  * The executor's own view. Its epoch is at least its credential's: a connection mints at the
  * epoch it tells the address, and the address's step mirrors it on the row just after.
  */
-const describe = (caller: ExecutorCaller, row: Repo.ExecutorRow, at: Date): ExecutorDescription => {
+const describe = (caller: ExecutorCaller, row: CallerRow, at: Date): ExecutorDescription => {
   const view = viewOf(row, at)
   return {
     executor: { ...view, credential_epoch: Math.max(view.credential_epoch, caller.credentialEpoch) },
@@ -102,13 +124,7 @@ export class Executors extends Context.Service<
       const executors = yield* Repo.ExecutorsRepository
       const addresses = (yield* ActorHost).ref(executorAddressActor)
       return Executors.of({
-        describe: (caller) =>
-          db(
-            Effect.gen(function* () {
-              const row = yield* executors.findExecutorByPublicId(caller.publicId)
-              return describe(caller, row!, yield* now)
-            })
-          ),
+        describe: (caller) => Effect.map(now, (at) => describe(caller, caller.row, at)),
         announce: (caller, announcement) =>
           Effect.gen(function* () {
             const outcome = yield* addresses

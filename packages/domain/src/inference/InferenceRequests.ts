@@ -5,6 +5,7 @@ import { ActorHost } from "@troupe/actors/ActorHost"
 import { inferenceRequestActor, uploadNamingKind } from "@troupe/actors/bindings/inferenceRequest"
 import { type StreamPage, Streams } from "@troupe/actors/Streams"
 import { BlobStore } from "@troupe/storage/BlobStore"
+import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
 import {
@@ -87,9 +88,12 @@ export const inferenceNamingRules = Layer.effect(
   })
 )
 
-/** The binding of the inference request actor, over the catalog's providers. */
-export const inferenceRequestBinding = (catalog: ModelCatalog["Service"], blobs: BlobStore["Service"]) =>
-  inferenceRequestActor(makeInferenceAttempts(catalog, blobs.blobPath))
+/** The binding of the inference request actor, over the catalog's providers; announcements ride the bus. */
+export const inferenceRequestBinding = (
+  catalog: ModelCatalog["Service"],
+  blobs: BlobStore["Service"],
+  bus: EventBus["Service"]
+) => inferenceRequestActor(makeInferenceAttempts(catalog, blobs.blobPath), bus.publishOnCommit)
 
 /** The one definition of the inference request actor the runtime holds (refs need that same one). */
 export class InferenceRequestDefinition extends Context.Service<
@@ -99,7 +103,7 @@ export class InferenceRequestDefinition extends Context.Service<
   static readonly layer = Layer.effect(
     InferenceRequestDefinition,
     Effect.gen(function* () {
-      return inferenceRequestBinding(yield* ModelCatalog, yield* BlobStore)
+      return inferenceRequestBinding(yield* ModelCatalog, yield* BlobStore, yield* EventBus)
     })
   )
 }

@@ -20,24 +20,51 @@ export class RateLimiter extends Context.Service<
   {
     /** Counts one hit for `subject`; fails with the seconds until the window ends once over the limit. */
     readonly consume: (limit: RateLimit, subject: string) => Effect.Effect<void, RateLimitExceeded>
+    /**
+     * `consume` of each in order, in one statement: a budget over its limit refuses, and the
+     * budgets after it count nothing.
+     */
+    readonly consumeInOrder: (
+      hits: ReadonlyArray<{ readonly limit: RateLimit; readonly subject: string }>
+    ) => Effect.Effect<void, RateLimitExceeded>
   }
 >()("@troupe/domain/kernel/RateLimiter") {
   static readonly layer = Layer.effect(
     RateLimiter,
     Effect.gen(function* () {
       const windows = yield* RateLimitWindowsRepository
+      const windowOf = (limit: RateLimit, at: number) => {
+        const windowMillis = limit.windowSeconds * 1000
+        const start = Math.floor(at / windowMillis) * windowMillis
+        return { start, retryAfterSeconds: Math.max(1, Math.ceil((start + windowMillis - at) / 1000)) }
+      }
       const consume = (limit: RateLimit, subject: string) =>
         Effect.gen(function* () {
           const at = (yield* now).getTime()
-          const windowMillis = limit.windowSeconds * 1000
-          const windowStart = Math.floor(at / windowMillis) * windowMillis
-          const hits = yield* windows.hit(limit.scope, subject, new Date(windowStart))
+          const window = windowOf(limit, at)
+          const hits = yield* windows.hit(limit.scope, subject, new Date(window.start))
           if (hits > limit.limit) {
-            const retryAfterSeconds = Math.max(1, Math.ceil((windowStart + windowMillis - at) / 1000))
-            return yield* new RateLimitExceeded({ retryAfterSeconds })
+            return yield* new RateLimitExceeded({ retryAfterSeconds: window.retryAfterSeconds })
           }
         }).pipe(Effect.catchTag("SqlError", Effect.die))
-      return RateLimiter.of({ consume })
+      const consumeInOrder = (hits: ReadonlyArray<{ readonly limit: RateLimit; readonly subject: string }>) =>
+        Effect.gen(function* () {
+          const at = (yield* now).getTime()
+          const counted = hits.map(({ limit, subject }) => ({ limit, subject, window: windowOf(limit, at) }))
+          const totals = yield* windows.hitInOrder(
+            counted.map(({ limit, subject, window }) => ({
+              scope: limit.scope,
+              subject,
+              windowStart: new Date(window.start),
+              limit: limit.limit
+            }))
+          )
+          const over = counted.find((each, index) => (totals[index] ?? 0) > each.limit.limit)
+          if (over !== undefined) {
+            return yield* new RateLimitExceeded({ retryAfterSeconds: over.window.retryAfterSeconds })
+          }
+        }).pipe(Effect.catchTag("SqlError", Effect.die))
+      return RateLimiter.of({ consume, consumeInOrder })
     })
   )
 }

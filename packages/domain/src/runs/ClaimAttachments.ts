@@ -6,7 +6,6 @@
 import { BlobStore } from "@troupe/storage/BlobStore"
 import { isUuid } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
-import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { RunsRepository } from "@troupe/storage/repositories/Runs"
 import { type UploadRow, UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Clock, Context, Effect, Layer } from "effect"
@@ -38,10 +37,9 @@ export class ClaimAttachments extends Context.Service<
     ClaimAttachments,
     Effect.gen(function* () {
       const runs = yield* RunsRepository
-      const executors = yield* ExecutorsRepository
       const uploads = yield* UploadsRepository
       const blobs = yield* BlobStore
-      const db = yield* withRepositories(RunsRepository, ExecutorsRepository, UploadsRepository)
+      const db = yield* withRepositories(RunsRepository, UploadsRepository)
 
       const notFound = (message: string) => new Absent({ code: "not_found", message })
 
@@ -53,9 +51,9 @@ export class ClaimAttachments extends Context.Service<
        */
       const attachment = (caller: ExecutorCaller, read: AttachmentRead) =>
         Effect.gen(function* () {
-          const executor = yield* db(executors.findExecutorByPublicId(caller.publicId))
+          const executor = caller.row
           const row = isUuid(read.runId) ? yield* db(runs.findInboxTask(read.runId, read.key)) : undefined
-          if (executor === undefined || row === undefined || row.account_id !== executor.account_id) {
+          if (row === undefined || row.account_id !== executor.account_id) {
             return yield* notFound("No such inbox task")
           }
           if (read.token === undefined || read.token === "") {

@@ -5,15 +5,16 @@
 
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { inboxChannel, progressChannelOf } from "@troupe/actors/bindings/run"
+import { runEffects } from "@troupe/machines/run/effects"
 import type { RunEvent } from "@troupe/machines/run/events"
 import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
 import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
-import { type InboxRow, RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
+import { type InboxRow, type InboxTaskRow, RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import type { ExecutorCaller } from "../executors/Executors.ts"
+import type { CallerRow, ExecutorCaller } from "../executors/Executors.ts"
 import { isObject } from "../kernel/Json.ts"
 import { Absent, BadParameter, type Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import { type BodyFault, judgeCommitBody, judgeExtendBody, judgeProgressBody, resultUploadIds } from "./InboxBodies.ts"
@@ -130,6 +131,36 @@ const viewOf = (row: InboxRow): InboxTaskView => {
   }
 }
 
+/**
+ * The inbox row after a step: its run's public ids as read before the step, its task's columns as
+ * the step wrote them (the step's reply), so the answer reads the row as a read after it would.
+ */
+const steppedRow = (before: InboxTaskRow, task: TaskRow): InboxRow => ({
+  kind: task.inbox_kind,
+  run_public_id: before.run_public_id,
+  workspace_public_id: before.workspace_public_id,
+  conversation_public_id: before.conversation_public_id,
+  task_key: task.key,
+  task_kind: task.kind,
+  await_kind: task.await_kind,
+  status: task.status,
+  generation: task.generation,
+  dispatched_at: task.dispatched_at,
+  deadline_at: task.deadline_at,
+  timeout_ms: task.timeout_ms,
+  claimed: task.claimed,
+  pool: task.pool,
+  target_executor_public_id: task.target_executor_public_id,
+  target_display_name: task.target_display_name,
+  inbox_executor_public_id: task.inbox_executor_public_id,
+  claimed_by_public_id: task.claimed_by_public_id,
+  tool_name: task.tool_name,
+  tool_alias: task.tool_alias,
+  tool_call_id: task.tool_call_id,
+  spec: task.spec,
+  approval: task.approval
+})
+
 /** The inbox's cursor: where a page stopped (dispatch time, run, key). */
 const Cursor = Schema.Struct({ at: Schema.String, run: Schema.String, key: Schema.String })
 const encodeCursor = (row: InboxRow) =>
@@ -215,37 +246,39 @@ export class ExecutorInbox extends Context.Service<
       }
 
       const notFound = () => new Absent({ code: "not_found", message: "No such inbox task" })
-      const self = (caller: ExecutorCaller) =>
-        Effect.map(db(executors.findExecutorByPublicId(caller.publicId)), (row) => row!)
 
       /** The task of a run in this executor's account. */
-      const taskOf = (executor: ExecutorRow, runId: string, key: string) =>
+      const taskOf = (executor: CallerRow, runId: string, key: string) =>
         Effect.gen(function* () {
           const row = isUuid(runId) ? yield* db(runs.findInboxTask(runId, key)) : undefined
           if (row === undefined || row.account_id !== executor.account_id) return yield* notFound()
           return row
         })
 
-      const inboxRow = (runId: string, key: string) =>
-        Effect.flatMap(db(runs.findInboxTask(runId, key)), (row) =>
-          row ? Effect.succeed(row) : Effect.fail(notFound())
-        )
-
-      const send = (runId: string, event: RunEvent) =>
+      const send = (runId: string, event: Extract<RunEvent, { readonly key: string }>) =>
         Effect.gen(function* () {
           const outcome = yield* actors.send(runId, event).pipe(Effect.orDie)
           if (outcome._tag === "Rejected") return yield* notFound()
-          return outcome._tag === "Vetoed"
-            ? { vetoed: outcome.reason, answer: undefined }
-            : { vetoed: undefined, answer: outcome.replies["run.answer"] as string | undefined }
+          if (outcome._tag === "Vetoed") return { vetoed: outcome.reason, answer: undefined, written: undefined }
+          // The claimed rows the step wrote, as they now stand (the run binding's reply).
+          const written = outcome.replies[runEffects.recordTasks] as ReadonlyArray<TaskRow> | undefined
+          return {
+            vetoed: undefined,
+            answer: outcome.replies[runEffects.answer] as string | undefined,
+            written: written?.find((task) => task.key === event.key)
+          }
         })
+
+      /** The row an accepted claim or extend wrote (each writes its task, holding its claim). */
+      const stepped = (written: TaskRow | undefined) =>
+        written === undefined ? Effect.die(new Error("The step wrote no claimed row")) : Effect.succeed(written)
 
       /**
        * Whether the executor may claim a row of this run: a runner the run named, or a provider whose
        * discovery scope reaches the creator (account-wide; its human's, directly or as the agent's
        * steward; the agent it is bound to).
        */
-      const eligible = (executor: ExecutorRow, creatorId: bigint, stewardId: bigint | null) =>
+      const eligible = (executor: CallerRow, creatorId: bigint, stewardId: bigint | null) =>
         executor.status === "active" &&
         (executor.kind === "runner" ||
           executor.assignment_scope === "account_wide" ||
@@ -266,7 +299,7 @@ export class ExecutorInbox extends Context.Service<
             if (cursor === undefined) {
               return yield* new BadParameter({ code: "parameter_invalid", message: "after is not an inbox cursor" })
             }
-            const executor = yield* self(caller)
+            const executor = caller.row
             const rows = yield* db(
               runs.listInbox({
                 executorId: executor.id,
@@ -303,7 +336,7 @@ export class ExecutorInbox extends Context.Service<
           }),
         claim: (caller, runId, key) =>
           Effect.gen(function* () {
-            const executor = yield* self(caller)
+            const executor = caller.row
             const row = yield* taskOf(executor, runId, key)
             const token = newToken()
             const sent = yield* send(runId, {
@@ -313,22 +346,18 @@ export class ExecutorInbox extends Context.Service<
               announces:
                 executor.kind === "tool_provider" &&
                 executor.announcement.tools.some((tool) => tool.name === row.tool_name),
-              eligible: eligible(
-                executor,
-                row.creator_id,
-                (yield* db(runs.userOf(row.creator_id)))?.steward_id ?? null
-              ),
+              eligible: eligible(executor, row.creator_id, row.creator_steward_id),
               authorized: true,
               tokenDigest: digestOf(token),
               at: yield* at
             })
             if (sent.vetoed !== undefined) return yield* claimRefusalOf(sent.vetoed)
-            const claimed = yield* inboxRow(runId, key)
+            const claimed = steppedRow(row, yield* stepped(sent.written))
             return { task: viewOf(claimed), claim: { claim_token: token, deadline_at: claimed.deadline_at! } }
           }),
         claimCheck: (caller, runId, key, token) =>
           Effect.gen(function* () {
-            const executor = yield* self(caller)
+            const executor = caller.row
             const row = yield* taskOf(executor, runId, key)
             if (token === undefined || token === "") {
               return yield* new BadParameter({ code: "parameter_missing", message: "Send the Claim-Token header" })
@@ -340,8 +369,8 @@ export class ExecutorInbox extends Context.Service<
           }),
         extend: (caller, runId, key, body) =>
           Effect.gen(function* () {
-            const executor = yield* self(caller)
-            yield* taskOf(executor, runId, key)
+            const executor = caller.row
+            const before = yield* taskOf(executor, runId, key)
             const judged = judgeExtendBody(body)
             if (judged.fault !== null) return yield* faultOf(judged.fault)
             const { claimToken: token, timeoutMs } = judged
@@ -354,12 +383,12 @@ export class ExecutorInbox extends Context.Service<
               at: yield* at
             })
             if (sent.vetoed !== undefined) return yield* claimRefusalOf(sent.vetoed)
-            const row = yield* inboxRow(runId, key)
+            const row = steppedRow(before, yield* stepped(sent.written))
             return { task: viewOf(row), claim: { claim_token: token, deadline_at: row.deadline_at! } }
           }),
         commit: (caller, runId, key, body) =>
           Effect.gen(function* () {
-            const executor = yield* self(caller)
+            const executor = caller.row
             const row = yield* taskOf(executor, runId, key)
             const own = new Set<string>()
             for (const id of resultUploadIds(body)) {
@@ -389,7 +418,8 @@ export class ExecutorInbox extends Context.Service<
               return yield* claimRefusalOf(sent.vetoed)
             }
             if (sent.answer === "claim_inactive") return yield* claimRefusalOf("claim_inactive")
-            return (yield* db(runs.findTask(row.run_id, key)))!
+            // A late commit of a settled task writes nothing: its row is read.
+            return sent.written ?? (yield* db(runs.findTask(row.run_id, key)))!
           }),
         progress: (caller, body) =>
           Effect.gen(function* () {
@@ -400,7 +430,7 @@ export class ExecutorInbox extends Context.Service<
               frame.kind === "task"
                 ? { run: frame.run_public_id, key: frame.task_key, token: frame.claim_token }
                 : { run: frame.source.run_public_id, key: frame.source.task_key, token: frame.source.claim_token }
-            const executor = yield* self(caller)
+            const executor = caller.row
             const row = isUuid(source.run) ? yield* db(runs.findInboxTask(source.run, source.key)) : undefined
             const live =
               row !== undefined &&

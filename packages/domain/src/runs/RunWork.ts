@@ -4,7 +4,7 @@
 // a model's tool call (the addressing rule), and the bus the run's notices ride.
 
 import type { ConversationReplies } from "@troupe/actors/bindings/conversation"
-import type { CableMessage, RunWork } from "@troupe/actors/bindings/run"
+import { type CableMessage, progressChannelOf, type RunWork } from "@troupe/actors/bindings/run"
 import type { OpenRoundParams } from "@troupe/machines/run/effects"
 import type { CallAddress } from "@troupe/machines/run/events"
 import { defaultToolTimeoutMillis } from "@troupe/machines/run/rules/graph"
@@ -27,6 +27,7 @@ import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import { kernelDefinitionOf, kernelImportsOf } from "./KernelImports.ts"
 import { outputOf, resultOf } from "./Projections.ts"
 import { roundInput } from "./RoundCompaction.ts"
+import { offerOf } from "./SealedRequests.ts"
 
 /** A task's text answer (the projections' reading of its result), "" before it has one. */
 const taskOutput = (task: TaskRow | undefined): string => {
@@ -278,7 +279,18 @@ export const makeRunWork = (
           now: new Date()
         })
         yield* recordAdmission(inserted.id, admission.budget, at)
-        return { publicId, routes: judged.routes, timeoutMs: judged.timeoutMs }
+        // Each attempt the request sends is announced on the run's progress feed (round_started).
+        const announce = {
+          channel: progressChannelOf(run.publicId, row.conversation_public_id),
+          frame: {
+            type: "round_started",
+            run_public_id: run.publicId,
+            task_key: round.key,
+            mainline: round.mainline,
+            request_bytes: offerOf({ ...members }).requestBytes
+          }
+        }
+        return { publicId, routes: judged.routes, timeoutMs: judged.timeoutMs, announce }
       }),
     addressCalls: (runPublicId, calls) =>
       Effect.gen(function* () {

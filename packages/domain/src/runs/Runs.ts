@@ -42,8 +42,10 @@ import { otherRunTasks } from "./ForeignWaits.ts"
 import { makeKernelCalls } from "./KernelCalls.ts"
 import { kernelAliasesOf, kernelImportsOf } from "./KernelImports.ts"
 import { makeRunWork } from "./RunWork.ts"
+import { offerOf, type SealedRequest, sealedOf } from "./SealedRequests.ts"
 import { judgeAppendShell, type RunnerInfo, type ShellRefusal } from "./StepShell.ts"
 import { digestOf, mintTokens } from "./Tokens.ts"
+import type { ModelOffer } from "./Trace.ts"
 
 /** The one definition of the run actor the runtime holds (refs need that same one). */
 export class RunDefinition extends Context.Service<RunDefinition, ReturnType<typeof runActor>>()(
@@ -156,48 +158,6 @@ export const refusalOf = (reason: string, extra: { readonly current_revision?: n
   }
 }
 
-/** A sealed round as the request door shows it (the estimate render's entry form). */
-export interface SealedRequest {
-  readonly entries: ReadonlyArray<{
-    readonly role: string
-    readonly parts: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
-  }>
-  readonly request_options: {
-    readonly model: string
-    readonly tools?: ReadonlyArray<unknown>
-    readonly instructions?: string
-  }
-}
-
-const textOf = (content: unknown): string =>
-  typeof content === "string"
-    ? content
-    : Array.isArray(content)
-      ? content.map((part) => (isObject(part) && typeof part.text === "string" ? part.text : "")).join("")
-      : ""
-
-/** The entries and options of a sealed round's stored members. */
-const sealedOf = (members: Readonly<Record<string, unknown>>): SealedRequest => {
-  const input = Array.isArray(members.input) ? members.input : []
-  const messages = input.filter(isObject)
-  const system = messages.find((message) => message.role === "system")
-  const model = isObject(members.model) && typeof members.model.model === "string" ? members.model.model : ""
-  const configuration = isObject(members.configuration) ? members.configuration : {}
-  return {
-    entries: messages
-      .filter((message) => message.role !== "system")
-      .map((message) => ({
-        role: String(message.role),
-        parts: [{ type: "text" as const, text: textOf(message.content) }]
-      })),
-    request_options: {
-      model,
-      ...(Array.isArray(configuration.tools) ? { tools: configuration.tools } : {}),
-      ...(system === undefined ? {} : { instructions: textOf(system.content) })
-    }
-  }
-}
-
 /** What the task verbs take. */
 export type TaskVerb =
   | { readonly verb: "retry"; readonly model: string | null }
@@ -271,7 +231,7 @@ export class Runs extends Context.Service<
       workspaceId: string,
       runId: string,
       key: string
-    ) => Effect.Effect<{ readonly state: RunState; readonly task: TaskRow }, Absent>
+    ) => Effect.Effect<{ readonly state: RunState; readonly task: TaskRow; readonly offer: ModelOffer }, Absent>
     /** A model task's sealed round request (404 request_not_sealed for anything else). */
     readonly sealedRequest: (
       caller: Caller,
@@ -661,7 +621,13 @@ export class Runs extends Context.Service<
             const state = yield* stateOf(yield* visible(caller, workspaceId, workspace.id, runId))
             const task = state.tasks.find((each) => each.key === key)
             if (task === undefined) return yield* new Absent({ code: "not_found", message: "No such task" })
-            return { state, task }
+            // A model task that asked its round: what the sealed request offered and weighs.
+            const request =
+              task.kind === "model_task" && task.inference_request_public_id !== null
+                ? yield* db(requests.findRequest(task.inference_request_public_id))
+                : undefined
+            const stored = isObject(request?.request) ? request.request : {}
+            return { state, task, offer: isObject(stored.members) ? offerOf(stored.members) : {} }
           }),
         sealedRequest: (caller, workspaceId, runId, key) =>
           Effect.gen(function* () {

@@ -11,3 +11,15 @@ export const consume = Effect.fnUntraced(function* (limit: RateLimit, subject: s
       Effect.catchTag("RateLimitExceeded", (exceeded) => Effect.fail(errors.rateLimited(exceeded.retryAfterSeconds)))
     )
 })
+
+/** `consume` of each budget in order, in one statement: the first exhausted one answers. */
+export const consumeInOrder = Effect.fnUntraced(function* (
+  hits: ReadonlyArray<{ readonly limit: RateLimit; readonly subject: string }>
+) {
+  const limiter = yield* RateLimiter
+  yield* limiter
+    .consumeInOrder(hits)
+    .pipe(
+      Effect.catchTag("RateLimitExceeded", (exceeded) => Effect.fail(errors.rateLimited(exceeded.retryAfterSeconds)))
+    )
+})

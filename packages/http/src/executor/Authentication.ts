@@ -27,7 +27,8 @@ export const ExecutorAuthenticationLive = Layer.effect(
                 kind: executor.kind,
                 status: executor.status,
                 displayName: executor.display_name,
-                credentialEpoch: grant.credential.epoch ?? executor.credential_epoch
+                credentialEpoch: grant.credential.epoch ?? executor.credential_epoch,
+                row: executor
               }
             })
           )

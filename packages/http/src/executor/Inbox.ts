@@ -16,7 +16,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { storedFileResponse } from "../conventions/ByteRanges.ts"
 import { clientAddress } from "../conventions/ClientAddress.ts"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
-import { consume } from "../conventions/RateLimit.ts"
+import { consumeInOrder } from "../conventions/RateLimit.ts"
 import { uploadDescriptor } from "../conventions/UploadIngest.ts"
 
 export const claimPostLimit: RateLimit = { scope: "executor.claim_posts", limit: 6000, windowSeconds: 60 }
@@ -56,8 +56,10 @@ export const ExecutorInboxHandlers = HttpApiBuilder.group(
     const counted = (limit: RateLimit) =>
       Effect.gen(function* () {
         const { executor } = yield* CurrentExecutorCaller
-        yield* consume(limit, executor.publicId)
-        yield* consume(backstop(limit), yield* clientAddress)
+        yield* consumeInOrder([
+          { limit, subject: executor.publicId },
+          { limit: backstop(limit), subject: yield* clientAddress }
+        ])
       }).pipe(Effect.provideService(RateLimiter, limiter))
 
     return handlers

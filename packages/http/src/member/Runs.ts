@@ -172,7 +172,7 @@ export const RunsHandlers = HttpApiBuilder.group(
       )
       .handle("task", ({ params }) =>
         command((caller) => runs.task(caller, params.workspace_id, params.run_id, params.task_key)).pipe(
-          Effect.map(({ state, task }) => ({ task: taskReadOf(task, state.tasks, state.specs) })),
+          Effect.map(({ state, task, offer }) => ({ task: taskReadOf(task, state.tasks, state.specs, offer) })),
           answerRunRefusals
         )
       )

@@ -45,7 +45,10 @@ export interface StepWrite {
     readonly items: ReadonlyArray<{ readonly publicId: string; readonly type: string; readonly payload: unknown }>
   }
   readonly journal: Pick<JournalWrite, "event" | "fromState" | "toState" | "actions">
-  /** NOTIFYed by the statement (PostgreSQL holds them until commit). */
+  /**
+   * NOTIFYed by the statement, in order (PostgreSQL holds them until commit): what the step's row
+   * handlers published (EventBus.StepMessages), then the step's notices.
+   */
   readonly notify: ReadonlyArray<Notice>
   /** Queued in `actor_notices` for `sendQueuedNotices`. */
   readonly queue: ReadonlyArray<Notice>

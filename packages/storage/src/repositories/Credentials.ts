@@ -1,7 +1,10 @@
 // Rows of `credential_lineages` and `credentials`: access and refresh tokens (lookup and salted
-// digest only), grouped in lineages that rotate independently.
-import { Context, Effect, Layer, Schema } from "effect"
+// digest only), grouped in lineages that rotate independently. An access credential is read
+// for authentication in one statement with every row its judgement needs.
+import { Context, Effect, Layer, Schema, SchemaTransformation } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { UserRow } from "./Accounts.ts"
+import { ExecutorRow } from "./Executors.ts"
 import * as Rows from "./Rows.ts"
 
 export const Plane = Schema.Literals(["platform", "member", "executor_transport"])
@@ -97,6 +100,102 @@ const byLookup = Rows.maybe("Credentials.findCredentialByLookup", {
 
 const findCredentialByLookup = (lookup: string) => byLookup({ lookup })
 
+/** An agent as its authority is judged: active, and under its steward's shutdown generation. */
+export const AgentStanding = Schema.Struct({
+  id: UserRow.fields.id,
+  status: UserRow.fields.status,
+  steward_generation: UserRow.fields.steward_generation
+})
+export type AgentStanding = typeof AgentStanding.Type
+
+/** A steward as an agent's authority is judged: an active human of the agent's generation. */
+export const StewardStanding = Schema.Struct({
+  id: UserRow.fields.id,
+  kind: UserRow.fields.kind,
+  status: UserRow.fields.status,
+  shutdown_generation: UserRow.fields.shutdown_generation
+})
+export type StewardStanding = typeof StewardStanding.Type
+
+/**
+ * An access credential with what authenticating it judges, each null where its row is absent:
+ * its lineage, its executor and the executor's agent with that agent's steward, its user and the
+ * user's steward.
+ */
+export const Presented = Schema.Struct({
+  credential: CredentialRow,
+  lineage: Schema.NullOr(Schema.Struct({ id: Schema.BigInt, revoked_at: Schema.NullOr(Schema.Date) })),
+  executor: Schema.NullOr(ExecutorRow),
+  executorAgent: Schema.NullOr(AgentStanding),
+  executorAgentSteward: Schema.NullOr(StewardStanding),
+  user: Schema.NullOr(UserRow),
+  steward: Schema.NullOr(UserRow)
+})
+export type Presented = typeof Presented.Type
+
+/** Each part of `Presented`: the table alias it is read from, and its columns. */
+const presentedParts = {
+  credential: ["c", CredentialRow],
+  lineage: ["l", Presented.fields.lineage.members[0]],
+  executor: ["e", ExecutorRow],
+  executorAgent: ["ea", AgentStanding],
+  executorAgentSteward: ["eas", StewardStanding],
+  user: ["u", UserRow],
+  steward: ["s", UserRow]
+} as const
+
+/** The statement's row is flat: a part's column `x` is named `<part>__x`. */
+const presentedColumns = Object.entries(presentedParts)
+  .flatMap(([part, [alias, row]]) =>
+    Object.keys(row.fields).map((column) => `${alias}.${column} AS "${part}__${column}"`)
+  )
+  .join(", ")
+
+/** The flat row, parted; an absent part (its id null: a LEFT JOIN found no row) is null. */
+const PresentedColumns = Schema.Record(Schema.String, Schema.Unknown).pipe(
+  Schema.decodeTo(
+    Presented,
+    SchemaTransformation.transform({
+      decode: (flat) =>
+        Object.fromEntries(
+          Object.entries(presentedParts).map(([part, [, row]]) => [
+            part,
+            flat[`${part}__id`] === null
+              ? null
+              : Object.fromEntries(Object.keys(row.fields).map((column) => [column, flat[`${part}__${column}`]]))
+          ])
+        ) as unknown as typeof Presented.Encoded,
+      encode: (parted) =>
+        Object.fromEntries(
+          Object.entries(presentedParts).flatMap(([part, [, row]]) =>
+            Object.keys(row.fields).map((column) => [
+              `${part}__${column}`,
+              (parted[part as keyof typeof parted] as Record<string, unknown> | null)?.[column] ?? null
+            ])
+          )
+        )
+    })
+  )
+)
+
+const presentedByLookup = Rows.maybe("Credentials.findPresented", {
+  Request: Schema.Struct({ lookup: Schema.String }),
+  Result: PresentedColumns,
+  execute: ({ lookup }, sql) => sql`
+    SELECT ${sql.literal(presentedColumns)}
+    FROM credentials c
+    LEFT JOIN credential_lineages l ON l.id = c.lineage_id
+    LEFT JOIN executors e ON e.id = c.executor_id
+    LEFT JOIN users ea ON ea.id = e.agent_id
+    LEFT JOIN users eas ON eas.id = ea.steward_id
+    LEFT JOIN users u ON u.id = c.user_id
+    LEFT JOIN users s ON s.id = u.steward_id
+    WHERE c.lookup = ${lookup}`
+})
+
+/** A credential by its lookup, with every row authenticating it judges (one statement). */
+const findPresented = (lookup: string) => presentedByLookup({ lookup })
+
 const lineageById = Rows.maybe("Credentials.findLineage", {
   Request: Schema.Struct({ id: Schema.BigInt }),
   Result: LineageRow,
@@ -189,6 +288,7 @@ export class CredentialsRepository extends Context.Service<CredentialsRepository
         insertLineage,
         insertCredential,
         findCredentialByLookup,
+        findPresented,
         findLineage,
         supersedeLineageCredentials,
         revokeLineage,

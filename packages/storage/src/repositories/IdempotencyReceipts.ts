@@ -29,6 +29,12 @@ export interface Claim {
   readonly at: Date
 }
 
+/**
+ * Drops an expired receipt of the key and inserts a pending one, in one statement: the insert
+ * reads the deletion's count, so the deletion runs first and its row no longer conflicts. A
+ * concurrent claim of the same key waits on the row either one deleted or inserted, then finds
+ * the other's receipt (the conflict) and inserts nothing.
+ */
 const insertPending = Rows.maybe("IdempotencyReceipts.claim (new receipt)", {
   Request: Schema.Struct({
     ...ReceiptKey.fields,
@@ -39,8 +45,14 @@ const insertPending = Rows.maybe("IdempotencyReceipts.claim (new receipt)", {
   }),
   Result: Schema.Struct({ id: Schema.BigInt }),
   execute: ({ caller, route, key, digest, lifetime, now, expiresAt }, sql) => sql`
+    WITH expired AS (
+      DELETE FROM idempotency_receipts
+      WHERE caller = ${caller} AND route = ${route} AND key = ${key} AND expires_at <= ${now}
+      RETURNING id
+    )
     INSERT INTO idempotency_receipts (caller, route, key, request_digest, state, lifetime_id, created_at, expires_at)
-    VALUES (${caller}, ${route}, ${key}, ${digest}, 'pending', ${lifetime}, ${now}, ${expiresAt})
+    SELECT ${caller}, ${route}, ${key}, ${digest}, 'pending', ${lifetime}, ${now}, ${expiresAt}
+    FROM (SELECT count(*) FROM expired) AS dropped
     ON CONFLICT (caller, route, key) DO NOTHING
     RETURNING id`
 })
@@ -61,8 +73,8 @@ const findCompleted = Effect.fnUntraced(function* (key: ReceiptKey, now: Date) {
 })
 
 /**
- * Claims the key for a new request: drops an expired receipt, then inserts a pending one.
- * Answers the new receipt's id, or the existing live receipt when the key is taken.
+ * Claims the key for a new request: replaces an expired receipt with a pending one (one
+ * statement). Answers the new receipt's id, or the existing live receipt when the key is taken.
  */
 const claim = Effect.fnUntraced(function* (
   k: ReceiptKey,
@@ -71,10 +83,6 @@ const claim = Effect.fnUntraced(function* (
   now: Date,
   expiresAt: Date
 ) {
-  const sql = yield* SqlClient
-  yield* sql`
-    DELETE FROM idempotency_receipts
-    WHERE caller = ${k.caller} AND route = ${k.route} AND key = ${k.key} AND expires_at <= ${now}`
   const inserted = yield* insertPending({ ...k, digest, lifetime, now, expiresAt })
   if (inserted) return { _tag: "Claimed" as const, claim: { id: inserted.id, lifetime, at: now } }
   const receipt = yield* receiptOf(k)

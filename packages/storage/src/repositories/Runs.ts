@@ -265,15 +265,18 @@ export const TaskRow = Schema.Struct({
 })
 export type TaskRow = typeof TaskRow.Type
 
-const selectTask = `
+/** Task rows of `source` (run_tasks, or the rows an UPDATE returned) as `TaskRow`s, `t` by alias. */
+const selectTaskFrom = (source: string) => `
   SELECT t.*, te.public_id::text AS target_executor_public_id, te.display_name AS target_display_name,
     ie.public_id::text AS inbox_executor_public_id, ce.public_id::text AS claimed_by_public_id,
     ir.public_id::text AS inference_request_public_id
-  FROM run_tasks t
+  FROM ${source} t
   LEFT JOIN executors te ON te.id = t.target_executor_id
   LEFT JOIN executors ie ON ie.id = t.inbox_executor_id
   LEFT JOIN executors ce ON ce.id = t.claimed_by_executor_id
   LEFT JOIN inference_requests ir ON ir.id = t.inference_request_id`
+
+const selectTask = selectTaskFrom("run_tasks")
 
 export interface NewTask {
   readonly key: string
@@ -369,10 +372,47 @@ export interface TaskChange {
   readonly timeoutMs?: number | null
 }
 
-/** Writes many tasks' standing in one statement, and stamps the run's update. */
-const updateTasks = Effect.fnUntraced(function* (runId: bigint, changes: ReadonlyArray<TaskChange>, now: Date) {
-  if (changes.length === 0) return
-  const sql = yield* SqlClient
+const writeTasks = Rows.all("Runs.updateTasks", {
+  Request: Schema.Struct({ runId: Schema.BigInt, changesJson: Schema.String, now: Schema.Date }),
+  Result: TaskRow,
+  // A member absent from an element's JSON (undefined in updateTasks) keeps the column.
+  execute: ({ runId, changesJson, now }, sql) => sql`
+    WITH changed AS (
+      UPDATE run_tasks t SET status = c.status, generation = c.generation, failure_resolution = c.failure_resolution,
+        error = c.error::jsonb, inbox_kind = c.inbox_kind,
+        inbox_executor_id = (SELECT id FROM executors WHERE public_id = c.inbox_executor),
+        claimed_by_executor_id = (SELECT id FROM executors WHERE public_id = c.claimed_by_executor),
+        claim_token_digest = c.claim_token_digest,
+        claimed = c.claimed, deadline_at = c.deadline_at, dispatched_at = c.dispatched_at,
+        approval = c.approval::jsonb, started_at = c.started_at, completed_at = c.completed_at,
+        after = CASE WHEN e.value -> 'after' IS NULL THEN t.after ELSE (e.value ->> 'after')::jsonb END,
+        inference_request_id = CASE WHEN e.value -> 'inference_request_id' IS NULL
+          THEN t.inference_request_id ELSE c.inference_request_id END,
+        target_executor_id = CASE WHEN e.value -> 'target_executor' IS NULL
+          THEN t.target_executor_id ELSE (SELECT id FROM executors WHERE public_id = c.target_executor) END,
+        pool = CASE WHEN e.value -> 'pool' IS NULL THEN t.pool ELSE c.pool END,
+        timeout_ms = CASE WHEN e.value -> 'timeout_ms' IS NULL THEN t.timeout_ms ELSE c.timeout_ms END,
+        updated_at = ${now}
+      FROM jsonb_array_elements(${changesJson}::jsonb) AS e(value),
+        jsonb_to_record(e.value) AS c(key text, status text, generation integer, failure_resolution text, error text,
+          inbox_kind text, inbox_executor uuid, claimed_by_executor uuid, claim_token_digest text,
+          claimed boolean, deadline_at timestamptz, dispatched_at timestamptz, approval text,
+          started_at timestamptz, completed_at timestamptz, inference_request_id bigint, target_executor uuid,
+          pool boolean, timeout_ms integer)
+      WHERE t.run_id = ${runId} AND t.key = c.key
+      RETURNING t.*),
+    stamped AS (
+      UPDATE runs SET updated_at = GREATEST(updated_at, ${now}) WHERE id = ${runId} AND EXISTS (SELECT 1 FROM changed))
+    ${sql.literal(selectTaskFrom("changed"))}
+    WHERE t.claimed_by_executor_id IS NOT NULL`
+})
+
+/**
+ * Writes many tasks' standing in one statement, and stamps the run's update. Answers the written
+ * rows that hold a claim, as they now stand: what an executor's claim, extend or commit answers.
+ */
+const updateTasks = (runId: bigint, changes: ReadonlyArray<TaskChange>, now: Date) => {
+  if (changes.length === 0) return Effect.succeed<ReadonlyArray<TaskRow>>([])
   const rows = changes.map((change) => ({
     key: change.key,
     status: change.status,
@@ -395,34 +435,8 @@ const updateTasks = Effect.fnUntraced(function* (runId: bigint, changes: Readonl
     pool: change.pool,
     timeout_ms: change.timeoutMs
   }))
-  // A member absent from an element's JSON (undefined above) keeps the column.
-  yield* sql`
-    WITH changed AS (
-      UPDATE run_tasks t SET status = c.status, generation = c.generation, failure_resolution = c.failure_resolution,
-        error = c.error::jsonb, inbox_kind = c.inbox_kind,
-        inbox_executor_id = (SELECT id FROM executors WHERE public_id = c.inbox_executor),
-        claimed_by_executor_id = (SELECT id FROM executors WHERE public_id = c.claimed_by_executor),
-        claim_token_digest = c.claim_token_digest,
-        claimed = c.claimed, deadline_at = c.deadline_at, dispatched_at = c.dispatched_at,
-        approval = c.approval::jsonb, started_at = c.started_at, completed_at = c.completed_at,
-        after = CASE WHEN e.value -> 'after' IS NULL THEN t.after ELSE (e.value ->> 'after')::jsonb END,
-        inference_request_id = CASE WHEN e.value -> 'inference_request_id' IS NULL
-          THEN t.inference_request_id ELSE c.inference_request_id END,
-        target_executor_id = CASE WHEN e.value -> 'target_executor' IS NULL
-          THEN t.target_executor_id ELSE (SELECT id FROM executors WHERE public_id = c.target_executor) END,
-        pool = CASE WHEN e.value -> 'pool' IS NULL THEN t.pool ELSE c.pool END,
-        timeout_ms = CASE WHEN e.value -> 'timeout_ms' IS NULL THEN t.timeout_ms ELSE c.timeout_ms END,
-        updated_at = ${now}
-      FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) AS e(value),
-        jsonb_to_record(e.value) AS c(key text, status text, generation integer, failure_resolution text, error text,
-          inbox_kind text, inbox_executor uuid, claimed_by_executor uuid, claim_token_digest text,
-          claimed boolean, deadline_at timestamptz, dispatched_at timestamptz, approval text,
-          started_at timestamptz, completed_at timestamptz, inference_request_id bigint, target_executor uuid,
-          pool boolean, timeout_ms integer)
-      WHERE t.run_id = ${runId} AND t.key = c.key
-      RETURNING 1)
-    UPDATE runs SET updated_at = GREATEST(updated_at, ${now}) WHERE id = ${runId} AND EXISTS (SELECT 1 FROM changed)`
-})
+  return writeTasks({ runId, changesJson: JSON.stringify(rows), now })
+}
 
 /** Writes a task's result (JSON text), and stamps the run's update. */
 const setTaskResult = Effect.fnUntraced(function* (runId: bigint, key: string, resultJson: string, now: Date) {
@@ -590,6 +604,8 @@ export const InboxTaskRow = Schema.Struct({
   run_id: Schema.BigInt,
   run_status: RunStatus,
   creator_id: Schema.BigInt,
+  /** The creator's steward (an agent's; null for a human): whom a user_private provider may serve. */
+  creator_steward_id: NullId,
   /** The run's workspace's account (a task of another account is not found). */
   account_id: Schema.BigInt,
   target_executor_id: NullId,
@@ -604,9 +620,11 @@ const inboxTask = Rows.maybe("Runs.findInboxTask", {
   Request: Schema.Struct({ runPublicId: Schema.String, key: Schema.String }),
   Result: InboxTaskRow,
   execute: ({ runPublicId, key }, sql) => sql`
-    SELECT ${sql.literal(inboxColumns)}, r.id AS run_id, r.status AS run_status, r.creator_id, w.account_id,
-      t.target_executor_id, t.inbox_executor_id, t.claimed_by_executor_id, t.claim_token_digest, t.failure_resolution
+    SELECT ${sql.literal(inboxColumns)}, r.id AS run_id, r.status AS run_status, r.creator_id,
+      cu.steward_id AS creator_steward_id, w.account_id, t.target_executor_id, t.inbox_executor_id,
+      t.claimed_by_executor_id, t.claim_token_digest, t.failure_resolution
     ${sql.literal(inboxJoins)}
+    LEFT JOIN users cu ON cu.id = r.creator_id
     WHERE r.public_id = ${runPublicId}::uuid AND t.key = ${key} AND r.tombstoned_at IS NULL`
 })
 
