@@ -231,6 +231,7 @@ describe("conversation machine", () => {
           "conversation.recordState",
           "conversation.tellFollowers",
           "conversation.releaseSources",
+          "conversation.stopHostedRuns",
           "conversation_ended(tombstoned)",
           "timer:reap"
         ])
@@ -256,11 +257,99 @@ describe("conversation machine", () => {
         "cancel:due:input-later",
         "conversation.tellFollowers",
         "conversation.releaseSources",
+        "conversation.stopHostedRuns",
         "conversation_ended(tombstoned)",
         "timer:reap"
       ])
       const ignored = step(tombstoned, { type: "input.due", inputId: "input-later" })
       expect(described(ignored[1])).toEqual([])
+    })
+
+    it("Conversation | any | delete | no live work in tree → tombstoned: the fence is asked first, then whatever hosted run is left is told to stop by force", () => {
+      const judging = step(start(), directReply("r", { reply: { ...echo, engine: "run" } }))[0]
+      const running = step(judging, { ...judged("r", 0), plan: {} } as Event)[0]
+      const settledEarly = step(running, {
+        type: "run.replied",
+        requestId: "request-r",
+        status: "completed",
+        errorCode: null,
+        declined: false,
+        usage: null
+      })[0]
+      expect(settledEarly.context.lane).toBeNull()
+      for (const from of [settledEarly, play(settledEarly, archive)]) {
+        const [tombstoned, actions] = step(from, { type: "conversation.tombstone" })
+        expect(tombstoned.value).toBe("tombstoned")
+        const asked = described(actions)
+        expect(asked.indexOf("conversation.ensureTreeIdle")).toBeLessThan(asked.indexOf("conversation.stopHostedRuns"))
+        expect(paramsOf(actions, "conversation.stopHostedRuns")).toEqual([{ except: null }])
+      }
+      // Ended by its parent while its run-backed reply runs: that run is told to cancel once, not twice.
+      const [ended, ending] = step(replying(start({ subagent: true }), "s", { reply: { ...echo, engine: "run" } }), {
+        type: "conversation.end"
+      })
+      expect(ended.value).toBe("tombstoned")
+      expect(paramsOf(ending, "conversation.cancelRequest")).toEqual([{ requestId: "request-s", engine: "run" }])
+      expect(paramsOf(ending, "conversation.stopHostedRuns")).toEqual([{ except: "request-s" }])
+    })
+
+    it("Conversation | archived | a returned result (kernel task_result) → recorded as a message turn, no reply; unarchive starts nothing", () => {
+      const result = (name: string) =>
+        accepted(name, { kind: "direct_reply", kernel: true, row: { text: name, origin: "task_result" } })
+      const [recorded, actions] = step(play(start(), archive), result("r"))
+      expect(recorded.value).toBe("archived")
+      expect(described(actions)).toEqual([
+        "conversation.insertInput",
+        "input_accepted(pending)",
+        "conversation.materializeMessage",
+        "turn_created",
+        "input_materialized",
+        "turn_status(completed)"
+      ])
+      expect(itemsOf(actions, "turn_created")[0]).toMatchObject({ kind: "message", input_public_id: "input-r" })
+      expect(recorded.context.queue).toEqual([])
+      expect(recorded.context.lane).toBeNull()
+      const [active, unarchiving] = step(recorded, { type: "conversation.unarchive" })
+      expect(active.value).toBe("active")
+      expect(described(unarchiving)).toEqual(["conversation.recordState", "conversation.tellFollowers"])
+      // A reply still settling (archive canceled it) holds the result until its lane frees.
+      const canceling = play(replying(start(), "a"), archive)
+      const [held, holding] = step(canceling, result("late"))
+      expect(described(holding)).toEqual(["conversation.insertInput", "input_accepted(pending)"])
+      expect(held.context.queue).toMatchObject([{ inputId: "input-late", kind: "message", kernel: true }])
+      const [settled, settling] = step(held, replied("request-a", "canceled"))
+      expect(described(settling)).toEqual([
+        "conversation.settleSample",
+        "usage",
+        "turn_status(canceled)",
+        "conversation.materializeMessage",
+        "turn_created",
+        "input_materialized",
+        "turn_status(completed)"
+      ])
+      expect(settled.context.queue).toEqual([])
+      // A result queued before the archive (its wake asked a reply) is recorded too, ahead of a later one.
+      const queued = play(replying(start(), "b"), result("early"), archive, result("later"))
+      expect(queued.context.queue.map((entry) => entry.inputId)).toEqual(["input-early", "input-later"])
+      const [drained, draining] = step(queued, replied("request-b", "canceled"))
+      expect(paramsOf(draining, "conversation.materializeMessage").map((params) => params.inputId)).toEqual([
+        "input-early",
+        "input-later"
+      ])
+      expect(drained.context.queue).toEqual([])
+      // Anything else stays refused while archived.
+      expectRefused(play(start(), archive), message("person"), "conversation_archived")
+      expectRefused(
+        play(start(), archive),
+        accepted("child", { kernel: true, row: { text: "child", origin: "child" } }),
+        "conversation_archived"
+      )
+    })
+
+    it("a tombstoned conversation accepts no input (a returned result's delivery is settled rejected)", () => {
+      const tombstoned = play(start(), { type: "conversation.tombstone" })
+      const result = accepted("r", { kernel: true, row: { text: "r", origin: "task_result" } })
+      expect(step(tombstoned, result)).toEqual([tombstoned, []])
     })
 
     it("an archived conversation refuses writes with conversation_archived but takes an access replacement", () => {
@@ -1273,6 +1362,7 @@ describe("conversation machine", () => {
         "conversation.recordState",
         "conversation.tellFollowers",
         "conversation.releaseSources",
+        "conversation.stopHostedRuns",
         "conversation_ended(tombstoned)",
         "timer:reap"
       ])

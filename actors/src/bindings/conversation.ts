@@ -4,7 +4,8 @@
 // step that opens a sample, told to cancel by the step that cancels it). What a prompt is made of
 // and what fits a model is the domain's (`ConversationReplies`, given when the server assembles
 // its bindings): this binding knows rows, not prompts. It also tells the conversations around it
-// (its sides, subagent children and sources) what its lifecycle means for them, durably.
+// (its sides, subagent children and sources) what its lifecycle means for them, and its tombstone
+// to the runs it hosts that still work (a reply settled early), durably.
 import type { BlockedReason } from "@troupe/machines/conversation/context"
 import { conversationEffects as fx, type JudgeHeadParams } from "@troupe/machines/conversation/effects"
 import type { ConversationEvent } from "@troupe/machines/conversation/events"
@@ -12,6 +13,7 @@ import type { InferenceRequestInput } from "@troupe/machines/inferenceRequest/co
 import { machines } from "@troupe/machines/registry"
 import type { RunInput } from "@troupe/machines/run/context"
 import { type ConversationRow, ConversationsRepository } from "@troupe/storage/repositories/Conversations"
+import { RunsRepository } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -528,6 +530,17 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             if (source === undefined) return
             yield* tellConversation(source.public_id, { type: "conversation.release", child: step.actorId })
             sourceId = source.source_conversation_id
+          }
+        }),
+      [fx.stopHostedRuns]: (params, step) =>
+        Effect.gen(function* () {
+          const { row } = yield* conversationOf(step)
+          const runs = yield* RunsRepository.make
+          const actors = yield* TransactionalActors
+          for (const runId of yield* runs.liveRunsOfConversation(row.id)) {
+            if (runId !== params.except) {
+              yield* actors.tell(run, runId, { type: "run.stop", force: true, at: step.now.getTime() })
+            }
           }
         }),
       [fx.reap]: (_, step) =>

@@ -3,9 +3,11 @@
 //   active --archive, not a subagent or side--> archived (its sides ended, its subagent children
 //     archived with it; conversation_ended archived)
 //   archived --unarchive, not a subagent or side--> active (children follow; no side returns)
+//   archived --a returned result (kernel task_result)--> recorded as a message turn, no reply
 //   active|archived --delete, no turn pending or running in its tree--> tombstoned (its sides and
-//     children ended, its sources' freezes lifted; conversation_ended tombstoned), reaped 30 days
-//     later (durable timer); --end (told by its source or parent)--> tombstoned, its work canceled
+//     children ended, its sources' freezes lifted, its hosted runs still working force-stopped;
+//     conversation_ended tombstoned), reaped 30 days later (durable timer); --end (told by its
+//     source or parent)--> tombstoned, its work canceled
 //   input pending --drain, lane idle, no block--> consumed into a turn
 //   input pending --drain, cannot be served--> blocked (FIFO held behind it); a kernel row (which
 //     no one may edit or delete) lands as a message instead
@@ -29,6 +31,7 @@ import {
   type RecordChangesParams,
   type RecordStateParams,
   type SettleSampleParams,
+  type StopHostedRunsParams,
   type TellFollowersParams,
   type TurnParams,
   type UpdateInputParams,
@@ -77,6 +80,7 @@ type EffectRequest =
   | { readonly type: typeof fx.ensureTreeIdle }
   | { readonly type: typeof fx.tellFollowers; readonly params: TellFollowersParams }
   | { readonly type: typeof fx.releaseSources }
+  | { readonly type: typeof fx.stopHostedRuns; readonly params: StopHostedRunsParams }
   | { readonly type: typeof fx.reap }
   | { readonly type: typeof fx.judgeHead; readonly params: JudgeHeadParams }
   | { readonly type: typeof fx.steerRun; readonly params: { readonly runId: string; readonly inputId: string } }
@@ -265,7 +269,8 @@ const dropJudging = (draft: Draft, inputId: string) => {
   if (lane !== null && lane.phase === "judging" && lane.inputId === inputId) draft.context.lane = null
 }
 
-const accept = (draft: Draft, event: EventOf<"input.accept">) => {
+/** An input joins the queue and the drain runs; a `recorded` one (see `record`) joins as a message. */
+const accept = (draft: Draft, event: EventOf<"input.accept">, recorded = false) => {
   const context = draft.context
   const { input } = event
   if (event.expectedContextRevision !== undefined && event.expectedContextRevision !== context.contextRevision) {
@@ -284,7 +289,7 @@ const accept = (draft: Draft, event: EventOf<"input.accept">) => {
     ...context.queue,
     {
       inputId: input.inputId,
-      kind: input.kind,
+      kind: recorded ? "message" : input.kind,
       kernel: input.kernel,
       role: input.role,
       state,
@@ -305,7 +310,29 @@ const accept = (draft: Draft, event: EventOf<"input.accept">) => {
   if (steering && context.lane!.engine === "run") {
     draft.request({ type: fx.steerRun, params: { runId: context.lane!.requestId, inputId: input.inputId } })
   }
-  drain(draft)
+  if (recorded) recordResults(draft)
+  else drain(draft)
+}
+
+/** A returned result: a kernel task_result row (a delegated task's, a spawn's or a send's reply). */
+const returnedResult = (input: EventOf<"input.accept">["input"]) => input.kernel && input.row.origin === "task_result"
+
+/**
+ * Archived: a returned result is recorded, never refused (the work that sent it ran on): it joins as
+ * a message whatever its wake asked, as a passive result does (the row keeps what was asked), and
+ * becomes a message turn once the lane is idle. No reply starts, now or at unarchive.
+ */
+const record = (draft: Draft, event: EventOf<"input.accept">) => accept(draft, event, true)
+
+/**
+ * Archived: while the lane is idle, returned results (kernel rows, in read order: one queued before
+ * the archive too, so none lands ahead of an older one) become message turns; nothing else heads.
+ */
+const recordResults = (draft: Draft) => {
+  if (draft.context.lane !== null) return
+  for (const entry of readOrder(draft.context.queue)) {
+    if (entry.kernel && entry.dueAt === null) materializeMessage(draft, entry)
+  }
 }
 
 /** A held steer landed in the running run-backed reply's next round: consumed into its turn. */
@@ -981,11 +1008,14 @@ const busy = (context: Context) => context.lane !== null && context.lane.phase =
  */
 const tombstone = (draft: Draft) => {
   const context = draft.context
+  const lane = context.lane
+  const canceled = lane !== null && lane.phase === "running" && lane.engine === "run" ? lane.requestId : null
   context.lane = null
   recordState(draft, "tombstoned")
   for (const entry of context.queue) if (entry.dueAt !== null) draft.undue(entry.inputId)
   draft.request({ type: fx.tellFollowers, params: { command: "end" } })
   draft.request({ type: fx.releaseSources })
+  draft.request({ type: fx.stopHostedRuns, params: { except: canceled } })
   draft.emit({ type: "conversation_ended", reason: "tombstoned" })
   draft.reapLater()
 }
@@ -1076,6 +1106,7 @@ const conversationSetup = setup({
     [fx.ensureTreeIdle]: () => {},
     [fx.tellFollowers]: (_, _params: TellFollowersParams) => {},
     [fx.releaseSources]: () => {},
+    [fx.stopHostedRuns]: (_, _params: StopHostedRunsParams) => {},
     [fx.reap]: () => {},
     [fx.judgeHead]: (_, _params: JudgeHeadParams) => {},
     [fx.steerRun]: (_, _params: { runId: string; inputId: string }) => {},
@@ -1091,7 +1122,8 @@ const conversationSetup = setup({
       (event.type !== "conversation.cancel" || event.turnId === undefined || event.turnId === context.lane!.turnId),
     /** Its parent was archived (a subagent child follows). */
     followsArchive: ({ event }: { event: Event }) => event.type === "conversation.follow" && event.state === "archived",
-    followsUnarchive: ({ event }: { event: Event }) => event.type === "conversation.follow" && event.state === "active"
+    followsUnarchive: ({ event }: { event: Event }) => event.type === "conversation.follow" && event.state === "active",
+    returnedResult: ({ event }: { event: Event }) => event.type === "input.accept" && returnedResult(event.input)
   }
 })
 
@@ -1215,26 +1247,34 @@ export const conversationMachine = conversationSetup.createMachine({
         },
         "conversation.tombstone": tombstoneTransitions,
         "inference.replied": {
-          actions: step<"inference.replied">((draft, event) => replied(draft, event, false))
+          actions: step<"inference.replied">((draft, event) => {
+            replied(draft, event, false)
+            recordResults(draft)
+          })
         },
         "run.replied": {
-          actions: step<"run.replied">((draft, event) => runReplied(draft, event, false))
+          actions: step<"run.replied">((draft, event) => {
+            runReplied(draft, event, false)
+            recordResults(draft)
+          })
         },
         "input.due": { actions: step<"input.due">((draft, event) => due(draft, event, false)) },
         "reply.judged": {
           actions: step<"reply.judged">((draft, event) => {
             if (draft.context.lane?.inputId === event.inputId) draft.context.lane = null
+            recordResults(draft)
           })
         },
         "conversation.compact": {
           actions: step<"conversation.compact">((draft, event) => {
             if (event.trigger === "manual") return refuse(draft, "conversation_archived")
             if (draft.context.lane?.inputId === event.inputId) draft.context.lane = null
+            recordResults(draft)
           })
         },
         "conversation.edit": { actions: archivedRefusal },
         "conversation.memoryWritten": { actions: archivedRefusal },
-        "input.accept": { actions: archivedRefusal },
+        "input.accept": [{ guard: "returnedResult", actions: step(record) }, { actions: archivedRefusal }],
         "input.edit": { actions: archivedRefusal },
         "input.promote": { actions: archivedRefusal },
         "input.delete": { actions: archivedRefusal },

@@ -41,7 +41,10 @@ export const conversationEffects = {
   setVisibility: "conversation.setVisibility",
   concealVariant: "conversation.concealVariant",
   deleteTurn: "conversation.deleteTurn",
-  /** DELETE's fence: refused (conversation_busy) while a turn is pending or running in its tree (sides, children). */
+  /**
+   * DELETE's fence ("no live work in tree"): refused (conversation_busy) while a turn is pending or
+   * running in its tree (sides, children), or a run hosted there works (pending, running, canceling).
+   */
   ensureTreeIdle: "conversation.ensureTreeIdle",
   /**
    * Tells its followers what it did: archive ends its sides and archives its subagent children;
@@ -50,6 +53,11 @@ export const conversationEffects = {
   tellFollowers: "conversation.tellFollowers",
   /** Tombstoned: tells each conversation it reads by reference (its source chain) to lift its freeze. */
   releaseSources: "conversation.releaseSources",
+  /**
+   * Tombstoned: tells every live run it hosts (a reply that settled early while its run works on)
+   * to stop by force, durably in the tombstone's step; `except` is the reply already told to cancel.
+   */
+  stopHostedRuns: "conversation.stopHostedRuns",
   /** Deletes the conversation's rows 30 days after its tombstone. */
   reap: "conversation.reapRows",
   /** After commit: judges a direct reply's head (prompt within the model's window) and reports reply.judged. */
@@ -181,4 +189,8 @@ export interface JudgeHeadParams {
 
 export interface TellFollowersParams {
   readonly command: "archive" | "unarchive" | "end"
+}
+
+export interface StopHostedRunsParams {
+  readonly except: string | null
 }

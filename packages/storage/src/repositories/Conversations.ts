@@ -284,7 +284,12 @@ const followersOf = Rows.all("Conversations.followersOf", {
     ORDER BY id`
 })
 
-/** Whether a turn is pending or running in its tree: itself, its sides and its children, recursively. */
+/**
+ * Whether work is live in its tree (itself, its sides and its children, recursively): a turn
+ * pending or running, or a run hosted there that works (a reply that settled early leaves its run
+ * working on delegated tasks). A run held (paused, needs_attention: its turn failed) does not hold
+ * DELETE back; the tombstone stops it.
+ */
 const treeBusy = Rows.maybe("Conversations.treeBusy", {
   Request: Schema.BigInt,
   Result: Schema.Struct({ busy: Schema.Boolean }),
@@ -297,6 +302,9 @@ const treeBusy = Rows.maybe("Conversations.treeBusy", {
     )
     SELECT EXISTS (
       SELECT 1 FROM conversation_turns t JOIN tree ON t.conversation_id = tree.id WHERE t.status IN ('pending', 'running')
+    ) OR EXISTS (
+      SELECT 1 FROM runs r JOIN tree ON r.conversation_id = tree.id
+      WHERE r.tombstoned_at IS NULL AND r.status IN ('pending', 'running', 'canceling')
     ) AS busy`
 })
 

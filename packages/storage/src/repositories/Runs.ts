@@ -650,6 +650,20 @@ const liveRunsOf = Rows.all("Runs.liveRunsOfCreator", {
     ORDER BY id`
 })
 
+/** The runs a conversation hosts that have not ended (what its tombstone stops). */
+const liveRunsOfConversation = Effect.fnUntraced(function* (conversationId: bigint) {
+  const rows = yield* liveHostedRuns(conversationId)
+  return rows.map((row) => row.public_id)
+})
+const liveHostedRuns = Rows.all("Runs.liveRunsOfConversation", {
+  Request: Schema.BigInt,
+  Result: PublicIdRow,
+  execute: (conversationId, sql) => sql`
+    SELECT public_id::text AS public_id FROM runs
+    WHERE conversation_id = ${conversationId} AND tombstoned_at IS NULL AND status = ANY(${liveStatuses}::text[])
+    ORDER BY id`
+})
+
 /**
  * The live runs holding a dispatched, unclaimed tool row the executor could take: addressed to
  * it, or a pool row of a tool it announces (what revoking the executor fails or narrows).
@@ -933,6 +947,7 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       listInbox,
       findInboxTask,
       liveRunsOfCreator,
+      liveRunsOfConversation,
       runsWithRowsFor,
       namesUpload,
       runIdOf,
