@@ -51,11 +51,8 @@ const herald = defineActor({
   resourceType: "herald",
   stream: (actorId) => `herald:${actorId}`,
   rows: {
-    // A message doomed to a veto waits a little after publishing, so other actors' steps run meanwhile.
     "herald.announce": (params, step) =>
-      bus!
-        .publishOnCommit([{ channel: heraldChannel, payload: `${step.actorId}/${step.seq}/${params.note}` }])
-        .pipe(Effect.andThen(params.note === "vetoed" ? Effect.sleep("20 millis") : Effect.void)),
+      bus!.publishOnCommit([{ channel: heraldChannel, payload: `${step.actorId}/${step.seq}/${params.note}` }]),
     "herald.veto": () => Effect.fail(new Veto({ reason: "no" }))
   },
   jobs: {}

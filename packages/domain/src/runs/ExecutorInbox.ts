@@ -136,29 +136,13 @@ const viewOf = (row: InboxRow): InboxTaskView => {
  * the step wrote them (the step's reply), so the answer reads the row as a read after it would.
  */
 const steppedRow = (before: InboxTaskRow, task: TaskRow): InboxRow => ({
+  ...task,
   kind: task.inbox_kind,
-  run_public_id: before.run_public_id,
-  workspace_public_id: before.workspace_public_id,
-  conversation_public_id: before.conversation_public_id,
   task_key: task.key,
   task_kind: task.kind,
-  await_kind: task.await_kind,
-  status: task.status,
-  generation: task.generation,
-  dispatched_at: task.dispatched_at,
-  deadline_at: task.deadline_at,
-  timeout_ms: task.timeout_ms,
-  claimed: task.claimed,
-  pool: task.pool,
-  target_executor_public_id: task.target_executor_public_id,
-  target_display_name: task.target_display_name,
-  inbox_executor_public_id: task.inbox_executor_public_id,
-  claimed_by_public_id: task.claimed_by_public_id,
-  tool_name: task.tool_name,
-  tool_alias: task.tool_alias,
-  tool_call_id: task.tool_call_id,
-  spec: task.spec,
-  approval: task.approval
+  run_public_id: before.run_public_id,
+  workspace_public_id: before.workspace_public_id,
+  conversation_public_id: before.conversation_public_id
 })
 
 /** The inbox's cursor: where a page stopped (dispatch time, run, key). */
