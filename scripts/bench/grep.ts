@@ -55,7 +55,16 @@ const seedAnchor = Effect.gen(function* () {
     displayName: "Bench"
   })
   const principal = { id: owner.id, accountId: owner.account_id, kind: "human" } as const
-  const reach = memory.profileReach({ user: { ...principal, configuration: null }, human: principal })
+  const reach = memory.profileReach({
+    user: {
+      ...principal,
+      publicId: owner.public_id,
+      handle: owner.handle,
+      displayName: owner.display_name,
+      configuration: null
+    },
+    human: principal
+  })
   for (let index = 0; index < documents; index++) {
     yield* memory.write(reach, {
       path: `user/notes/${String(index).padStart(2, "0")}`,

@@ -91,7 +91,16 @@ const seed = Effect.gen(function* () {
     displayName: "Bench"
   })
   const principal = { id: owner.id, accountId: owner.account_id, kind: "human" } as const
-  const caller: Caller = { user: { ...principal, configuration: null }, human: principal }
+  const caller: Caller = {
+    user: {
+      ...principal,
+      publicId: owner.public_id,
+      handle: owner.handle,
+      displayName: owner.display_name,
+      configuration: null
+    },
+    human: principal
+  }
   const workspace = yield* (yield* Workspaces).create(caller, { name: "inference bench" })
   return { caller, workspaceId: workspace.public_id }
 }).pipe(Effect.orDie)

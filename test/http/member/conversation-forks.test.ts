@@ -30,9 +30,20 @@ const callerOf = (publicId: string) =>
         kind: "agent" | "human"
         configuration: unknown
         steward_id: bigint | null
-      }>`SELECT id, account_id, kind, configuration, steward_id FROM users WHERE public_id = ${publicId}`
+        handle: string
+        display_name: string
+      }>`SELECT id, account_id, kind, configuration, steward_id, handle, display_name FROM users
+        WHERE public_id = ${publicId}`
       return {
-        user: { id: user!.id, accountId: user!.account_id, kind: user!.kind, configuration: user!.configuration },
+        user: {
+          id: user!.id,
+          accountId: user!.account_id,
+          kind: user!.kind,
+          publicId,
+          handle: user!.handle,
+          displayName: user!.display_name,
+          configuration: user!.configuration
+        },
         human: { id: user!.steward_id ?? user!.id, accountId: user!.account_id, kind: "human" }
       } satisfies Caller
     })

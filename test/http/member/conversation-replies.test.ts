@@ -20,10 +20,25 @@ const callerOf = (publicId: string) =>
   server.run(
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const [user] = yield* sql<{ id: bigint; account_id: bigint; configuration: unknown; steward_id: bigint }>`
-        SELECT id, account_id, configuration, steward_id FROM users WHERE public_id = ${publicId}`
+      const [user] = yield* sql<{
+        id: bigint
+        account_id: bigint
+        configuration: unknown
+        steward_id: bigint
+        handle: string
+        display_name: string
+      }>`
+        SELECT id, account_id, configuration, steward_id, handle, display_name FROM users WHERE public_id = ${publicId}`
       return {
-        user: { id: user!.id, accountId: user!.account_id, kind: "agent", configuration: user!.configuration },
+        user: {
+          id: user!.id,
+          accountId: user!.account_id,
+          kind: "agent",
+          publicId,
+          handle: user!.handle,
+          displayName: user!.display_name,
+          configuration: user!.configuration
+        },
         human: { id: user!.steward_id, accountId: user!.account_id, kind: "human" }
       } satisfies Caller
     })

@@ -72,10 +72,24 @@ const callerOf = (publicId: string) =>
   server.run(
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const [user] = yield* sql<{ id: bigint; account_id: bigint; kind: "agent" | "human"; steward_id: bigint | null }>`
-        SELECT id, account_id, kind, steward_id FROM users WHERE public_id = ${publicId}`
+      const [user] = yield* sql<{
+        id: bigint
+        account_id: bigint
+        kind: "agent" | "human"
+        steward_id: bigint | null
+        handle: string
+        display_name: string
+      }>`SELECT id, account_id, kind, steward_id, handle, display_name FROM users WHERE public_id = ${publicId}`
       return {
-        user: { id: user!.id, accountId: user!.account_id, kind: user!.kind, configuration: null },
+        user: {
+          id: user!.id,
+          accountId: user!.account_id,
+          kind: user!.kind,
+          publicId,
+          handle: user!.handle,
+          displayName: user!.display_name,
+          configuration: null
+        },
         human: { id: user!.steward_id ?? user!.id, accountId: user!.account_id, kind: "human" }
       } satisfies Caller
     })

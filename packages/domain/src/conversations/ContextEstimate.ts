@@ -119,15 +119,7 @@ export class ConversationContext extends Context.Service<
             ? yield* conversations.principal(target.workspaceAccountId, { publicId: named })
             : yield* conversations.principal(target.workspaceAccountId, { handle: named })
           if (found === undefined) return yield* invalid("principal_unknown", "answering_user_public_id names nobody")
-          const level = levelOf(target.row, {
-            user: {
-              id: found.id,
-              accountId: target.workspaceAccountId,
-              kind: found.kind,
-              configuration: found.configuration
-            },
-            human: { id: found.steward_id ?? found.id, accountId: target.workspaceAccountId, kind: "human" }
-          })
+          const level = levelOf(target.row, { user: found })
           if (found.kind !== "agent" || found.status !== "active" || level !== "full") {
             return yield* invalid("answerer_not_eligible", "answering_user_public_id may not answer here")
           }

@@ -9,6 +9,7 @@ import type { ConversationChanges, ConversationEvent } from "@troupe/machines/co
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
 import {
+  type AcceptanceKey,
   type ConversationFilter,
   type ConversationRow,
   ConversationsRepository,
@@ -155,6 +156,19 @@ export class Conversations extends Context.Service<
       conversationId: string,
       need: "read" | "write"
     ) => Effect.Effect<Standing, Refused>
+    /**
+     * An input's acceptance's `write` standing, read in the same statement with the stored
+     * answerer and the public id of the input the caller already made under `key` (null: none).
+     */
+    readonly acceptance: (
+      caller: Caller,
+      workspaceId: string,
+      conversationId: string,
+      key: string | undefined
+    ) => Effect.Effect<
+      { readonly target: Standing; readonly answerer: SpeakerRow; readonly madeInputPublicId: string | null },
+      Refused
+    >
     /** One event to the conversation's actor; a refusal answers its code. */
     readonly send: (
       standing: Standing,
@@ -252,21 +266,41 @@ export class Conversations extends Context.Service<
        * One statement reads the workspace and the conversation in it; the workspace is judged as
        * Workspaces' read and writable judge it (seeing; then the dedication fence and active).
        */
-      const standing = (caller: Caller, workspaceId: string, conversationId: string, need: "read" | "write") =>
+      const standingWith = (
+        caller: Caller,
+        workspaceId: string,
+        conversationId: string,
+        need: "read" | "write",
+        acceptance?: AcceptanceKey
+      ) =>
         Effect.gen(function* () {
           const found = isUuid(workspaceId)
-            ? yield* db(repository.standingOf(workspaceId, isUuid(conversationId) ? conversationId : null))
+            ? yield* db(repository.standingOf(workspaceId, isUuid(conversationId) ? conversationId : null, acceptance))
             : undefined
           const { workspace, row, level } = yield* judgeStanding(found, caller, need)
-          return {
+          const target: Standing = {
             row,
             workspacePublicId: workspace.public_id,
             workspaceAccountId: workspace.account_id,
             messaging: workspace.messaging,
             level,
             callerHumanId: caller.human.id
-          } satisfies Standing
+          }
+          return { target, extras: found?.acceptance }
         })
+
+      const standing = (caller: Caller, workspaceId: string, conversationId: string, need: "read" | "write") =>
+        Effect.map(standingWith(caller, workspaceId, conversationId, need), ({ target }) => target)
+
+      const acceptance = (caller: Caller, workspaceId: string, conversationId: string, key: string | undefined) =>
+        Effect.map(
+          standingWith(caller, workspaceId, conversationId, "write", { authorId: caller.user.id, key: key ?? null }),
+          ({ target, extras }) => ({
+            target,
+            answerer: extras!.answerer,
+            madeInputPublicId: extras!.madeInputPublicId
+          })
+        )
 
       const send = (target: Standing, event: ConversationEvent) =>
         Effect.gen(function* () {
@@ -421,6 +455,7 @@ export class Conversations extends Context.Service<
 
       return Conversations.of({
         standing,
+        acceptance,
         send,
         people,
         principal,

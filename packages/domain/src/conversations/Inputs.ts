@@ -11,7 +11,8 @@ import { withRepositories } from "@troupe/storage/Repositories"
 import {
   type ConversationRow,
   ConversationsRepository,
-  type InputRow
+  type InputRow,
+  type SpeakerRow
 } from "@troupe/storage/repositories/Conversations"
 import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Context, Effect, Layer } from "effect"
@@ -26,7 +27,7 @@ import { engineOf } from "./Engine.ts"
 import { unarchived } from "./Settings.ts"
 import { levelOf } from "./Standing.ts"
 import { chainOf } from "./Timeline.ts"
-import { type InputView, inputView } from "./Views.ts"
+import { type InputView, inputView, type Person } from "./Views.ts"
 
 /** What an input create carries (the contract's members). */
 export interface InputMembers {
@@ -80,6 +81,19 @@ const frozenMembers = ["kind", "role", "answering_user_public_id", "speaker_publ
 const twoMinutes = 2 * 60 * 1000
 const tenYears = 10 * 365.25 * 24 * 60 * 60 * 1000
 const durationUnits: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** A party to an acceptance as it judges and shows one (a people row, or the caller). */
+type Party = Person & Pick<SpeakerRow, "configuration">
+
+/** The caller as authentication read it: no statement reads its row again. */
+const personOf = ({ user }: Caller): Party => ({
+  id: user.id,
+  public_id: user.publicId,
+  handle: user.handle,
+  kind: user.kind,
+  display_name: user.displayName,
+  configuration: user.configuration
+})
 
 const invalid = (code: Invalid["code"], message: string) => new Invalid({ code, message })
 const given = (members: InputMembers, name: string) => members[name] !== undefined && members[name] !== null
@@ -364,17 +378,12 @@ export class Inputs extends Context.Service<
       return Inputs.of({
         create: (caller, workspaceId, conversationId, members, idempotencyKey, stamp) =>
           Effect.gen(function* () {
-            const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
-            const made =
-              idempotencyKey === undefined
-                ? undefined
-                : yield* db(
-                    repository.inputByKey({
-                      conversationId: target.row.id,
-                      authorId: caller.user.id,
-                      key: idempotencyKey
-                    })
-                  )
+            const {
+              target,
+              answerer: storedAnswerer,
+              madeInputPublicId
+            } = yield* conversations.acceptance(caller, workspaceId, conversationId, idempotencyKey)
+            const made = madeInputPublicId === null ? undefined : yield* db(repository.findInput(madeInputPublicId))
             if (made !== undefined) {
               const [view] = yield* viewsOf(target, [made])
               // As accepted: a held steer, or pending (the drain may have consumed or blocked it since).
@@ -389,9 +398,8 @@ export class Inputs extends Context.Service<
             const mode = members.delivery_mode ?? "queue"
             const steer = mode !== "queue"
             const accountId = target.workspaceAccountId
-            const known = yield* conversations.people([caller.user.id, target.row.answerer_id])
-            const self = known.get(caller.user.id)!
-            let answerer = known.get(target.row.answerer_id)!
+            const self = personOf(caller)
+            let answerer: Party = storedAnswerer
             if (kind === "direct_reply" && typeof members.answering_user_public_id === "string") {
               const named = members.answering_user_public_id
               const found = isUuid(named)
@@ -404,10 +412,7 @@ export class Inputs extends Context.Service<
                   ? invalid("answerer_not_eligible", "the system user answers nobody")
                   : invalid("principal_unknown", "answering_user_public_id names nobody")
               }
-              const level = levelOf(target.row, {
-                user: { id: found.id, accountId, kind: found.kind, configuration: found.configuration },
-                human: { id: found.steward_id ?? found.id, accountId, kind: "human" }
-              })
+              const level = levelOf(target.row, { user: found })
               if (found.kind !== "agent" || found.status !== "active" || level !== "full") {
                 return yield* invalid("answerer_not_eligible", "answering_user_public_id may not answer here")
               }
@@ -415,12 +420,13 @@ export class Inputs extends Context.Service<
             }
             if (kind === "direct_reply") yield* contactRefusalOf(target, self, answerer)
             const speakerId = members.speaker_public_id
-            let speaker = self
+            let speaker: Person = self
             if (typeof speakerId === "string" && speakerId !== self.public_id) {
               const found = isUuid(speakerId)
                 ? yield* conversations.principal(accountId, { publicId: speakerId })
                 : undefined
-              if (found === undefined || self.kind !== "agent" || self.steward_id !== found.id) {
+              // An agent caller's human is its steward.
+              if (found === undefined || self.kind !== "agent" || caller.human.id !== found.id) {
                 return yield* new NotPermitted({
                   code: "not_authorized",
                   message: "speaker_public_id may not be named"

@@ -23,7 +23,15 @@ export interface LiveReply {
 
 /** A human as the caller of domain commands: its own access counts. */
 export const callerOfHuman = (user: User): Caller => ({
-  user: { id: user.id, accountId: user.account_id, kind: "human", configuration: null },
+  user: {
+    id: user.id,
+    accountId: user.account_id,
+    kind: "human",
+    publicId: user.public_id,
+    handle: user.handle,
+    displayName: user.display_name,
+    configuration: null
+  },
   human: { id: user.id, accountId: user.account_id, kind: "human" }
 })
 

@@ -327,8 +327,7 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
       if (input === undefined) return true
       const [author] = yield* conversations.speakers([input.author_id])
       if (author === undefined || author.status !== "active") return false
-      const as = { id: author.id, accountId: 0n, kind: author.kind }
-      return levelOf(conversation, { user: { ...as, configuration: author.configuration }, human: as }) === "full"
+      return levelOf(conversation, { user: author }) === "full"
     })
 
   /** A servable head: a direct reply is ready; a run-backed one carries its compiled plan (or blocks). */

@@ -20,7 +20,10 @@ export const storedAccess = (row: Pick<ConversationRow, "access">): StoredAccess
   return { default: access?.default ?? "full", entries: access?.entries ?? [] }
 }
 
-export const levelOf = (row: Pick<ConversationRow, "creator_id" | "answerer_id" | "access">, caller: Caller): Level => {
+export const levelOf = (
+  row: Pick<ConversationRow, "creator_id" | "answerer_id" | "access">,
+  caller: { readonly user: Pick<Caller["user"], "id"> }
+): Level => {
   if (row.creator_id === caller.user.id || row.answerer_id === caller.user.id) return "full"
   const access = storedAccess(row)
   const entry = access.entries.find((each) => each.user_id === String(caller.user.id))

@@ -15,14 +15,20 @@ import { storedAccess } from "./Standing.ts"
 
 export type People = ReadonlyMap<bigint, SpeakerRow>
 
-const speakerOf = (people: People, id: bigint | null) => {
+/** A person as an answer shows one: a people row, or the caller as authentication read it. */
+export type Person = Pick<SpeakerRow, "id" | "public_id" | "handle" | "kind" | "display_name">
+
+/** People as an answer shows them. */
+type Shown = ReadonlyMap<bigint, Person>
+
+const speakerOf = (people: Shown, id: bigint | null) => {
   const person = id === null ? undefined : people.get(id)
   return person === undefined
     ? null
     : { user_public_id: person.public_id, handle: person.handle, kind: person.kind, display_name: person.display_name }
 }
 
-const publicIdOf = (people: People, id: bigint | null) => (id === null ? null : (people.get(id)?.public_id ?? null))
+const publicIdOf = (people: Shown, id: bigint | null) => (id === null ? null : (people.get(id)?.public_id ?? null))
 
 /** The people a conversation's answer names. */
 export const peopleOfConversation = (row: ConversationRow) => [
@@ -152,7 +158,7 @@ const effectiveMemoryContext = (row: ConversationRow, people: People, extras: Fu
   return { bindings: bindings.map((binding) => ({ ...binding, ...anchorOf(binding) })) }
 }
 
-export const inputView = (row: InputRow, conversationPublicId: string, people: People) => {
+export const inputView = (row: InputRow, conversationPublicId: string, people: Shown) => {
   const members = (row.members ?? {}) as Record<string, unknown>
   // `callback` (where a kernel mail's reply returns) is the kernel's, never shown.
   const { attachments, context_options, callback: _callback, ...stored } = members

@@ -108,7 +108,7 @@ const overridden = () =>
   )
 
 /** The caller's ceiling from its declared configuration's memory_context_limit {roots, access}. */
-export const ceilingOf = (user: Caller["user"]): Pick<Reach, "roots" | "readOnly"> => {
+export const ceilingOf = (user: Pick<Caller["user"], "configuration">): Pick<Reach, "roots" | "readOnly"> => {
   const limit = (user.configuration as { memory_context_limit?: unknown } | null)?.memory_context_limit
   if (typeof limit !== "object" || limit === null) return { roots: null, readOnly: false }
   const { roots, access } = limit as { roots?: unknown; access?: unknown }

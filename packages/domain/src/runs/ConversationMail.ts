@@ -95,7 +95,15 @@ export const ConversationMail = {
           ))?.workspace.account_id
           if (accountId === undefined) return yield* Effect.fail(refusal("not_found", "The run's workspace is gone"))
           const caller: Caller = {
-            user: { id: creator.id, accountId, kind: creator.kind, configuration: creator.configuration },
+            user: {
+              id: creator.id,
+              accountId,
+              kind: creator.kind,
+              publicId: creator.public_id,
+              handle: creator.handle,
+              displayName: creator.display_name,
+              configuration: creator.configuration
+            },
             human: { id: creator.steward_id ?? creator.id, accountId, kind: "human" }
           }
           return { caller, creator }

@@ -107,7 +107,15 @@ export const conversationTools = (run: RunRow, call: ToolCall) =>
         return yield* Effect.fail<Refusal>({ code: "not_authorized", message: "The run's creator cannot act here" })
       }
       return {
-        user: { id: user.id, accountId: user.account_id, kind: user.kind, configuration: user.configuration },
+        user: {
+          id: user.id,
+          accountId: user.account_id,
+          kind: user.kind,
+          publicId: user.public_id,
+          handle: user.handle,
+          displayName: user.display_name,
+          configuration: user.configuration
+        },
         human: { id: user.steward_id ?? user.id, accountId: user.account_id, kind: "human" }
       } satisfies Caller
     })

@@ -92,18 +92,7 @@ export const judgePolicy = (
           : isUuid(answerer)
             ? yield* conversations.principal(standing.workspaceAccountId, { publicId: answerer })
             : yield* conversations.principal(standing.workspaceAccountId, { handle: answerer })
-      const level =
-        found === undefined
-          ? "none"
-          : levelOf(standing.row, {
-              user: {
-                id: found.id,
-                accountId: standing.workspaceAccountId,
-                kind: found.kind,
-                configuration: found.configuration
-              },
-              human: { id: found.steward_id ?? found.id, accountId: standing.workspaceAccountId, kind: "human" }
-            })
+      const level = found === undefined ? "none" : levelOf(standing.row, { user: found })
       if (found === undefined || found.kind !== "agent" || found.status !== "active" || level !== "full") {
         return yield* new Invalid({
           code: "answerer_not_eligible",

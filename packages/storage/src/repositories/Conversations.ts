@@ -139,20 +139,56 @@ const rowDefect = (name: string) => (error: Schema.SchemaError) =>
   Effect.die(new Rows.RowDecodeError(`${name}: ${error.message}`, { cause: error }))
 const decodeConversation = Schema.decodeUnknownEffect(ConversationRow)
 
+/** What an input's acceptance reads with its standing: whose key, if one was given. */
+export interface AcceptanceKey {
+  readonly authorId: bigint
+  readonly key: string | null
+}
+
+/** An acceptance's extras: the stored answerer and the public id of the input the key already made. */
+const AcceptanceColumns = Schema.Struct({
+  ans_id: Schema.BigInt,
+  ans_public_id: Schema.String,
+  ans_handle: Schema.String,
+  ans_kind: Schema.Literals(["human", "agent"]),
+  ans_display_name: Schema.String,
+  ans_status: Schema.String,
+  ans_role: Schema.String,
+  ans_steward_id: NullId,
+  ans_configuration: Json,
+  made_input_public_id: Schema.NullOr(Schema.String)
+})
+const decodeAcceptance = Schema.decodeUnknownEffect(AcceptanceColumns)
+
 /**
  * A door's standing in one statement: the workspace by public id (undefined: none) and the
- * conversation of it by public id (undefined: none there, or `conversationPublicId` null).
+ * conversation of it by public id (undefined: none there, or `conversationPublicId` null). An
+ * input's acceptance (`acceptance` given) reads in it too the conversation's answerer and the
+ * input its author already made under its Idempotency-Key; other doors read neither.
  */
 const standingOf = Effect.fnUntraced(
-  function* (workspacePublicId: string, conversationPublicId: string | null) {
+  function* (workspacePublicId: string, conversationPublicId: string | null, acceptance?: AcceptanceKey) {
     const sql = yield* SqlClient
+    const made =
+      acceptance?.key == null
+        ? sql`NULL::text`
+        : sql`(SELECT i.public_id::text FROM conversation_inputs i WHERE i.conversation_id = conversation.id
+            AND i.author_id = ${acceptance.authorId} AND i.idempotency_key = ${acceptance.key})`
+    const extras =
+      acceptance === undefined
+        ? sql``
+        : sql`, u.id AS ans_id, u.public_id::text AS ans_public_id, u.handle AS ans_handle, u.kind AS ans_kind,
+            u.display_name AS ans_display_name, u.status AS ans_status, u.role AS ans_role,
+            u.steward_id AS ans_steward_id, u.configuration AS ans_configuration, ${made} AS made_input_public_id`
+    const joins = acceptance === undefined ? sql`` : sql`LEFT JOIN users u ON u.id = conversation.answerer_id`
     const [row] = yield* sql`
       SELECT w.id AS ws_id, w.public_id AS ws_public_id, w.account_id AS ws_account_id, w.owner_id AS ws_owner_id,
         w.dedicated_agent_id AS ws_dedicated_agent_id, w.access_mode AS ws_access_mode, w.state AS ws_state,
-        w.messaging AS ws_messaging, conversation.*
+        w.messaging AS ws_messaging, conversation.* ${extras}
       FROM workspaces w
       LEFT JOIN LATERAL (${sql.literal(selectConversation)}
         WHERE c.public_id = ${conversationPublicId}::uuid AND c.workspace_id = w.id) conversation ON TRUE
+      ${joins}
       WHERE w.public_id = ${workspacePublicId}::uuid`
     if (row === undefined) return undefined
     const columns = yield* decodeStanding(row)
@@ -166,7 +202,22 @@ const standingOf = Effect.fnUntraced(
       state: columns.ws_state,
       messaging: columns.ws_messaging
     }
-    return { workspace, conversation: columns.id === null ? undefined : yield* decodeConversation(row) }
+    if (columns.id === null) return { workspace, conversation: undefined, acceptance: undefined }
+    const conversation = yield* decodeConversation(row)
+    if (acceptance === undefined) return { workspace, conversation, acceptance: undefined }
+    const extra = yield* decodeAcceptance(row)
+    const answerer: SpeakerRow = {
+      id: extra.ans_id,
+      public_id: extra.ans_public_id,
+      handle: extra.ans_handle,
+      kind: extra.ans_kind,
+      display_name: extra.ans_display_name,
+      status: extra.ans_status,
+      role: extra.ans_role,
+      steward_id: extra.ans_steward_id,
+      configuration: extra.ans_configuration
+    }
+    return { workspace, conversation, acceptance: { answerer, madeInputPublicId: extra.made_input_public_id } }
   },
   Effect.catchTag("SchemaError", rowDefect("Conversations.standingOf"))
 )
@@ -403,16 +454,6 @@ const insertInput = Effect.fnUntraced(
   },
   Effect.catchTag("SchemaError", rowDefect("Conversations.insertInput"))
 )
-
-/** The input `authorId` made in the conversation under an Idempotency-Key, if any. */
-const inputByKey = Rows.maybe("Conversations.inputByKey", {
-  Request: Schema.Struct({ conversationId: Schema.BigInt, authorId: Schema.BigInt, key: Schema.String }),
-  Result: InputRow,
-  execute: (request, sql) => sql`
-    SELECT * FROM conversation_inputs
-    WHERE conversation_id = ${request.conversationId} AND author_id = ${request.authorId}
-      AND idempotency_key = ${request.key}`
-})
 
 const findInput = Rows.maybe("Conversations.findInput", {
   Request: Schema.String,
@@ -1159,7 +1200,6 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         spokenIn,
         insertInput,
         findInput,
-        inputByKey,
         lastReplyModelOf,
         queueOf,
         updateInput,
