@@ -2,6 +2,7 @@
 // conversation rows of "States and transitions" (archive, unarchive, delete), the input rows
 // (drain into a turn, blocked, edit, delete, steering), the queue bound, the turn verbs, the feed,
 // and the doors' refusals in the spec's codes.
+import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -15,6 +16,9 @@ let server: TestServer
 let agent: ConnectedAgent
 let sibling: ConnectedAgent
 let outsider: ConnectedAgent
+let owner: UserRow
+let member: UserRow
+let ownerToken: string
 let workspaceId: string
 let keys = 0
 
@@ -22,6 +26,9 @@ const as = (who: ConnectedAgent, method: string, path: string, body?: unknown, h
   request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(who.token), ...headers }, body })
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   as(agent, method, path, body, headers)
+/** The owner (a human) with its member personal token. */
+const asOwner = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(ownerToken), ...headers }, body })
 const key = () => ({ "idempotency-key": `conversation-${++keys}` })
 
 const conversationsPath = () => `/workspaces/${workspaceId}/conversations`
@@ -55,6 +62,9 @@ beforeAll(async () => {
   agent = account.ownerAgents[0] as ConnectedAgent
   sibling = account.ownerAgents[1] as ConnectedAgent
   outsider = account.memberAgents[0] as ConnectedAgent
+  owner = account.owner
+  member = account.member
+  ownerToken = account.ownerToken
   const made = await call("POST", "/workspaces", { workspace: { name: "talk" } }, key())
   workspaceId = made.body.workspace.public_id
 })
@@ -482,6 +492,58 @@ describe("inputs and the drain", () => {
     expect(timeline.body.error.code).toBe("stale_timeline")
   })
 
+  it("speaker_public_id: the caller or an agent author's steward, else 403 not_authorized; the answer shows both", async () => {
+    const id = await createConversation()
+    const said = (speaker: string) => ({ kind: "message", text: "said", deliver_in: "1h", speaker_public_id: speaker })
+    const stewarded = await input(id, said(owner.public_id))
+    expect(stewarded.status).toBe(202)
+    expect(stewarded.body.input.author_public_id).toBe(agent.publicId)
+    expect(stewarded.body.input.speaker).toEqual({
+      user_public_id: owner.public_id,
+      handle: owner.handle,
+      kind: "human",
+      display_name: owner.display_name
+    })
+    const itself = await input(id, said(agent.publicId))
+    expect(itself.status).toBe(202)
+    expect(itself.body.input.speaker).toMatchObject({ user_public_id: agent.publicId, handle: agent.handle })
+    const refusals = [
+      await input(id, said(member.public_id)),
+      await input(id, said(sibling.publicId)),
+      await asOwner("POST", path(id, "/inputs"), { input: said(agent.publicId) }, key())
+    ]
+    for (const refused of refusals) {
+      expect(refused.status).toBe(403)
+      expect(refused.body.error.code).toBe("not_authorized")
+    }
+  })
+
+  it("the contact rule judges an agent author's direct reply to the stored answerer; the answerer and humans pass", async () => {
+    const room = (
+      await asOwner("POST", "/workspaces", { workspace: { name: "contact room", access_mode: "account_wide" } }, key())
+    ).body.workspace.public_id
+    const made = await call(
+      "POST",
+      `/workspaces/${room}/conversations`,
+      { conversation: { answering_user_public_id: sibling.publicId } },
+      key()
+    )
+    const inputs = `/workspaces/${room}/conversations/${made.body.conversation.public_id}/inputs`
+    const policy = await asOwner("PUT", `/workspaces/${room}/messaging`, {
+      messaging: { agents: [{ agent_public_id: sibling.publicId, mode: "private" }], lock_version: 0 }
+    })
+    expect(policy.status).toBe(200)
+    const reply = { input: { kind: "direct_reply", text: "hello", deliver_in: "1h" } }
+    const refused = await call("POST", inputs, reply, key())
+    expect(refused.status).toBe(422)
+    expect(refused.body.error.code).toBe("answerer_not_eligible")
+    expect((await call("POST", inputs, { input: { kind: "message", text: "hello" } }, key())).status).toBe(202)
+    const answerer = await as(sibling, "POST", inputs, reply, key())
+    expect(answerer.status).toBe(202)
+    expect(answerer.body.input.answering_user_public_id).toBe(sibling.publicId)
+    expect((await asOwner("POST", inputs, reply, key())).status).toBe(202)
+  })
+
   it("an idempotent replay answers the original acceptance, even after consumption, and never adds a row", async () => {
     const id = await createConversation()
     const headers = key()
@@ -492,6 +554,23 @@ describe("inputs and the drain", () => {
     expect(again.headers.get("idempotency-replayed")).toBe("true")
     expect(again.body).toEqual(first.body)
     expect(await turns(id)).toHaveLength(1)
+  })
+
+  it("an Idempotency-Key is its caller's: another caller sending it makes its own row, never the first's", async () => {
+    const id = await createConversation()
+    const headers = key()
+    const first = await input(id, { kind: "message", text: "the agent's", deliver_in: "1h" }, headers)
+    expect(first.status).toBe(202)
+    const other = await asOwner(
+      "POST",
+      path(id, "/inputs"),
+      { input: { kind: "message", text: "the owner's", deliver_in: "1h" } },
+      headers
+    )
+    expect(other.status).toBe(202)
+    expect(other.headers.get("idempotency-replayed")).toBe("false")
+    expect(other.body.input).toMatchObject({ text: "the owner's", author_public_id: owner.public_id })
+    expect(other.body.input.public_id).not.toBe(first.body.input.public_id)
   })
 })
 
