@@ -1,11 +1,11 @@
 // The run machine's compact task verb (runs supplement, task verbs): a model task failed on context
 // size gets a hidden kernel summarizer appended and is re-queued after it, its next round carrying
 // the summary; anything else is refused not_compactable, after the task verbs' common refusals.
-import type { TaskSpec } from "@troupe/machines/run/context"
+import type { CompiledTaskSpec } from "@troupe/machines/run/context"
 import { describe, expect, it } from "vitest"
 import { type Action, baseTask, createRun, named, type Snapshot, step, taskOf } from "../support/runMachine.ts"
 
-const model = (key: string, continues: string | null, retry = 0): TaskSpec => ({
+const model = (key: string, continues: string | null, retry = 0): CompiledTaskSpec => ({
   ...baseTask(key, continues === null ? [] : [continues]),
   kind: "model_task",
   mainline: true,

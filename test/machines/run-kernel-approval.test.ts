@@ -5,7 +5,7 @@
 // kind does once approved (a job, an ask, a wait, a delegation) and fails approval_denied, read by
 // the model, when denied or refused.
 
-import type { ApprovalMode, ApprovalRule, TaskSpec } from "@troupe/machines/run/context"
+import type { ApprovalMode, ApprovalRule, CompiledTaskSpec, TaskSpec } from "@troupe/machines/run/context"
 import { runMachine } from "@troupe/machines/run/run.machine"
 import { describe, expect, it } from "vitest"
 import { initialTransition, transition } from "xstate"
@@ -16,7 +16,7 @@ type Action = { type: string; params?: any }
 
 const day = 24 * 60 * 60 * 1000
 
-const round: TaskSpec = {
+const round: CompiledTaskSpec = {
   key: "m",
   kind: "model_task",
   awaitKind: null,

@@ -3,7 +3,7 @@
 // the waiter asks the other run to watch, the watched run answers once the task settles.
 
 import { machines, migrateSnapshot, type PersistedSnapshot } from "@troupe/machines/registry"
-import type { TaskSpec } from "@troupe/machines/run/context"
+import type { CompiledTaskSpec } from "@troupe/machines/run/context"
 import { runMachine, runVersion } from "@troupe/machines/run/run.machine"
 import { describe, expect, it } from "vitest"
 import {
@@ -19,9 +19,9 @@ import {
 
 const runner = { executorId: "runner-1", displayName: "Runner" }
 
-const model = (key: string): TaskSpec => modelTask(key, ["tool_call", "wait"])
+const model = (key: string): CompiledTaskSpec => modelTask(key, ["tool_call", "wait"])
 
-const tool = (key: string): TaskSpec => ({
+const tool = (key: string): CompiledTaskSpec => ({
   ...base(key),
   tool: {
     name: "grep",
@@ -34,7 +34,7 @@ const tool = (key: string): TaskSpec => ({
   }
 })
 
-const foreignWait = (key: string, timeoutMs: number | null = null): TaskSpec => ({
+const foreignWait = (key: string, timeoutMs: number | null = null): CompiledTaskSpec => ({
   ...base(key),
   kind: "await_task",
   awaitKind: "wait",
@@ -49,9 +49,9 @@ const hosted = {
   kernelTools: { tool_call: "svc.tools.call", wait: "svc.graph.wait" }
 }
 
-const create = (tasks: Array<TaskSpec>, extra: Record<string, unknown> = {}) =>
+const create = (tasks: Array<CompiledTaskSpec>, extra: Record<string, unknown> = {}) =>
   createRun(tasks, { ...hosted, ...extra })
-const started = (tasks: Array<TaskSpec>, extra: Record<string, unknown> = {}) =>
+const started = (tasks: Array<CompiledTaskSpec>, extra: Record<string, unknown> = {}) =>
   step(create(tasks, extra), { type: "run.start", at: 1_000 })
 
 const statusOf = (snapshot: Snapshot, key: string) => taskOf(snapshot, key).status
@@ -73,11 +73,12 @@ describe("run machine: tool_call", () => {
     const [expanded, actions] = toolCall("grep")
     expect(taskOf(expanded, "m-t0").spec.tool).toMatchObject({
       name: "grep",
-      input: { q: "y" },
       toolCallId: "call-9",
       target: { kind: "unaddressed" },
       via: "tool_call"
     })
+    // The input is the row's (tool_input), not the snapshot's.
+    expect(taskOf(expanded, "m-t0").spec.tool).not.toHaveProperty("input")
     expect(named(actions, "run.addressCalls")[0]!.params.calls).toEqual([
       { key: "m-t0", name: "grep", via: "tool_call" }
     ])
@@ -269,7 +270,7 @@ describe("run machine: waits on another run's task", () => {
   })
 
   it("a version-2 snapshot migrates to a run nothing watches, is restored and answers a later watcher", () => {
-    expect(runVersion).toBe(3)
+    expect(runVersion).toBe(4)
     const [running] = started([tool("a"), tool("b")])
     const { watchers: _watchers, ...v2Context } = running.context
     const v2: PersistedSnapshot = { status: "active", value: running.value, context: v2Context }

@@ -1,7 +1,9 @@
 // The run machine, one test per row of the run lifecycle table (runs supplement "Run
 // lifecycle") and the task rules it rests on: dispatch, claims, commits, expiry, rounds and
 // their expansion, failures and their on_failure, races, asks, approvals and the task verbs.
-import type { TaskSpec } from "@troupe/machines/run/context"
+import { machines, migrateSnapshot, type PersistedSnapshot } from "@troupe/machines/registry"
+import type { ApprovalRule, CompiledTaskSpec } from "@troupe/machines/run/context"
+import { runMachine } from "@troupe/machines/run/run.machine"
 import { describe, expect, it } from "vitest"
 import {
   type Action,
@@ -12,12 +14,13 @@ import {
   named,
   roundReplied,
   type Snapshot,
-  step
+  step,
+  taskOf
 } from "../support/runMachine.ts"
 
 const runner = { executorId: "runner-1", displayName: "Runner" }
 
-const tool = (key: string, after: Array<string> = [], extra: Partial<TaskSpec> = {}): TaskSpec => ({
+const tool = (key: string, after: Array<string> = [], extra: Partial<CompiledTaskSpec> = {}): CompiledTaskSpec => ({
   ...base(key, after),
   tool: {
     name: "grep",
@@ -32,19 +35,19 @@ const tool = (key: string, after: Array<string> = [], extra: Partial<TaskSpec> =
   ...extra
 })
 
-const model = (key: string, after: Array<string> = [], extra: Partial<TaskSpec> = {}): TaskSpec => ({
+const model = (key: string, after: Array<string> = [], extra: Partial<CompiledTaskSpec> = {}): CompiledTaskSpec => ({
   ...modelTask(key, ["grep"], after),
   ...extra
 })
 
-const ask = (key: string, after: Array<string> = []): TaskSpec => ({
+const ask = (key: string, after: Array<string> = []): CompiledTaskSpec => ({
   ...base(key, after),
   kind: "await_task",
   awaitKind: "ask",
   ask: { authored: true, timeoutMs: 3_600_000, tokenDigest: "ask-digest" }
 })
 
-const create = (tasks: Array<TaskSpec>, extra: Record<string, unknown> = {}) =>
+const create = (tasks: Array<CompiledTaskSpec>, extra: Record<string, unknown> = {}) =>
   createRun(tasks, { creatorApplicationId: "app-1", ...extra })
 
 const refusal = (actions: ReadonlyArray<Action>) => named(actions, "run.refuse")[0]?.params.reason
@@ -52,7 +55,7 @@ const emitted = (actions: ReadonlyArray<Action>) =>
   actions.filter((action) => action.type === "xstate.emit").map((action) => action.params.event)
 const statusOf = (snapshot: Snapshot, key: string) => snapshot.context.tasks.find((t) => t.spec.key === key)?.status
 
-const started = (tasks: Array<TaskSpec>, extra: Record<string, unknown> = {}) =>
+const started = (tasks: Array<CompiledTaskSpec>, extra: Record<string, unknown> = {}) =>
   step(create(tasks, extra), { type: "run.start", at: 1_000 })
 
 const claim = (snapshot: Snapshot, key: string, at = 2_000, executorId = "runner-1") =>
@@ -373,7 +376,7 @@ describe("run machine: asks, approvals, races", () => {
   })
 
   it("a race settles at its first completed member and cancels the losers", () => {
-    const join: TaskSpec = {
+    const join: CompiledTaskSpec = {
       ...base("race", ["x", "y"]),
       kind: "join_task",
       origin: "kernel",
@@ -570,5 +573,102 @@ describe("run machine: kernel calls the service carries out", () => {
     const [answered] = answer(1)
     expect(statusOf(answered, "m-t0")).toBe("completed")
     expect(statusOf(answered, "m-c")).toBe("running")
+  })
+})
+
+// A tool task's input lives on its row only (the snapshot is written on every step): its approval
+// verdict is judged as it enters the run (acceptance, append, its round's expansion) and kept.
+describe("run machine: tool inputs stay on their rows", () => {
+  const marker = `distinctive-${"z".repeat(4_000)}`
+  const rules: ReadonlyArray<ApprovalRule> = [
+    { tool: "grep", verdict: "allow" },
+    { tool: "grep", path: "q", match: "secret*", verdict: "deny", reason: "no secrets" },
+    { tool: "grep", path: "q", match: "secret*", verdict: "ask", origin: "author" }
+  ]
+  const secret = (key: string, after: Array<string> = []) =>
+    tool(key, after, { tool: { ...tool(key).tool!, input: { q: `secret-${marker}` } } })
+  const calls = [
+    { call_id: "c0", name: "grep", arguments: JSON.stringify({ q: "todo" }) },
+    { call_id: "c1", name: "grep", arguments: JSON.stringify({ q: `secret-${marker}` }) }
+  ]
+  const addressBoth = (snapshot: Snapshot) =>
+    step(snapshot, {
+      type: "task.addressed",
+      calls: ["m-t0", "m-t1"].map((key) => ({
+        key,
+        target: { kind: "runner" as const, executor: runner },
+        timeoutMs: 1_000,
+        replayable: false
+      })),
+      at: 3_000
+    })
+  const by = { userId: "creator", origin: "agent" as const }
+
+  it("the snapshot keeps no tool input; rules matching on it still park, deny and grant", () => {
+    const [running] = started([secret("a"), model("m")], { approvalMode: "rules", approvalRules: rules })
+    expect(statusOf(running, "a")).toBe("needs_approval")
+    const [appended, appendActions] = step(running, {
+      type: "run.append",
+      compiledAt: 1,
+      expectedRevision: null,
+      tasks: [secret("b")],
+      details: { b: { tool_input: { q: `secret-${marker}` } } },
+      deliverable: "b",
+      seedIsModel: false,
+      resolve: [],
+      at: 1_500
+    })
+    expect(statusOf(appended, "b")).toBe("needs_approval")
+    expect(named(appendActions, "run.insertTasks")[0]!.params.tasks[0].tool).not.toHaveProperty("input")
+    const [expanded, actions] = firstRoundReplied(appended, calls)
+    expect(named(actions, "run.insertTasks")[0]!.params.details["m-t1"].tool_input).toEqual({ q: `secret-${marker}` })
+    const [addressed] = addressBoth(expanded)
+    expect(statusOf(addressed, "m-t0")).toBe("dispatched")
+    expect(taskOf(addressed, "m-t1")).toMatchObject({
+      status: "failed",
+      error: { key: "approval_denied", detail: "no secrets" }
+    })
+    const [approved] = step(addressed, { type: "task.approve", key: "a", by, at: 4_000 })
+    expect(statusOf(approved, "a")).toBe("dispatched")
+    for (const snapshot of [running, appended, expanded, addressed, approved]) {
+      expect(JSON.stringify(snapshot.context).includes(marker)).toBe(false)
+    }
+  })
+
+  it("a version-3 snapshot (inputs kept) migrates: verdicts judged over the old inputs, inputs dropped; it steps as before", () => {
+    const [running] = started([secret("a"), model("m")], { approvalMode: "rules", approvalRules: rules })
+    const [expanded] = firstRoundReplied(running, calls)
+    const inputs: Record<string, unknown> = {
+      a: { q: `secret-${marker}` },
+      "m-t0": { q: "todo" },
+      "m-t1": { q: `secret-${marker}` }
+    }
+    // What version 3 wrote: each tool task's input in its spec, no verdict beside it.
+    const v3Tasks = expanded.context.tasks.map(({ spec: { approvalVerdict: _verdict, ...spec }, ...task }) => ({
+      ...task,
+      spec: spec.tool === null ? spec : { ...spec, tool: { ...spec.tool, input: inputs[spec.key] } }
+    }))
+    const v3: PersistedSnapshot = {
+      status: "active",
+      value: expanded.value,
+      context: { ...expanded.context, tasks: v3Tasks }
+    }
+    expect(JSON.stringify(v3.context).includes(marker)).toBe(true)
+    const migrated = migrateSnapshot(machines.run, v3, 3) as PersistedSnapshot
+    expect(JSON.stringify(migrated.context).includes(marker)).toBe(false)
+    const restored = runMachine.resolveState({
+      value: migrated.value,
+      context: migrated.context as Snapshot["context"]
+    })
+    expect(["a", "m-t0", "m-t1"].map((key) => taskOf(restored, key).spec.approvalVerdict)).toEqual([
+      { verdict: "park" },
+      { verdict: "grant" },
+      { verdict: "fail", reason: "no secrets" }
+    ])
+    const [addressed] = addressBoth(restored)
+    expect(statusOf(addressed, "m-t0")).toBe("dispatched")
+    expect(taskOf(addressed, "m-t1")).toMatchObject({ status: "failed", error: { key: "approval_denied" } })
+    const [approved] = step(addressed, { type: "task.approve", key: "a", by, at: 4_000 })
+    expect(statusOf(approved, "a")).toBe("dispatched")
   })
 })

@@ -1,6 +1,6 @@
 // What the run machine's tests share: task spec templates, the machine created and stepped
 // purely (xstate's initialTransition and transition), and lookups on its snapshot and actions.
-import type { TaskSpec } from "@troupe/machines/run/context"
+import type { CompiledTaskSpec } from "@troupe/machines/run/context"
 import { runMachine } from "@troupe/machines/run/run.machine"
 import { initialTransition, transition } from "xstate"
 
@@ -9,7 +9,7 @@ export type Event = Parameters<typeof transition<typeof runMachine>>[2]
 export type Action = { type: string; params?: any }
 
 /** An author's visible tool task with nothing set yet, its structural dependencies its `after`. */
-export const baseTask = (key: string, after: Array<string> = []): TaskSpec => ({
+export const baseTask = (key: string, after: Array<string> = []): CompiledTaskSpec => ({
   key,
   kind: "tool_task",
   awaitKind: null,
@@ -31,7 +31,7 @@ export const baseTask = (key: string, after: Array<string> = []): TaskSpec => ({
 })
 
 /** A mainline model task on local/script offering `tools`, halting the run when it fails. */
-export const modelTask = (key: string, tools: Array<string>, after: Array<string> = []): TaskSpec => ({
+export const modelTask = (key: string, tools: Array<string>, after: Array<string> = []): CompiledTaskSpec => ({
   ...baseTask(key, after),
   kind: "model_task",
   mainline: true,
@@ -40,7 +40,7 @@ export const modelTask = (key: string, tools: Array<string>, after: Array<string
 })
 
 /** The machine created on `tasks` (the last one its deliverable): a standalone bypass run unless `input` says otherwise. */
-export const createRun = (tasks: Array<TaskSpec>, input: Record<string, unknown> = {}) =>
+export const createRun = (tasks: Array<CompiledTaskSpec>, input: Record<string, unknown> = {}) =>
   initialTransition(runMachine, {
     publicId: "run-1",
     conversationId: null,
@@ -59,7 +59,7 @@ export const step = (snapshot: Snapshot, event: Event) =>
   transition(runMachine, snapshot, event) as [Snapshot, Array<Action>]
 
 /** The machine created on `tasks` (see createRun) and started at 1 000. */
-export const startRun = (tasks: Array<TaskSpec>, input: Record<string, unknown> = {}) =>
+export const startRun = (tasks: Array<CompiledTaskSpec>, input: Record<string, unknown> = {}) =>
   step(createRun(tasks, input), { type: "run.start", at: 1_000 })
 
 /** The round `ref` answered, completed, with `toolCalls` when given. */

@@ -1,5 +1,6 @@
 // What a run's machine starts from and remembers: its settings frozen at acceptance, the task
-// graph the step compiler produced (one compiled spec per task, in authoring order) and each
+// graph the step compiler produced (one spec per task, in authoring order, kept without its tool
+// input: CompiledTaskSpec is what enters, TaskSpec what is kept) and each
 // task's standing (status, generation, claim, deadline, approval). Task inputs and results
 // (tool input, prompts, committed content, a round's text) live on rows the run's binding writes.
 import { Schema } from "effect"
@@ -64,12 +65,21 @@ export const ToolSpec = Schema.Struct({
   replayable: Schema.Boolean,
   /** The provider's call id for a model's call; the task key for an authored step. */
   toolCallId: Schema.String,
-  /** The call's input (≤ 64 KiB canonical), judged by approval rules; the row keeps it too. */
-  input: Schema.Record(Schema.String, Schema.Unknown),
   /** A model's `tool_call` of this declared tool (rules/toolCall.ts): addressed only if declared. */
   via: Schema.optionalKey(Schema.Literal("tool_call"))
 })
 export type ToolSpec = typeof ToolSpec.Type
+
+/**
+ * A tool as compiled (the step compiler's, a model's call): with the call's input (≤ 64 KiB
+ * canonical), judged by the approval rules as the task enters the run (rules/toolCall.ts keptSpec).
+ * The run keeps a ToolSpec: the input lives on the task's row only.
+ */
+export const CompiledToolSpec = Schema.Struct({
+  ...ToolSpec.fields,
+  input: Schema.Record(Schema.String, Schema.Unknown)
+})
+export type CompiledToolSpec = typeof CompiledToolSpec.Type
 
 export const ModelSpec = Schema.Struct({
   /** The model ref frozen at acceptance. */
@@ -111,9 +121,9 @@ export const JoinSpec = Schema.Struct({
 export type JoinSpec = typeof JoinSpec.Type
 
 /**
- * One compiled task, as the step compiler produces it (authoring order). `after` is every key
- * it waits on; `structural` the subset the written order makes (the graph draws the rest as
- * non-structural edges); `results` the keys a model step reads (or a wait's target).
+ * One task as the run keeps it (authoring order). `after` is every key it waits on; `structural`
+ * the subset the written order makes (the graph draws the rest as non-structural edges); `results`
+ * the keys a model step reads (or a wait's target).
  */
 export const TaskSpec = Schema.Struct({
   key: Schema.String,
@@ -156,8 +166,9 @@ export const TaskSpec = Schema.Struct({
   /** A spawn asked with wait true: the call completes with the child's first reply. */
   holdsReply: Schema.optionalKey(Schema.Boolean),
   /**
-   * A model's kernel call's approval verdict (rules/kernelApproval.ts), judged over its input as
-   * its round expanded and applied when it leaves waiting; absent on every other task.
+   * A tool task's (rules/toolCall.ts) or a model's kernel call's (rules/kernelApproval.ts) approval
+   * verdict, judged over its input as it entered the run (acceptance, append, its round's
+   * expansion) and applied when it leaves waiting; absent on every other task.
    */
   approvalVerdict: Schema.optionalKey(
     Schema.Union([
@@ -183,6 +194,10 @@ export const TaskSpec = Schema.Struct({
   join: Schema.NullOr(JoinSpec)
 })
 export type TaskSpec = typeof TaskSpec.Type
+
+/** One compiled task, as the step compiler produces it: a tool task's tool with its input. */
+export const CompiledTaskSpec = Schema.Struct({ ...TaskSpec.fields, tool: Schema.NullOr(CompiledToolSpec) })
+export type CompiledTaskSpec = typeof CompiledTaskSpec.Type
 
 export const Approval = Schema.Struct({
   origin: Schema.Literals(["human", "agent"]),
@@ -251,7 +266,7 @@ export const RunInput = Schema.Struct({
   creatorApplicationId: Schema.NullOr(Schema.String),
   approvalMode: ApprovalMode,
   approvalRules: Schema.Array(ApprovalRule),
-  tasks: Schema.Array(TaskSpec),
+  tasks: Schema.Array(CompiledTaskSpec),
   deliverable: Schema.String,
   /**
    * The kernel tools the creator imports, by wire name (`ask` → `svc.human.ask`): a model's call

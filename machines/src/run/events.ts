@@ -4,7 +4,7 @@
 // milliseconds, the caller's clock); a timer carries the instant it was due.
 import { Schema } from "effect"
 import { InferenceReplied } from "../inferenceRequest/events.ts"
-import { ExecutorRef, TaskSpec } from "./context.ts"
+import { CompiledTaskSpec, ExecutorRef } from "./context.ts"
 
 const at = Schema.Number
 const key = Schema.String
@@ -68,7 +68,7 @@ export const RunEvent = Schema.Union([
     type: Schema.Literal("run.append"),
     compiledAt: Schema.Number,
     expectedRevision: Schema.NullOr(Schema.Number),
-    tasks: Schema.Array(TaskSpec),
+    tasks: Schema.Array(CompiledTaskSpec),
     /** What each new task's row shows beside its spec (prompt, tool_input, options …), by key. */
     details: Schema.Record(Schema.String, Schema.Unknown),
     deliverable: key,

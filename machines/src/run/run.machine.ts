@@ -11,7 +11,7 @@
 // Every step's work runs on a draft (graph.ts); the machine's state follows the status the draft
 // decided. Every refusal names the spec's code; ids and tokens arrive minted in events.
 import { enqueueActions, setup } from "xstate"
-import type { RunContext, RunInput, RunStatus } from "./context.ts"
+import type { CompiledTaskSpec, RunContext, RunInput, RunStatus, Task } from "./context.ts"
 import {
   type AddressCallsParams,
   type AnswerWatcherParams,
@@ -46,6 +46,7 @@ import { conclude, judge } from "./rules/quiescence.ts"
 import { addressed, kernelAnswered, parseRef, replied } from "./rules/reports.ts"
 import { append, defaultRunner, pause, resume, start, stop, tombstone } from "./rules/runVerbs.ts"
 import { abandon, approve, cancelVerb, compactVerb, deny, resolve, retryTask } from "./rules/taskVerbs.ts"
+import { keptSpec } from "./rules/toolCall.ts"
 
 /** A tombstone's rows are reaped this long after DELETE. */
 export const reapAfterMillis = 30 * 24 * 60 * 60 * 1000
@@ -240,7 +241,7 @@ export const runMachine = runSetup.createMachine({
     approvalMode: input.approvalMode,
     approvalRules: input.approvalRules,
     status: "pending",
-    tasks: input.tasks.map((spec) => fresh(spec, input.at)),
+    tasks: input.tasks.map((spec) => fresh(keptSpec(input.approvalMode, input.approvalRules, spec), input.at)),
     deliverable: input.deliverable,
     revision: 1,
     attention: null,
@@ -320,11 +321,18 @@ export const runMachine = runSetup.createMachine({
   }
 })
 
-export const runVersion = 3
+export const runVersion = 4
+
+/** A version-3 context: its tool tasks' specs as compiled, each with its input. */
+type CompiledTasks = Omit<RunContext, "tasks"> & {
+  readonly tasks: ReadonlyArray<Omit<Task, "spec"> & { readonly spec: CompiledTaskSpec }>
+}
 
 /**
  * Version 1 hosted no runs: every run it wrote tells no one. Version 2 knew no waits across runs:
- * nothing watches its tasks.
+ * nothing watches its tasks. Version 3 kept every tool task's input and judged its approval as it
+ * started: each is judged now over that input (mode and rules never changed since) and the input
+ * dropped (the task's row keeps it).
  */
 export const runMigrations = {
   2: <S extends { readonly context: unknown }>(snapshot: S) => ({
@@ -342,5 +350,13 @@ export const runMigrations = {
   3: <S extends { readonly context: unknown }>(snapshot: S) => ({
     ...snapshot,
     context: { ...(snapshot.context as object), watchers: [] }
-  })
+  }),
+  4: <S extends { readonly context: unknown }>(snapshot: S) => {
+    const context = snapshot.context as CompiledTasks
+    const kept = (spec: CompiledTaskSpec) => keptSpec(context.approvalMode, context.approvalRules, spec)
+    return {
+      ...snapshot,
+      context: { ...context, tasks: context.tasks.map((task) => ({ ...task, spec: kept(task.spec) })) }
+    }
+  }
 }

@@ -12,7 +12,7 @@ import {
 import { InvalidSteps, StepFaultCode } from "@troupe/domain/runs/CompilerRefusals"
 import { firstStepIsModel, namedInSteps } from "@troupe/domain/runs/CompilerScan"
 import { judgeAppendShell, judgeShell, type RunnerInfo } from "@troupe/domain/runs/StepShell"
-import type { TaskSpec } from "@troupe/machines/run/context"
+import type { CompiledTaskSpec } from "@troupe/machines/run/context"
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 
@@ -76,7 +76,7 @@ const faultsOf = (steps: unknown, overrides: Partial<Envelope> = {}) => {
   return refusal.steps
 }
 
-const task = (result: CompiledSteps, key: string): TaskSpec => {
+const task = (result: CompiledSteps, key: string): CompiledTaskSpec => {
   const found = result.tasks.find((t) => t.key === key)
   if (found === undefined) throw new Error(`no task ${key} in ${result.tasks.map((t) => t.key).join(", ")}`)
   return found

@@ -2,6 +2,7 @@
 // rows): a model's tool call parks needs_approval under approval_mode ask or an ask rule, is
 // listed as an approval row to the creator's agent application, dispatches on approve and fails
 // approval_denied on deny; rules grant, park or fail by their grammar, refused when malformed.
+import * as Repo from "@troupe/storage/repositories/Actors"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
 import { type AgentRunWorld, agentRunWorld, untilRun } from "../../support/run-agents.ts"
@@ -256,5 +257,46 @@ describe("approval rows", () => {
     await judged(id)
     const [row] = await rowsOf(world.application.token, id)
     expect(row.effect_profile).toEqual(readOnlyTool("grep").effect_profile)
+  })
+})
+
+// The run's snapshot, written on every step, keeps no tool input (decisions: "Tool inputs leave the
+// run's snapshot"): the task row keeps it, and the verdict judged over it as the task entered the run.
+describe("tool inputs live on the task rows, not in the run's snapshot", () => {
+  const marker = `marker-${"q".repeat(8_000)}`
+  const input = { pattern: `secret-${marker}` }
+  const snapshotOf = async (id: string) => JSON.stringify((await server.run(Repo.findSnapshot("run", id)))?.snapshot)
+  const taskRead = async (id: string, key: string) => (await calls.call("GET", `/${id}/tasks/${key}`)).body.task
+
+  it("a model call: an ask rule on its input parks it, its approval row and task read show the input", async () => {
+    const rules = [
+      { tool: "grep", verdict: "allow" },
+      { tool: "grep", path: "pattern", match: "secret*", verdict: "ask" }
+    ]
+    const id = await modelCallRun({ approval_mode: "rules", approval_rules: rules }, input)
+    expect((await judged(id)).status).toBe("needs_approval")
+    const [row] = await rowsOf(world.application.token, id)
+    expect(row).toMatchObject({ kind: "approval", task_key: call, tool_input: input })
+    expect((await taskRead(id, call)).tool_input).toEqual(input)
+    expect((await snapshotOf(id)).includes(marker)).toBe(false)
+    await calls.call("POST", `/${id}/tasks/${call}/approve`, {})
+    const [work] = await rowsOf(runner.token, id)
+    expect(work).toMatchObject({ kind: "tool_call", task_key: call, tool_input: input })
+    expect((await snapshotOf(id)).includes(marker)).toBe(false)
+  })
+
+  it("an authored step: a deny rule on its input fails it approval_denied; its task read shows the input", async () => {
+    const created = await calls.create({
+      approval_mode: "rules",
+      approval_rules: [{ tool: "grep", path: "pattern", match: "secret*", verdict: "deny", origin: "author" }],
+      default_runner_executor_public_id: runner.publicId,
+      steps: [{ tool: { name: "grep", input, key: "scan" } }]
+    })
+    expect(created.status).toBe(201)
+    const id = created.body.run.public_id as string
+    const started = await calls.call("POST", `/${id}/start`)
+    expect(started.body.run.tasks[0]).toMatchObject({ status: "failed", error: { key: "approval_denied" } })
+    expect((await taskRead(id, "scan")).tool_input).toEqual(input)
+    expect((await snapshotOf(id)).includes(marker)).toBe(false)
   })
 })

@@ -1,13 +1,13 @@
 // A model round's tool calls becoming tasks (runs supplement "Task kinds and statuses"): one task
 // per call (a runner's tool, or the kernel's own ask, wait, delegation or job), and the continuation.
 
-import type { RunContext, Task, TaskSpec } from "../context.ts"
+import type { CompiledTaskSpec, RunContext, Task, TaskSpec } from "../context.ts"
 import { runEffects as fx } from "../effects.ts"
 import { delegatedTask, delegateTool, isRefusal, judgeDelegation, refusalResult } from "./delegation.ts"
 import { complete, type Draft, defaultToolTimeoutMillis, fail, fresh, put } from "./graph.ts"
 import { approvalDetails, judgeKernelCall } from "./kernelApproval.ts"
 import { mailFacts } from "./mail.ts"
-import { declaredCall } from "./toolCall.ts"
+import { declaredCall, keptSpec } from "./toolCall.ts"
 
 /**
  * A round's tool calls: one tool task per call (`<round>-t<i>`, origin model, absorb), then a
@@ -22,11 +22,16 @@ export const expand = (draft: Draft, round: Task, requested: ReadonlyArray<Reado
   const asked = toolCalls.map((call) =>
     draft.context.kernelTools[nameOf(call)] === delegateTool ? judgeDelegation(inputOf(call.arguments)) : undefined
   )
-  // A model's kernel call carries its approval verdict over its input (rules/kernelApproval.ts).
+  const compiled = toolCalls.map((call, index) =>
+    named(draft.context, callTask(draft.context, round, `${key}-t${index}`, call), nameOf(call))
+  )
+  // Every call carries its approval verdict over its input (rules/toolCall.ts, a runner's tool;
+  // rules/kernelApproval.ts, a kernel call); the input stays on its row.
+  const { approvalMode, approvalRules } = draft.context
   const calls: Array<TaskSpec> = toolCalls.map((call, index) =>
     judgeKernelCall(
       draft.context,
-      named(draft.context, callTask(draft.context, round, `${key}-t${index}`, call), nameOf(call)),
+      keptSpec(approvalMode, approvalRules, compiled[index]!),
       inputOf(call.arguments),
       asked[index],
       typeof call.through === "string" ? call.through : undefined
@@ -67,16 +72,19 @@ export const expand = (draft: Draft, round: Task, requested: ReadonlyArray<Reado
       firstPosition,
       tasks: added,
       details: Object.fromEntries([
-        ...calls.map((call, index) => [
-          call.key,
-          call.tool !== null
-            ? { tool_input: call.tool.input, tool_call_id: call.tool.toolCallId }
-            : {
-                ...inputOf(toolCalls[index]!.arguments),
-                tool_call_id: callIdOf(toolCalls[index]!, call.key),
-                ...approvalDetails(draft.context, call, inputOf(toolCalls[index]!.arguments))
-              }
-        ]),
+        ...calls.map((call, index) => {
+          const tool = compiled[index]!.tool
+          return [
+            call.key,
+            tool !== null
+              ? { tool_input: tool.input, tool_call_id: tool.toolCallId }
+              : {
+                  ...inputOf(toolCalls[index]!.arguments),
+                  tool_call_id: callIdOf(toolCalls[index]!, call.key),
+                  ...approvalDetails(draft.context, call, inputOf(toolCalls[index]!.arguments))
+                }
+          ]
+        }),
         ...delegations.map(({ task, prompt }) => [task.key, { prompt, delegated_by: task.expansionParent }])
       ])
     }
@@ -137,7 +145,7 @@ const throughAlias = (context: RunContext, call: Readonly<Record<string, unknown
  * A kernel call (its tool task, or the ask or wait it became) keeps the name the model called, and
  * the catalog wire name behind an alias.
  */
-const named = (context: RunContext, spec: TaskSpec, name: string): TaskSpec =>
+const named = (context: RunContext, spec: CompiledTaskSpec, name: string): CompiledTaskSpec =>
   spec.tool !== null || context.kernelTools[name] === undefined
     ? spec
     : { ...spec, called: { name, alias: context.kernelAliases?.[name] ?? null } }
@@ -167,7 +175,12 @@ const waitDefaultMillis = 60 * 60 * 1000
  * conversation), svc.tools.call becomes the named declared tool's own task, svc.memory.… and `jobTools`
  * are carried out by a job of the run; other kernel tools fail kernel_tool_unavailable.
  */
-const callTask = (context: RunContext, round: Task, key: string, call: Readonly<Record<string, unknown>>): TaskSpec => {
+const callTask = (
+  context: RunContext,
+  round: Task,
+  key: string,
+  call: Readonly<Record<string, unknown>>
+): CompiledTaskSpec => {
   const name = typeof call.name === "string" ? call.name : ""
   const input = inputOf(call.arguments)
   const base = {

@@ -31,7 +31,6 @@ import type { ApprovalVerdict } from "./approval.ts"
 import { callsOf, compactionOf } from "./compaction.ts"
 import { pendingVerdict, refuseApproval } from "./kernelApproval.ts"
 import { consumeInput } from "./landing.ts"
-import { judgeToolTask } from "./toolCall.ts"
 import { judgeJoin, settleWait, waitTarget } from "./waits.ts"
 
 /** An approval parks this long (run clock: pauses shift it). */
@@ -298,9 +297,13 @@ const hold = (draft: Draft, task: Task, judged: Exclude<ApprovalVerdict, { verdi
   return noticeCreator(draft, task, "approval")
 }
 
-/** Starts a ready task as its kind does (a model's kernel call once the approval stage grants it). */
+/**
+ * Starts a ready task as its kind does once the approval stage grants it (the verdict it was given as
+ * it entered the run); a model's call of a runner's tool waits for its addressing first.
+ */
 export const start = (draft: Draft, task: Task) => {
   const spec = task.spec
+  if (spec.tool?.target.kind === "unaddressed") return
   const verdict = pendingVerdict(task)
   if (verdict !== undefined && verdict.verdict !== "grant") return hold(draft, task, verdict)
   switch (spec.kind) {
@@ -316,10 +319,7 @@ export const start = (draft: Draft, task: Task) => {
         })
         return
       }
-      const tool = spec.tool!
-      if (tool.target.kind === "unaddressed") return
-      const judged = judgeToolTask(draft.context.approvalMode, draft.context.approvalRules, spec)
-      return judged.verdict === "grant" ? dispatch(draft, task) : hold(draft, task, judged)
+      return dispatch(draft, task)
     }
     case "await_task": {
       if (spec.awaitKind === "wait") {
@@ -403,8 +403,8 @@ export const turnStatusOf = (status: RunStatus) =>
         ? status
         : "running"
 
-/** A new task's standing. */
-export const fresh = (spec: TaskSpec, at: number): Task => ({
+/** A new task's standing: its spec as kept (a compiled tool's input never enters; rules/toolCall.ts keptSpec). */
+export const fresh = (spec: TaskSpec & { readonly tool: { readonly input?: never } | null }, at: number): Task => ({
   spec,
   status: "waiting",
   generation: 1,

@@ -47,7 +47,7 @@ export const judgeKernelCall = (
   return { ...spec, approvalVerdict: verdict, ...(held ? { delegation } : {}) }
 }
 
-/** The verdict a kernel call still has to pass (none once approved, and for every other task). */
+/** The verdict a tool task or kernel call still has to pass (none once approved, and for every other task). */
 export const pendingVerdict = (task: Task) => (task.approval === null ? task.spec.approvalVerdict : undefined)
 
 /** What an approval row shows of a kernel call beside its arguments: its input and effect profile. */
@@ -115,7 +115,7 @@ const startDelegation = (draft: Draft, call: Task, asked: Delegation) => {
  * unwaited one's call then answers that task's key).
  */
 export const proceed = (draft: Draft, task: Task) => {
-  if (task.spec.approvalVerdict === undefined) return dispatch(draft, task)
+  if (task.spec.tool !== null) return dispatch(draft, task)
   const asked = task.spec.delegation
   const delegated = asked === undefined ? undefined : startDelegation(draft, task, asked)
   if (delegated !== undefined && !asked!.wait) {

@@ -19,6 +19,7 @@ import {
   refuse,
   terminal
 } from "./graph.ts"
+import { keptSpec } from "./toolCall.ts"
 
 type EventOf<T extends RunEvent["type"]> = Extract<RunEvent, { type: T }>
 
@@ -120,9 +121,10 @@ export const append = (draft: Draft, event: EventOf<"run.append">) => {
     if (ask.status !== "dispatched") return refuse(draft, "await_not_resolvable")
   }
   const firstPosition = context.tasks.length
-  context.tasks = [...context.tasks, ...event.tasks.map((spec) => fresh(spec, draft.at))]
-  for (const spec of event.tasks) draft.touched.add(spec.key)
-  draft.request({ type: fx.insertTasks, params: { firstPosition, tasks: event.tasks, details: event.details } })
+  const added = event.tasks.map((spec) => keptSpec(context.approvalMode, context.approvalRules, spec))
+  context.tasks = [...context.tasks, ...added.map((spec) => fresh(spec, draft.at))]
+  for (const spec of added) draft.touched.add(spec.key)
+  draft.request({ type: fx.insertTasks, params: { firstPosition, tasks: added, details: event.details } })
   context.deliverable = event.deliverable
   context.revision += 1
   for (const entry of event.resolve) {

@@ -2,7 +2,7 @@
 // of authored steps into the tasks the run actor starts from, wired by their written order, with
 // the receipt's mirror of the request. Pure: the world arrives as lookups; it mints no tokens and
 // writes nothing. Pass one (reading each step) is CompilerParse.ts; this is pass two (waits).
-import type { TaskKind, TaskSpec } from "@troupe/machines/run/context"
+import type { CompiledTaskSpec, TaskKind } from "@troupe/machines/run/context"
 import { Result } from "effect"
 import { Invalid, StateConflict } from "../kernel/Refusals.ts"
 import { type FanNode, type Fault, parseSteps, type SeqNode, type StepNode } from "./CompilerParse.ts"
@@ -33,7 +33,7 @@ export type TaskRow = Readonly<Record<string, unknown>>
 
 export interface CompiledSteps {
   /** Every task the envelope adds, in authoring order (a race's join after its members). */
-  readonly tasks: ReadonlyArray<TaskSpec>
+  readonly tasks: ReadonlyArray<CompiledTaskSpec>
   /** The envelope's last top-level step (a race: its join task). */
   readonly deliverable: string
   /** The request's steps mirrored with every key filled in (a race carries its join key). */
@@ -196,7 +196,7 @@ const dependsOn = (drafts: ReadonlyArray<Draft>, key: string, on: string): boole
   return false
 }
 
-const taskOf = (draft: Draft, revision: number): TaskSpec => {
+const taskOf = (draft: Draft, revision: number): CompiledTaskSpec => {
   const { node, key, structural, named, results, continues } = draft
   const shared = {
     key,

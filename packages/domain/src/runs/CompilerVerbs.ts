@@ -1,7 +1,7 @@
 // The four leaf verbs of a step (tool, model, ask, wait) as the compiler reads them: each member
 // judged against the supplement's rules, faults reported at the member's path, the task's spec and
 // its row members built. The tree (fans, sequences, keys) is CompilerParse.ts's.
-import type { OnFailure, ToolSpec } from "@troupe/machines/run/context"
+import type { CompiledToolSpec, OnFailure } from "@troupe/machines/run/context"
 import { isObject } from "../kernel/Json.ts"
 import { isPrintableText } from "../kernel/Text.ts"
 import type { StepFaultCode } from "./CompilerRefusals.ts"
@@ -56,7 +56,7 @@ interface Read {
 
 export interface ToolLeaf extends LeafBase, Read {
   readonly verb: "tool"
-  readonly tool: ToolSpec
+  readonly tool: CompiledToolSpec
 }
 
 export interface ModelLeaf extends LeafBase, Read {

@@ -5,7 +5,7 @@
 // written when the reply opens. The run's actor is started and told to run by the conversation.
 
 import { newTaskRow } from "@troupe/actors/bindings/run"
-import { ApprovalMode, ApprovalRule, type RunInput, TaskSpec } from "@troupe/machines/run/context"
+import { ApprovalMode, ApprovalRule, CompiledTaskSpec, type RunInput } from "@troupe/machines/run/context"
 import type { ConversationRow, InputRow, SpeakerRow } from "@troupe/storage/repositories/Conversations"
 import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { RunsRepository } from "@troupe/storage/repositories/Runs"
@@ -24,7 +24,7 @@ import { mintTokens } from "./Tokens.ts"
 export const HostedPlan = Schema.Struct({
   approvalMode: ApprovalMode,
   approvalRules: Schema.Array(ApprovalRule),
-  tasks: Schema.Array(TaskSpec),
+  tasks: Schema.Array(CompiledTaskSpec),
   rows: Schema.Record(Schema.String, Schema.Unknown),
   deliverable: Schema.String,
   defaultRunnerId: Schema.NullOr(Schema.BigInt)

@@ -1,7 +1,7 @@
 // The secrets a run hands out: claim tokens (rotating per claim) and an authored ask's
 // resolution token, each shown once; only their SHA-256 digests reach the run actor and its rows.
 import { createHash, randomBytes } from "node:crypto"
-import type { TaskSpec } from "@troupe/machines/run/context"
+import type { CompiledTaskSpec } from "@troupe/machines/run/context"
 import type { CompiledSteps } from "./Compiler.ts"
 
 export const newToken = () => randomBytes(24).toString("base64url")
@@ -11,7 +11,7 @@ export const digestOf = (token: string) => createHash("sha256").update(token, "u
 /** The compiled tasks with a resolution token minted for every authored ask (digest on the spec). */
 export const mintTokens = (compiled: CompiledSteps) => {
   const tokens: Record<string, string> = {}
-  const tasks = compiled.tasks.map((task): TaskSpec => {
+  const tasks = compiled.tasks.map((task): CompiledTaskSpec => {
     if (task.ask === null || !compiled.askKeys.includes(task.key)) return task
     const token = newToken()
     tokens[task.key] = token
