@@ -35,7 +35,7 @@ import { noticeSender } from "./Notices.ts"
 import { type DeliveryRef, deliveryTarget, Placement } from "./Placement.ts"
 import { netTimers, planActions, type StepPlan, stateText, UnboundAction } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
-import { initialTransitionOf, restore, transitionOf } from "./Snapshots.ts"
+import { initialTransitionOf, persistedOf, restore, transitionOf } from "./Snapshots.ts"
 import { Supervision } from "./Supervision.ts"
 import { currentTraceparent, traceCreate, traceStep } from "./Tracing.ts"
 
@@ -425,7 +425,7 @@ export class ActorHost extends Context.Service<
               seq: 1n,
               status: statusOf(snapshot.status),
               state_value: state,
-              snapshot: binding.entry.machine.getPersistedSnapshot(snapshot),
+              snapshot: persistedOf(snapshot),
               quarantined_at: null,
               created_at: at,
               updated_at: at
@@ -490,7 +490,7 @@ export class ActorHost extends Context.Service<
               seq,
               status: statusOf(next.status),
               state_value: stateText(next.value),
-              snapshot: binding.entry.machine.getPersistedSnapshot(next),
+              snapshot: persistedOf(next),
               updated_at: at
             }
             const writes = Effect.gen(function* () {

@@ -64,6 +64,17 @@ export const initialTransitionOf = (
 
 const decodePersisted = Schema.decodeUnknownResult(PersistedSnapshot)
 
+/**
+ * What a snapshot's row keeps: what `restoreSnapshot` reads (status, state value, context), and a
+ * done machine's output. xstate's `getPersistedSnapshot` walks the whole context looking for child
+ * actors to persist on every step; the runtime spawns none and restores no history, so nothing it
+ * adds (children, historyValue) is ever read.
+ */
+export const persistedOf = (snapshot: AnyMachineSnapshot): PersistedSnapshot & { readonly output?: unknown } =>
+  snapshot.output === undefined
+    ? { status: snapshot.status, value: snapshot.value, context: snapshot.context }
+    : { status: snapshot.status, value: snapshot.value, context: snapshot.context, output: snapshot.output }
+
 /** The row's snapshot as the machine's own, or why it cannot be. */
 export const restoreSnapshot = (binding: Binding, row: Repo.SnapshotRow): AnyMachineSnapshot | SnapshotVersionError => {
   const persisted = decodePersisted(row.snapshot)
