@@ -150,3 +150,19 @@ describe("troupe runner answering runs", { timeout: 60_000 }, () => {
     expect(await runner.stop()).toBe(0)
   })
 })
+
+describe("troupe runner refused a connection", { timeout: 60_000 }, () => {
+  it("ends with the server's words, not [object Object], when the installation has no owner yet", async () => {
+    const fresh = await startTestServer()
+    try {
+      const configPath = await writeConfig("ownerless", [{ name: "shout", command: shout }])
+      const runner = startRunnerProcess(configPath, fresh.baseUrl)
+      expect(await runner.exited).toBe(1)
+      expect(runner.output()).toContain(
+        `troupe: The server refused: initialization_required: This installation has no owner yet; set it up first (${fresh.baseUrl}/setup)`
+      )
+    } finally {
+      await fresh.close()
+    }
+  })
+})

@@ -318,13 +318,14 @@ describe("statuses and faults", () => {
     expect(failure).toMatchObject({ code: "provider_error" })
   })
 
-  it("maps an unreachable server to provider_error", async () => {
+  it("maps an unreachable server to provider_error, its detail naming the refused address", async () => {
     const closed = createServer()
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve))
     const { port } = closed.address() as AddressInfo
     await new Promise((resolve) => closed.close(resolve))
     const { failure } = await run(callOf(), provider({ baseUrl: `http://127.0.0.1:${port}/v1` }))
     expect(failure).toMatchObject({ _tag: "ProviderFailure", code: "provider_error" })
+    expect((failure as ProviderFailure).detail).toContain(`ECONNREFUSED 127.0.0.1:${port}`)
   })
 
   it.each([

@@ -10,8 +10,26 @@ import { defaultStatePath, registrationIdentifier } from "./RunnerCredential.ts"
 
 const defaultBaseUrl = "http://localhost:4000"
 
-const describe = (error: unknown) =>
-  typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+/**
+ * One sentence for what ended the runner: the server's own words when it refused (an OAuth
+ * `{error, error_description}` on /oauth, `{error: {code, message}}` elsewhere), else the message.
+ */
+const describe = (error: unknown) => {
+  if (typeof error !== "object" || error === null) return String(error)
+  const answered = error as {
+    readonly error?: unknown
+    readonly error_description?: unknown
+    readonly initialization_uri?: unknown
+    readonly message?: unknown
+  }
+  if (typeof answered.error === "string") {
+    const where = typeof answered.initialization_uri === "string" ? ` (${answered.initialization_uri})` : ""
+    return `The server refused: ${answered.error}: ${String(answered.error_description ?? "")}${where}`
+  }
+  const body = answered.error as { readonly code?: unknown; readonly message?: unknown } | undefined
+  if (typeof body?.code === "string") return `The server refused: ${body.code}: ${String(body.message ?? "")}`
+  return typeof answered.message === "string" && answered.message !== "" ? answered.message : String(error)
+}
 
 export const runner = Command.make(
   "runner",

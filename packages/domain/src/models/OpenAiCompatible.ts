@@ -131,7 +131,15 @@ const contextRefusal = (error: APIError) => {
   return contextPhrases.test(error.message)
 }
 
-const messageOf = (cause: unknown) => (cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause))
+/** What failed, with the causes beneath it (a network fault's "fetch failed: connect ECONNREFUSED ..."). */
+const messageOf = (cause: unknown) => {
+  if (!(cause instanceof Error)) return String(cause)
+  const beneath: Array<string> = []
+  for (let inner = cause.cause; inner instanceof Error && beneath.length < 4; inner = inner.cause) {
+    beneath.push(inner.message)
+  }
+  return `${cause.name}: ${cause.message}${beneath.length === 0 ? "" : ` (${beneath.join(": ")})`}`
+}
 
 export const makeOpenAiCompatible = (config: OpenAiCompatibleConfig): Provider => {
   const apiKey = config.apiKey
