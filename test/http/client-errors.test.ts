@@ -98,6 +98,20 @@ describe("/oauth/* answers in OAuth's shape", () => {
     )
   })
 
+  it("an omitted client_id is invalid_client saying it is required, a wrong one that it is unknown", async () => {
+    for (const [path, fields] of [
+      ["/oauth/token", { grant_type: "refresh_token", refresh_token: "x" }],
+      ["/oauth/revoke", { token: "x" }],
+      ["/oauth/device_authorization/cancellation", { device_code: "x" }]
+    ] as const) {
+      const omitted = await form(server, path, fields)
+      expectOAuth(omitted, 400, "invalid_client")
+      expect(omitted.body.error_description).toBe("client_id is required")
+      const wrong = await form(server, path, { ...fields, client_id: "nope" })
+      expect(wrong.body.error_description).toBe("Unknown client_id")
+    }
+  })
+
   it("an empty token request is invalid_request, with or without a Content-Type", async () => {
     expectOAuth(await form(server, "/oauth/token", {}), 400, "invalid_request")
     const untyped = await fetch(`${server.baseUrl}/oauth/token`, { method: "POST" })

@@ -8,7 +8,7 @@ import { HttpRouter, HttpServerRequest } from "effect/http"
 import { clientAddress } from "../conventions/ClientAddress.ts"
 import { WebConfig } from "../web/WebConfig.ts"
 import { readOAuthParams } from "./Params.ts"
-import { oauthError, oauthJson } from "./Responses.ts"
+import { clientRefusal, knownClient, oauthError, oauthJson } from "./Responses.ts"
 
 const startLimit = { scope: "oauth.device_authorization", limit: 30, windowSeconds: 60 }
 export const cancelLimit = { scope: "oauth.cancellation", limit: 60, windowSeconds: 60 }
@@ -78,9 +78,7 @@ export const CancellationRoute = HttpRouter.add(
     const read = yield* readOAuthParams
     if (read._tag === "Invalid") return oauthError("invalid_request", read.description)
     const { client_id: clientId, device_code: deviceCode } = read.params
-    if (clientId !== "svc-first-party-connector" && clientId !== "svc-application") {
-      return oauthError("invalid_client", "Unknown client_id")
-    }
+    if (!knownClient(clientId)) return clientRefusal(clientId)
     if (!deviceCode) return oauthError("invalid_request", "device_code is required")
     const flow = yield* DeviceFlow
     return oauthJson({ status: yield* flow.cancel(deviceCode, clientId) })

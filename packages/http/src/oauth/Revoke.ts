@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { limited } from "./Device.ts"
 import { readOAuthParams } from "./Params.ts"
-import { oauthError } from "./Responses.ts"
+import { clientRefusal, knownClient, oauthError } from "./Responses.ts"
 
 const revokeLimit = { scope: "oauth.revoke", limit: 60, windowSeconds: 60 }
 
@@ -18,9 +18,7 @@ export const RevokeRoute = HttpRouter.add(
     const read = yield* readOAuthParams
     if (read._tag === "Invalid") return oauthError("invalid_request", read.description)
     const { client_id: clientId, token } = read.params
-    if (clientId !== "svc-first-party-connector" && clientId !== "svc-application") {
-      return oauthError("invalid_client", "Unknown client_id")
-    }
+    if (!knownClient(clientId)) return clientRefusal(clientId)
     if (!token) return oauthError("invalid_request", "token is required")
     const credentials = yield* Credentials
     yield* credentials.revoke(token)

@@ -10,7 +10,7 @@ import { applicationClientId, connectorClientId } from "@troupe/domain/connectio
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { readOAuthParams } from "./Params.ts"
-import { oauthError, oauthJson } from "./Responses.ts"
+import { clientRefusal, knownClient, oauthError, oauthJson } from "./Responses.ts"
 
 const deviceGrant = "urn:ietf:params:oauth:grant-type:device_code"
 
@@ -54,9 +54,7 @@ export const TokenRoute = HttpRouter.add(
     if (read._tag === "Invalid") return oauthError("invalid_request", read.description)
     const params = read.params
     const clientId = params.client_id
-    if (clientId !== connectorClientId && clientId !== applicationClientId) {
-      return oauthError("invalid_client", "Unknown client_id")
-    }
+    if (!knownClient(clientId)) return clientRefusal(clientId)
     switch (params.grant_type) {
       case deviceGrant: {
         if (!params.device_code) return oauthError("invalid_request", "device_code is required")
