@@ -1,14 +1,15 @@
 // The actor host: one mailbox per actor (events processed one at a time on this node), and the
 // step: transition, then its writes: the binding's row handlers (their rows, told messages), then
-// ONE statement (ActorSteps.ts) with the seq-fenced snapshot, timer rows, job rows, outbox items,
-// the journal row and the bus notice (NOTIFYed at commit, or queued for Notices.ts when other
-// steps are committing). A step with no row handler and no delivery to settle is that statement
-// alone, atomic without a transaction; the others commit in a transaction (under `groupCommit`,
-// GroupCommit.ts, ready steps of other actors share a statement or a transaction). After commit,
-// wake the runners, then reply. A seq conflict (another writer) reloads and retries; a failing
-// step is retried from the last committed snapshot with backoff, then quarantined with a dead
-// letter. Timers, job reports and told messages arrive as deliveries, each settled in the step
-// that applies it (so a repeat is dropped).
+// ONE statement (ActorSteps.ts) with the seq-fenced snapshot (its context's parts as rows, only
+// the elements that changed), timer rows, job rows, outbox items, the journal row and the bus
+// notice (NOTIFYed at commit, or queued for Notices.ts when other steps are committing). A step
+// with no row handler and no delivery to settle is that statement alone, atomic without a
+// transaction; the others commit in a transaction (under `groupCommit`, GroupCommit.ts, ready
+// steps of other actors share a statement or a transaction). After commit, wake the runners, then
+// reply. A seq conflict (another writer) reloads and retries; a failing step is retried from the
+// last committed snapshot with backoff, then quarantined with a dead letter. Timers, job reports
+// and told messages arrive as deliveries, each settled in the step that applies it (so a repeat is
+// dropped).
 
 import { type BusMessage, EventBus, StepMessages } from "@troupe/storage/EventBus"
 import { newPublicId } from "@troupe/storage/Ids"
@@ -35,7 +36,7 @@ import { noticeSender } from "./Notices.ts"
 import { type DeliveryRef, deliveryTarget, Placement } from "./Placement.ts"
 import { netTimers, planActions, type StepPlan, stateText, UnboundAction } from "./Plan.ts"
 import { RunnerSignals } from "./Signals.ts"
-import { initialTransitionOf, persistedOf, restore, transitionOf } from "./Snapshots.ts"
+import { initialTransitionOf, persistedOf, restore, splitParts, transitionOf } from "./Snapshots.ts"
 import { Supervision } from "./Supervision.ts"
 import { currentTraceparent, traceCreate, traceStep } from "./Tracing.ts"
 
@@ -104,9 +105,12 @@ export const defaultHostOptions: HostOptions = {
 }
 
 interface Live {
+  /** The row, its snapshot whole (its context's parts in it). */
   readonly row: Repo.SnapshotRow
   /** The row's snapshot resolved against the machine, once a step has needed it. */
   resolved: AnyMachineSnapshot | undefined
+  /** Its context's parts as their rows hold them (what the next step's writes are judged against). */
+  readonly parts: Repo.Parts
   lastUsed: number
 }
 
@@ -250,9 +254,10 @@ export class ActorHost extends Context.Service<
             cached.lastUsed = Date.now()
             return cached
           }
-          const row = yield* Repo.findSnapshot(kind, actorId)
-          if (!row) return undefined
-          const entry: Live = { row, resolved: undefined, lastUsed: Date.now() }
+          const found = yield* Repo.findSnapshotWithParts(kind, actorId)
+          if (!found) return undefined
+          const { parts, ...row } = found
+          const entry: Live = { row, resolved: undefined, parts, lastUsed: Date.now() }
           live.set(keyOf(kind, actorId), entry)
           return entry
         })
@@ -262,8 +267,9 @@ export class ActorHost extends Context.Service<
 
         /**
          * The writes every step shares: its row handlers, then ONE statement (ActorSteps.ts) with the
-         * snapshot behind its seq fence (`fence`; absent at creation), timers, jobs, outbox items, the
-         * journal and the bus notices. Fails with SeqConflict, having written nothing, on another seq.
+         * snapshot behind its seq fence (`fence`; absent at creation), its parts' changed rows, timers,
+         * jobs, outbox items, the journal and the bus notices. Fails with SeqConflict, having written
+         * nothing, on another seq.
          */
         const writeEffects = (
           binding: Binding,
@@ -273,6 +279,7 @@ export class ActorHost extends Context.Service<
           at: Date,
           final: boolean,
           fence: Steps.StepWrite["snapshot"],
+          parts: Steps.StepWrite["parts"],
           journal: Steps.StepWrite["journal"],
           sender: StepInfo["sender"] = undefined
         ) =>
@@ -310,6 +317,7 @@ export class ActorHost extends Context.Service<
               seq,
               snapshot: fence,
               at,
+              parts,
               setTimers: timers.set.map((timer) => ({
                 timerId: timer.timerId,
                 event: timer.event,
@@ -339,11 +347,12 @@ export class ActorHost extends Context.Service<
           actorId: string,
           row: Repo.SnapshotRow,
           resolved: AnyMachineSnapshot,
+          parts: Repo.Parts,
           plan: StepPlan,
           at: Date
         ) =>
           Effect.gen(function* () {
-            live.set(keyOf(binding.kind, actorId), { row, resolved, lastUsed: Date.now() })
+            live.set(keyOf(binding.kind, actorId), { row, resolved, parts, lastUsed: Date.now() })
             const delays = plan.timers.flatMap((timer) => (timer.op === "set" ? [timer.delayMillis] : []))
             if (delays.length > 0) {
               const soonest = Math.min(...delays)
@@ -417,6 +426,9 @@ export class ActorHost extends Context.Service<
             const plan = planActions(binding, actions, 1n)
             const at = yield* now
             const state = stateText(snapshot.value)
+            const persisted = persistedOf(snapshot)
+            // Creation writes every element of its parts.
+            const split = splitParts(binding, persisted, {})
             const row: Repo.SnapshotRow = {
               kind,
               actor_id: actorId,
@@ -425,7 +437,7 @@ export class ActorHost extends Context.Service<
               seq: 1n,
               status: statusOf(snapshot.status),
               state_value: state,
-              snapshot: persistedOf(snapshot),
+              snapshot: persisted,
               quarantined_at: null,
               created_at: at,
               updated_at: at
@@ -438,20 +450,25 @@ export class ActorHost extends Context.Service<
                 version: row.version,
                 status: row.status,
                 stateValue: state,
-                snapshot: row.snapshot,
+                snapshot: split.stored,
                 now: at
               })
               if (!inserted) return yield* new ActorExists({ kind, actorId })
               if ((yield* Messages.retryActorMessagesNow(kind, actorId, at)) > 0) {
                 yield* sql.afterCommit(Queue.offer(signals.messages, undefined))
               }
-              yield* writeEffects(binding, actorId, plan, 1n, at, snapshot.status !== "active", undefined, {
-                event: { type: "xstate.init", input },
-                fromState: null,
-                toState: state,
-                actions: plan.actionTypes
-              })
-              yield* sql.afterCommit(afterCommit(binding, actorId, row, snapshot, plan, at))
+              yield* writeEffects(
+                binding,
+                actorId,
+                plan,
+                1n,
+                at,
+                snapshot.status !== "active",
+                undefined,
+                split.writes,
+                { event: { type: "xstate.init", input }, fromState: null, toState: state, actions: plan.actionTypes }
+              )
+              yield* sql.afterCommit(afterCommit(binding, actorId, row, snapshot, split.parts, plan, at))
             }).pipe(
               sql.withTransaction,
               // Creation writes behind no fence (its own insert above is the guard).
@@ -484,13 +501,15 @@ export class ActorHost extends Context.Service<
             }
             const seq = row.seq + 1n
             const plan = planActions(binding, actions, seq)
+            const persisted = persistedOf(next)
+            const split = splitParts(binding, persisted, entry.parts)
             const nextRow: Repo.SnapshotRow = {
               ...row,
               version: binding.entry.version,
               seq,
               status: statusOf(next.status),
               state_value: stateText(next.value),
-              snapshot: persistedOf(next),
+              snapshot: persisted,
               updated_at: at
             }
             const writes = Effect.gen(function* () {
@@ -507,12 +526,13 @@ export class ActorHost extends Context.Service<
                   version: nextRow.version,
                   status: nextRow.status,
                   stateValue: nextRow.state_value,
-                  snapshot: nextRow.snapshot
+                  snapshot: split.stored
                 },
+                split.writes,
                 { event: stamped, fromState: row.state_value, toState: nextRow.state_value, actions: plan.actionTypes },
                 senderOf(delivery)
               )
-              yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, plan, at))
+              yield* sql.afterCommit(afterCommit(binding, actorId, nextRow, next, split.parts, plan, at))
               return replies
             })
             // A step with no row handler and no delivery to settle is one statement, atomic alone.

@@ -1,13 +1,14 @@
 // A binding ties a machine to the shell, one definition per kind (`defineActor`): its machine
 // entry (machine, version, input and event schemas, effect names, snapshot migrations), which
-// effect requests are row writes in the step's transaction and which are after-commit jobs, and
-// where its narrated items go. Handlers' params are typed from the machine's effect requests and
-// their replies reach the caller typed; `Binding` is the same definition with its types erased.
+// effect requests are row writes in the step's transaction and which are after-commit jobs,
+// where its narrated items go, and which context members are kept as rows (its parts). Handlers'
+// params are typed from the machine's effect requests and their replies reach the caller typed;
+// `Binding` is the same definition with its types erased.
 import type { MachineEntry } from "@troupe/machines/registry"
 import { Context, type Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import type { StateMachine } from "xstate"
+import type { ContextFrom, StateMachine } from "xstate"
 
 export interface ActorEvent {
   readonly type: string
@@ -102,6 +103,16 @@ type JobHandlers<E extends MachineEntry> = {
   readonly [N in EffectName<E>]?: JobHandler<ParamsOf<E["machine"], N>, E["events"]["Type"]>
 }
 
+/**
+ * Members of the machine's context that are arrays, each with how its elements are keyed (unique
+ * within the array): kept as rows (`actor_parts`) rather than inside the snapshot.
+ */
+type PartKeys<E extends MachineEntry, C = ContextFrom<E["machine"]>> = {
+  readonly [N in keyof C as C[N] extends ReadonlyArray<unknown> ? N : never]?: C[N] extends ReadonlyArray<infer Element>
+    ? (element: Element) => string
+    : never
+}
+
 /** Keys of `T` that are not in `K` may not be given. */
 type Only<T, K extends PropertyKey> = { readonly [N in Exclude<keyof T, K>]: never }
 
@@ -127,6 +138,12 @@ export interface ActorDefinition<
    * a machine that reads time from its events: told messages and timers carry none of their own.
    */
   readonly stamp?: (event: ActorEvent, now: Date) => ActorEvent
+  /**
+   * Context parts: array members of the context whose elements are kept as rows, one per element
+   * by its key, so a step writes only the elements it changed (by reference, index by index)
+   * rather than the whole array inside the snapshot; restoring puts them back before migrations.
+   */
+  readonly parts?: NoInfer<PartKeys<Entry>>
 }
 
 /**
@@ -163,7 +180,10 @@ export interface Binding {
   readonly rows: Readonly<Record<string, ErasedRowHandler | undefined>>
   readonly jobs: Readonly<Record<string, ErasedJobHandler | undefined>>
   readonly stamp?: (event: ActorEvent, now: Date) => ActorEvent
+  readonly parts?: Readonly<Record<string, ErasedPartKey | undefined>>
 }
+
+type ErasedPartKey = { key(element: unknown): string }["key"]
 
 type ErasedRowHandler = {
   handle(params: unknown, step: StepInfo): Effect.Effect<unknown, Veto | SqlError, SqlClient | TransactionalActors>

@@ -1,8 +1,8 @@
 // What operators and the state visualizer read: every machine (definition, version, Mermaid),
-// actors by kind, state, quarantine or stuckness, and one actor in full (context, timers, jobs,
-// messages waiting for it, journal, dead letters). A non-terminal actor is stuck when nothing
-// will move it: no timer, no pending job or message, and no state that names a waiting party
-// (`meta.waitsOn`).
+// actors by kind, state, quarantine or stuckness, and one actor in full (context with its parts,
+// timers, jobs, messages waiting for it, journal, dead letters). A non-terminal actor is stuck
+// when nothing will move it: no timer, no pending job or message, and no state that names a
+// waiting party (`meta.waitsOn`).
 import { SnapshotVersionError } from "@troupe/machines/registry"
 import * as Messages from "@troupe/storage/repositories/ActorMessages"
 import * as Repo from "@troupe/storage/repositories/Actors"
@@ -10,7 +10,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Bindings } from "./Binding.ts"
 import { toMermaid } from "./Mermaid.ts"
-import { restoreSnapshot } from "./Snapshots.ts"
+import { restoreSnapshot, withEmptyParts } from "./Snapshots.ts"
 
 export interface MachineView {
   readonly kind: string
@@ -73,6 +73,7 @@ export class Inspection extends Context.Service<
       const db = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
         effect.pipe(Effect.orDie, Effect.provideService(SqlClient, sql))
 
+      // A listed row is read without its parts (restored empty): only its state's meta is read here.
       const resolved = (row: Repo.SnapshotRow) => {
         const binding = bindings.get(row.kind)
         const restored = binding === undefined ? undefined : restoreSnapshot(binding, row)
@@ -129,8 +130,11 @@ export class Inspection extends Context.Service<
 
       const detail = (kind: string, actorId: string, journalAfter = 0n) =>
         Effect.gen(function* () {
-          const row = yield* db(Repo.findSnapshot(kind, actorId))
-          if (!row) return undefined
+          const found = yield* db(Repo.findSnapshotWithParts(kind, actorId))
+          if (!found) return undefined
+          const { parts: _, ...row } = found
+          const binding = bindings.get(kind)
+          const context = (row.snapshot as { context?: unknown }).context ?? null
           const timers = yield* db(Repo.actorTimers(kind, actorId))
           const jobs = yield* db(Repo.actorJobs(kind, actorId))
           const pendingMessages = yield* db(Messages.pendingMessagesTo(kind, actorId, 100))
@@ -140,7 +144,7 @@ export class Inspection extends Context.Service<
             timers.length === 0 && !jobs.some((job) => job.state === "pending") && pendingMessages.length === 0
           return {
             row,
-            context: (row.snapshot as { context?: unknown }).context ?? null,
+            context: binding === undefined ? context : withEmptyParts(binding, context),
             stuck: isStuck(row, idle ? new Set([`${kind}/${actorId}`]) : new Set()),
             waitsOn: waitingParties(row),
             timers,

@@ -178,6 +178,8 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
     stream: (actorId) => `run:${actorId}`,
     // A round's reply, a job's report or a timer carries no instant of its own: the step's is theirs.
     stamp: (event, now) => ("at" in event ? event : { ...event, at: now.getTime() }),
+    // Every task's standing is a row of its own: a step writes the tasks it changed, not them all.
+    parts: { tasks: (task) => task.spec.key },
     rows: {
       [fx.refuse]: (params) => Effect.fail(new Veto({ reason: params.reason })),
       [fx.answer]: (params) => Effect.succeed(params.reason),

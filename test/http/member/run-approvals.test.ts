@@ -265,7 +265,8 @@ describe("approval rows", () => {
 describe("tool inputs live on the task rows, not in the run's snapshot", () => {
   const marker = `marker-${"q".repeat(8_000)}`
   const input = { pattern: `secret-${marker}` }
-  const snapshotOf = async (id: string) => JSON.stringify((await server.run(Repo.findSnapshot("run", id)))?.snapshot)
+  const snapshotOf = async (id: string) =>
+    JSON.stringify((await server.run(Repo.findSnapshotWithParts("run", id)))?.snapshot)
   const taskRead = async (id: string, key: string) => (await calls.call("GET", `/${id}/tasks/${key}`)).body.task
 
   it("a model call: an ask rule on its input parks it, its approval row and task read show the input", async () => {

@@ -113,7 +113,7 @@ describe("a runner revoked on the runners page", () => {
     expect((await ownerAction("/runners", `/runners/${leaving.publicId}/revoke`)).status).toBe(303)
     const members = () =>
       server.run(
-        Effect.map(Repo.findSnapshot("run", id), (row) => {
+        Effect.map(Repo.findSnapshotWithParts("run", id), (row) => {
           const tasks = (row!.snapshot as any).context.tasks as Array<any>
           return tasks.find((task) => task.spec.key === call).spec.tool.target.executorIds as Array<string>
         })

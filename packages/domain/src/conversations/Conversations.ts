@@ -140,9 +140,9 @@ export const refusalOf = (reason: string): Refused => {
     case "validation_failed":
     case "side_conversation":
     case "nothing_to_compact":
-      return new Invalid({ code: reason, message: `Refused: ${reason}` })
+      return new Invalid({ code: reason, message: Invalid.sentenceOf(reason) })
     default:
-      return new StateConflict({ code: reason as StateConflict["code"], message: `Refused: ${reason}` })
+      return new StateConflict({ code: reason as StateConflict["code"], message: StateConflict.sentenceOf(reason) })
   }
 }
 

@@ -4,6 +4,7 @@
 import { Schema } from "effect"
 import type { PatternFault } from "../memory/GrepPattern.ts"
 import type { MemoryFault } from "../memory/MemoryRules.ts"
+import { refusalSentence } from "./RefusalMessages.ts"
 
 const refusal = <const Codes extends ReadonlyArray<string>>(codes: Codes) => ({
   code: Schema.Literals(codes),
@@ -106,7 +107,12 @@ export class StateConflict extends Schema.TaggedError<StateConflict>()(
     "budget_already_revoked",
     "idempotency_envelope_mismatch"
   ])
-) {}
+) {
+  /** The message of an actor's refusal that names only `code`. */
+  static sentenceOf(code: string) {
+    return refusalSentence(code, "Refused in the current state of what it acts on")
+  }
+}
 
 /** A well-formed value outside its rules; the message names the member. */
 export class Invalid extends Schema.TaggedError<Invalid>()(
@@ -158,7 +164,12 @@ export class Invalid extends Schema.TaggedError<Invalid>()(
     "account_unit_unconfigured",
     "budget_exhausted"
   ])
-) {}
+) {
+  /** The message of an actor's refusal that names only `code`. */
+  static sentenceOf(code: string) {
+    return refusalSentence(code, "Refused as outside the rules of what it acts on")
+  }
+}
 
 /** A run's refusal that names where it stands: an append's stale revision, a hosted run's hosts. */
 export class RunRefused extends Schema.TaggedError<RunRefused>()("RunRefused", {

@@ -14,7 +14,7 @@ import { TransactionalActors } from "@troupe/actors/Binding"
 import type { Callback } from "@troupe/actors/bindings/mailReplies"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
-import { findSnapshot } from "@troupe/storage/repositories/Actors"
+import { findSnapshotWithParts } from "@troupe/storage/repositories/Actors"
 import { ConversationMailRepository } from "@troupe/storage/repositories/ConversationMail"
 import { ConversationSearchRepository } from "@troupe/storage/repositories/ConversationSearch"
 import { ConversationsRepository, type SpeakerRow } from "@troupe/storage/repositories/Conversations"
@@ -60,7 +60,7 @@ const mailKey = (run: RunRow, call: MailCall) => `kernel:${run.public_id}:${call
 
 /** The model of the round whose answer made the call (the run's snapshot knows it). */
 const roundModelOf = (runPublicId: string, callKey: string) =>
-  Effect.map(findSnapshot("run", runPublicId), (row) => {
+  Effect.map(findSnapshotWithParts("run", runPublicId), (row) => {
     const context = isObject(row?.snapshot) && isObject(row.snapshot.context) ? row.snapshot.context : {}
     const tasks = Array.isArray(context.tasks) ? context.tasks : []
     const specOf = (key: string | null) =>

@@ -165,7 +165,7 @@ const claimRefusalOf = (reason: string): ClaimRefusal =>
     ? new Absent({ code: "not_found", message: "No such inbox task" })
     : reason === "not_authorized"
       ? new NotPermitted({ code: "not_authorized", message: "The run's creator has no write standing" })
-      : new StateConflict({ code: reason as StateConflict["code"], message: `Refused: ${reason}` })
+      : new StateConflict({ code: reason as StateConflict["code"], message: StateConflict.sentenceOf(reason) })
 
 const faultOf = (fault: BodyFault) =>
   new BodyRefused({ status: fault.status, code: fault.code, message: fault.message })

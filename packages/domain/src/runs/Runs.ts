@@ -11,7 +11,7 @@ import { replyDelivered } from "@troupe/machines/run/rules/delegation"
 import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
-import { findSnapshot } from "@troupe/storage/repositories/Actors"
+import { findSnapshot, findSnapshotWithParts } from "@troupe/storage/repositories/Actors"
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
@@ -93,9 +93,9 @@ const SnapshotTasks = Schema.Struct({
 })
 const decodeSnapshotTasks = Schema.decodeUnknownOption(SnapshotTasks)
 
-/** The specs of a run's tasks, read from its actor's committed snapshot. */
+/** The specs of a run's tasks, read from its actor's committed snapshot (its tasks are parts). */
 export const specsOf = (runPublicId: string) =>
-  Effect.map(findSnapshot("run", runPublicId), (row) => {
+  Effect.map(findSnapshotWithParts("run", runPublicId), (row) => {
     const decoded = decodeSnapshotTasks(row?.snapshot)
     return new Map(
       Option.isSome(decoded) ? decoded.value.context.tasks.map((task) => [task.spec.key, task.spec] as const) : []
@@ -152,9 +152,9 @@ export const refusalOf = (reason: string, extra: { readonly current_revision?: n
     case "await_not_resolvable":
     case "unknown_await":
     case "unsupported_resolve_outcome":
-      return new Invalid({ code: reason, message: `Refused: ${reason}` })
+      return new Invalid({ code: reason, message: Invalid.sentenceOf(reason) })
     default:
-      return new StateConflict({ code: reason as StateConflict["code"], message: `Refused: ${reason}` })
+      return new StateConflict({ code: reason as StateConflict["code"], message: StateConflict.sentenceOf(reason) })
   }
 }
 

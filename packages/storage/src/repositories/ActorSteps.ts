@@ -1,8 +1,9 @@
-// The one statement that writes an actor's step after its row handlers: the seq-fenced snapshot,
-// timer settings and cancellations, job rows, outbox items under their stream head, the journal
-// row and the bus notices (NOTIFYed, or queued in `actor_notices`), each a data-modifying CTE
-// gated on the fence, so a step costs one round trip and, outside a transaction, is atomic on its
-// own. And the sender's statement for queued notices.
+// The one statement that writes an actor's step after its row handlers: the seq-fenced snapshot
+// and the elements of its context parts that changed, timer settings and cancellations, job rows,
+// outbox items under their stream head, the journal row and the bus notices (NOTIFYed, or queued
+// in `actor_notices`), each a data-modifying CTE gated on the fence, so a step costs one round
+// trip and, outside a transaction, is atomic on its own. And the sender's statement for queued
+// notices.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
@@ -33,6 +34,19 @@ export interface StepWrite {
       }
     | undefined
   readonly at: Date
+  /**
+   * The elements of the actor's context parts (`actor_parts`) the step changed: each upserted by
+   * its key at its position, and the keys no longer in their part deleted (creation upserts all).
+   */
+  readonly parts: {
+    readonly upserts: ReadonlyArray<{
+      readonly part: string
+      readonly key: string
+      readonly position: number
+      readonly value: unknown
+    }>
+    readonly removed: ReadonlyArray<{ readonly part: string; readonly key: string }>
+  }
   /** Timers set (by id, at most once each) and cancelled; `clearTimers` deletes them all. */
   readonly setTimers: ReadonlyArray<{ readonly timerId: string; readonly event: unknown; readonly dueAt: Date }>
   readonly cancelTimers: ReadonlyArray<string>
@@ -72,6 +86,20 @@ const stepParts = (sql: SqlClient, step: StepWrite, index: number) => {
           WHERE kind = ${kind} AND actor_id = ${actorId} AND seq = ${fence.expectedSeq}
           RETURNING seq)`
   ]
+  const { upserts, removed } = step.parts
+  if (upserts.length > 0) {
+    ctes.push(sql`${name("parts")} AS (
+      INSERT INTO actor_parts (kind, actor_id, part, key, position, value)
+      SELECT ${kind}, ${actorId}, p.part, p.key, p.position, p.value
+      FROM ${gate}, jsonb_to_recordset(${json(upserts)}::jsonb) AS p(part text, key text, position integer, value jsonb)
+      ON CONFLICT (kind, actor_id, part, key) DO UPDATE SET position = EXCLUDED.position, value = EXCLUDED.value)`)
+  }
+  if (removed.length > 0) {
+    ctes.push(sql`${name("unparts")} AS (
+      DELETE FROM actor_parts a
+      USING ${gate}, jsonb_to_recordset(${json(removed)}::jsonb) AS r(part text, key text)
+      WHERE a.kind = ${kind} AND a.actor_id = ${actorId} AND a.part = r.part AND a.key = r.key)`)
+  }
   if (step.clearTimers || step.cancelTimers.length > 0) {
     ctes.push(sql`${name("cancelled")} AS (
       DELETE FROM actor_timers

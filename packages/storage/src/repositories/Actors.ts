@@ -57,7 +57,44 @@ const snapshotOf = Rows.maybe("Actors.findSnapshot", {
   execute: ({ kind, actorId }, sql) => sql`SELECT * FROM actor_snapshots WHERE kind = ${kind} AND actor_id = ${actorId}`
 })
 
+/** The row as stored: a context's parts (`actor_parts`) are not in its snapshot. */
 export const findSnapshot = (kind: string, actorId: string) => snapshotOf({ kind, actorId })
+
+/** An actor's context parts by name: each the elements its `actor_parts` rows hold, in position order. */
+export type Parts = Readonly<Record<string, ReadonlyArray<unknown>>>
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const withPartsOf = Rows.maybe("Actors.findSnapshotWithParts", {
+  Request: ActorKey,
+  Result: Schema.Struct({
+    ...SnapshotRow.fields,
+    parts: Schema.NullOr(Schema.Record(Schema.String, Schema.Array(Schema.Unknown)))
+  }),
+  execute: ({ kind, actorId }, sql) => sql`
+    SELECT s.*, (
+      SELECT jsonb_object_agg(g.part, g.elements) FROM (
+        SELECT p.part, jsonb_agg(p.value ORDER BY p.position) AS elements FROM actor_parts p
+        WHERE p.kind = s.kind AND p.actor_id = s.actor_id GROUP BY p.part) g) AS parts
+    FROM actor_snapshots s WHERE s.kind = ${kind} AND s.actor_id = ${actorId}`
+})
+
+/**
+ * The row with its snapshot whole: the context's parts read back from their rows (one statement),
+ * and `parts`, what those rows hold (a part with no rows is absent from both: it is empty, or an
+ * older row still keeps it inline in its snapshot).
+ */
+export const findSnapshotWithParts = (kind: string, actorId: string) =>
+  Effect.map(withPartsOf({ kind, actorId }), (found) => {
+    if (found === undefined) return undefined
+    const { parts: stored, ...row } = found
+    const parts: Parts = stored ?? {}
+    const snapshot = row.snapshot
+    return stored === null || !isRecord(snapshot) || !isRecord(snapshot.context)
+      ? { ...row, parts }
+      : { ...row, snapshot: { ...snapshot, context: { ...snapshot.context, ...parts } }, parts }
+  })
 
 export const setQuarantined = Effect.fnUntraced(function* (kind: string, actorId: string, at: Date | null) {
   const sql = yield* SqlClient
