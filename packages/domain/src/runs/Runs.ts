@@ -371,7 +371,12 @@ export class Runs extends Context.Service<
         Effect.gen(function* () {
           const outcome = yield* actors.send(runId, event).pipe(Effect.orDie)
           if (outcome._tag === "Vetoed") return yield* refusalOf(outcome.reason)
-          if (outcome._tag === "Rejected") return yield* new StateConflict({ code: "run_live", message: "Refused" })
+          if (outcome._tag === "Rejected") {
+            return yield* new StateConflict({
+              code: "run_live",
+              message: `The run takes no such request while it is ${outcome.state}`
+            })
+          }
           return outcome.replies as Readonly<Record<string, unknown>>
         })
 
