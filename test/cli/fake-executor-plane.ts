@@ -192,7 +192,8 @@ export const startFakePlane = async () => {
   })
 
   await new Promise<void>((done) => http.listen(0, "127.0.0.1", done))
-  const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`
+  const port = (http.address() as AddressInfo).port
+  const baseUrl = `http://127.0.0.1:${port}`
 
   /** Sends a channel message to every subscribed socket. */
   const broadcast = (message: unknown) => {
@@ -222,6 +223,15 @@ export const startFakePlane = async () => {
     expireAccessToken: () => {
       tokens.access = `${tokens.access.split("-")[0]}-${Number(tokens.access.split("-")[1]) + 100}`
     },
+    /** Stops listening and drops every connection (a runner's connections are refused). */
+    goDown: () =>
+      new Promise<void>((done) => {
+        for (const ws of sockets) ws.terminate()
+        http.close(() => done())
+        http.closeAllConnections()
+      }),
+    /** Listens again at the same address. */
+    comeBack: () => new Promise<void>((done) => http.listen(port, "127.0.0.1", done)),
     close: () =>
       new Promise<void>((done) => {
         for (const ws of sockets) ws.terminate()

@@ -4,10 +4,15 @@
 // runs the command with the input on stdin, extends a claim the command outlives by half,
 // commits (failures too: a timeout, an unserved tool, a refused result), stops a command the
 // kernel canceled, skips rows that are not its own work, and refreshes a credential after a 401.
+// Against a plane that goes down and comes back: one line when it cannot reach the server (with
+// the reason), quiet retries, one when it reaches it again; and its last line on SIGTERM.
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { Inbox } from "../http/cable/support-cable.ts"
+import { eventually, isAlive } from "../support/processes.ts"
 import { type FakePlane, type Recorded, startFakePlane } from "./fake-executor-plane.ts"
 import { node, type RunnerProcess, shout, startRunner, writeConfig } from "./support-runner.ts"
 
@@ -168,6 +173,101 @@ describe("the runner's loop", () => {
     expect((await event("commit", `${run}/renewed`)).body).toMatchObject({ content: "AGAIN" })
     const saved = JSON.parse(await readFile(join(directory, "loop.credential.json"), "utf8"))
     expect(saved).toMatchObject({ access_token: plane.tokens.access, refresh_token: plane.tokens.refresh })
+  })
+})
+
+describe("the runner's connection", () => {
+  let flaky: FakePlane
+  let watched: RunnerProcess
+  const pidFile = () => join(directory, "held.pid")
+  beforeAll(async () => {
+    flaky = await startFakePlane()
+    await writeFile(
+      join(directory, "flaky.credential.json"),
+      JSON.stringify({
+        base_url: flaky.baseUrl,
+        registration_identifier: "fake",
+        access_token: flaky.tokens.access,
+        refresh_token: flaky.tokens.refresh
+      }),
+      { mode: 0o600 }
+    )
+  })
+  afterAll(async () => {
+    await watched?.stop()
+    await flaky?.close()
+  })
+  const quoted = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  const said = (pattern: RegExp) =>
+    watched
+      .output()
+      .split("\n")
+      .filter((line) => pattern.test(line))
+
+  it("says why it cannot reach the server at start, once, then once that it reached it", async () => {
+    await flaky.goDown()
+    const held = node(
+      `require('fs').writeFileSync(${JSON.stringify(pidFile())},String(process.pid));setInterval(()=>{},1000)`
+    )
+    watched = startRunner(
+      await writeConfig(directory, "flaky", [{ name: "held", command: held, timeout_ms: 60_000 }]),
+      flaky.baseUrl
+    )
+    await watched.line(
+      new RegExp(
+        `^cannot reach ${quoted(flaky.baseUrl)}: connection refused \\(ECONNREFUSED\\); trying again in 0\\.5 s, then doubling up to every 30 s$`
+      )
+    )
+    await flaky.comeBack()
+    await watched.line(new RegExp(`^reached ${quoted(flaky.baseUrl)} after \\d+\\.\\d s$`))
+    await watched.line(/^serving held as /)
+    await watched.line(/^inbox: subscribed$/)
+    expect(said(/^cannot reach /)).toHaveLength(1)
+  })
+
+  it("says an outage once, retries quietly, and says once that the server is back", async () => {
+    await flaky.goDown()
+    // Meanwhile something at the address resets every connection, counting the inbox reads.
+    const reads = new Inbox()
+    const resetting = createServer((socket) =>
+      socket.once("data", (head) => {
+        if (head.toString().startsWith("GET /agent_api/v1/executor/inbox")) reads.push(Date.now())
+        socket.destroy()
+      })
+    )
+    await new Promise<void>((done) => resetting.listen(Number(new URL(flaky.baseUrl).port), "127.0.0.1", done))
+    await watched.line(/^inbox: cable down; polling every 2 s$/)
+    await watched.line(new RegExp(`^cannot reach ${quoted(flaky.baseUrl)}: `))
+    for (let read = 0; read < 3; read++) await reads.take()
+    await new Promise<void>((done) => resetting.close(() => done()))
+    await flaky.comeBack()
+    await watched.line(new RegExp(`^reached ${quoted(flaky.baseUrl)} again after \\d+\\.\\d s$`))
+    await watched.line(/^inbox: subscribed$/)
+    expect(said(/^cannot reach /)).toHaveLength(2)
+    expect(said(/^reached /)).toHaveLength(2)
+    expect(said(/WARN|read failed/)).toEqual([])
+  })
+
+  it("stops on SIGTERM saying so last: the call in flight left uncommitted, its command stopped", async () => {
+    const key = "01900000-0000-7000-8000-0000000000cc/held"
+    flaky.add({
+      kind: "tool_call",
+      run_public_id: key.split("/")[0]!,
+      task_key: "held",
+      tool_name: "held",
+      timeout_ms: 60_000
+    })
+    await watched.line(new RegExp(`^claimed ${key} held$`))
+    const started = () => readFile(pidFile(), "utf8").catch(() => "")
+    await eventually("the command started", 10_000, async () => (await started()) !== "")
+    const pid = Number(await started())
+    expect(await watched.stop()).toBe(0)
+    expect(watched.output().trimEnd().split("\n").at(-1)).toBe(
+      "stopped; 1 call in flight left uncommitted (commands stopped; each claim lapses at its deadline)"
+    )
+    expect(said(/^inbox: cable down/)).toHaveLength(1)
+    expect(isAlive(pid)).toBe(false)
+    expect(flaky.events.buffered((recorded: Recorded) => recorded.what === "commit")).toEqual([])
   })
 })
 

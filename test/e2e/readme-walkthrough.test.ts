@@ -1,6 +1,7 @@
 // The README's "A first hour with curl" runs verbatim against a real server: its shell blocks,
 // in order, in one bash, while a signed-in owner approves each connection (the agent's, then the
-// runner's) when the walkthrough asks for it. A change that makes the README lie fails here.
+// runner's) when the walkthrough asks for it; then its runner block again, which finds the saved
+// credential and asks for no approval. A change that makes the README lie fails here.
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtemp, readFile, rm, stat, symlink } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -8,6 +9,7 @@ import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { decide, signedInBrowser } from "../http/oauth/support-device.ts"
 import { createOwner, ownerCredentials } from "../support/people.ts"
+import { within } from "../support/processes.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 
 const root = resolve(import.meta.dirname, "../..")
@@ -25,6 +27,7 @@ const shellBlocks = (markdown: string, heading: string) => {
 let server: TestServer
 let workdir: string
 let bash: ChildProcess | undefined
+let again: ChildProcess | undefined
 
 /** Whether any process of the group led by `pid` lives. */
 const groupLives = (pid: number) => {
@@ -59,6 +62,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (bash?.pid !== undefined) await stopBackground(bash.pid)
+  if (again?.pid !== undefined) await stopBackground(again.pid)
   await server?.close()
   if (workdir) await rm(workdir, { recursive: true, force: true })
 })
@@ -130,5 +134,37 @@ describe("README walkthrough", () => {
     expect(stdout).toMatch(/^flowchart TD\n {2}n0\[\["count"\]\]:::completed$/m)
     const credential = await stat(join(workdir, "runner.credential.json"))
     expect(credential.mode & 0o777).toBe(0o600)
+  })
+
+  it("its runner block, run again, finds the saved credential and asks for no approval", {
+    timeout: 60_000
+  }, async () => {
+    await stopBackground(bash!.pid!)
+    const block = shellBlocks(await readFile(readme, "utf8"), "A first hour with curl").find((text) =>
+      text.includes("npx troupe runner")
+    )!
+    const shell = spawn("bash", ["-euo", "pipefail", "-c", block], {
+      cwd: workdir,
+      env: { ...process.env, BASE: server.baseUrl },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    again = shell
+    let stdout = ""
+    let stderr = ""
+    shell.stdout.on("data", (chunk) => {
+      stdout += chunk
+    })
+    shell.stderr.on("data", (chunk) => {
+      stderr += chunk
+    })
+    const code = await within(
+      30_000,
+      () => `the runner block to end; it printed:\n${stdout}${stderr}`,
+      new Promise<number | null>((done) => shell.on("close", done))
+    )
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
+    expect(stdout).toMatch(/^connected with the credential saved in \S*runner\.credential\.json$/m)
+    expect(stdout).not.toContain("and approve")
   })
 })

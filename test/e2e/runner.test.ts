@@ -2,7 +2,7 @@
 // it prints a device code a person approves, announces its configured tools, subscribes to its
 // inbox, keeps its credential beside the configuration (mode 0600) so a restart connects without
 // a new code; and it answers a run's tool calls (claim, run the command, commit), stopping a
-// command at its timeout.
+// command at its timeout. Revoked, it says once that it connects again and prints a new code.
 import { mkdtemp, rm, stat } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -14,7 +14,7 @@ import { FetchHttpClient } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { shout, startRunner as startRunnerProcess, writeConfig as writeRunnerConfig } from "../cli/support-runner.ts"
 import { agentFields, decide, poll, signedInBrowser, startDevice } from "../http/oauth/support-device.ts"
-import { bearer, request } from "../support/http.ts"
+import { bearer, csrfTokenIn, request } from "../support/http.ts"
 import { createOwner, ownerCredentials } from "../support/people.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 
@@ -82,6 +82,7 @@ describe("troupe runner", { timeout: 60_000 }, () => {
     const credential = await stat(join(directory, "first.credential.json"))
     expect(credential.mode & 0o777).toBe(0o600)
     expect(await runner.stop()).toBe(0)
+    expect(runner.output().trimEnd().split("\n").at(-1)).toBe("stopped; no calls were in flight")
 
     const again = startRunner(configPath)
     const [, samePublicId] = await again.line(/^serving .* \(([0-9a-f-]{36})\)$/)
@@ -147,6 +148,24 @@ describe("troupe runner answering runs", { timeout: 60_000 }, () => {
     const slow = await Effect.runPromise(runs.task(workspace.public_id, runId, "slow"))
     expect(slow.task).toMatchObject({ status: "failed", error: { key: "tool_failed" } })
     expect(slow.task.output).toBe("The tool did not finish within 1000 ms and was stopped.")
+    expect(await runner.stop()).toBe(0)
+  })
+})
+
+describe("troupe runner revoked", { timeout: 60_000 }, () => {
+  it("says once that the server refused its credential, and connects afresh with a new code", async () => {
+    const { runner, publicId } = await connectedRunner(
+      await writeConfig("revoked", [{ name: "shout", command: shout }])
+    )
+    const page = await owner.get("/runners")
+    expect((await owner.post(`/runners/${publicId}/revoke`, { csrf_token: csrfTokenIn(page.text) })).status).toBe(303)
+    await runner.line(/enter the code \S+/)
+    expect(
+      runner
+        .output()
+        .split("\n")
+        .filter((line) => /connecting again/.test(line))
+    ).toEqual(["The server refused the runner's credential (revoked or re-paired); connecting again."])
     expect(await runner.stop()).toBe(0)
   })
 })

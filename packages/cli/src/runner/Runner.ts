@@ -1,11 +1,15 @@
 // The reference runner (`troupe runner --config FILE`): connects as a runner, announces the
 // configured tools, and answers its inbox's tool calls by running their commands: claim, run
-// (extending the claim while the command runs past half of it), commit; one line per action.
+// (extending the claim while the command runs past half of it), commit; one line per action, and
+// one when it stops saying what became of the calls in flight.
+import { inspect } from "node:util"
 import type { Bearer } from "@troupe/client/Bearer"
 import { makeTroupeClient } from "@troupe/client/Client"
 import { type InboxClient, inboxWork, makeInboxClient } from "@troupe/client/Inbox"
 import type { Commit, InboxTask } from "@troupe/contracts/executor/Inbox"
-import { Clock, Console, Data, Duration, Effect, FiberMap, Ref, Schedule, Stream } from "effect"
+import { Clock, Console, Data, Duration, Effect, Fiber, FiberMap, Logger, Ref, Schedule, Stream } from "effect"
+import { HttpClient } from "effect/http"
+import { type Reachability, transportReason, watchReachability } from "./Reachability.ts"
 import { announcementOf, type RunnerConfig, type ToolConfig } from "./RunnerConfig.ts"
 import { connectRunner } from "./RunnerCredential.ts"
 import { commitOf, runTool } from "./ToolCommand.ts"
@@ -21,9 +25,23 @@ const isTransient = (error: unknown) => {
   return tag === "HttpClientError" || tag === "RateLimited"
 }
 const codeOf = (error: unknown) =>
-  (error as { readonly error?: { readonly code?: string } } | undefined)?.error?.code ?? tagOf(error) ?? String(error)
+  (error as { readonly error?: { readonly code?: string } } | undefined)?.error?.code ??
+  transportReason(error) ??
+  tagOf(error) ??
+  String(error)
 
 const say = (line: string) => Console.log(line)
+
+/**
+ * Log lines (the inbox client warns when a read fails) as plain lines like the runner's own; none
+ * while the server is out of reach, which its outage's line says once.
+ */
+const plainLines = (reachability: Reachability) =>
+  Logger.make(({ message }) => {
+    if (reachability.isDown()) return
+    const parts = Array.isArray(message) ? message : [message]
+    console.log(parts.map((part) => (typeof part === "string" ? part : inspect(part))).join(" "))
+  })
 
 /** The server would not take the configured tools. */
 export class AnnouncementRefused extends Data.TaggedError("AnnouncementRefused")<{ readonly code: string }> {
@@ -108,12 +126,23 @@ const answer = (inbox: InboxClient, tools: ReadonlyMap<string, ToolConfig>, task
     if (settled !== undefined) yield* say(`committed ${where} ${name}: ${settled.status}`)
   })
 
+interface Serving {
+  readonly reachability: Reachability
+  /** The calls in flight, by RUN/KEY. */
+  readonly working: FiberMap.FiberMap<string>
+  /** Whether the runner is stopping (its cable going down then is no news). */
+  readonly stopping: () => boolean
+}
+
 /** Connects, announces, and answers the inbox until the server refuses the credential. */
-const serveOnce = (options: RunnerOptions) =>
+const serveOnce = (options: RunnerOptions, { reachability, working, stopping }: Serving) =>
   Effect.gen(function* () {
     const { bearer, executor } = yield* connectRunner(options).pipe(
+      // An unreachable server is said by its outage's line; another passing failure here.
       Effect.tapError((error) =>
-        isTransient(error) ? say(`cannot reach ${options.baseUrl} (${codeOf(error)}); trying again`) : Effect.void
+        isTransient(error) && transportReason(error) === undefined
+          ? say(`connecting to ${options.baseUrl} failed (${codeOf(error)}); trying again`)
+          : Effect.void
       ),
       Effect.retry({ while: isTransient, schedule: retryTransport })
     )
@@ -124,11 +153,15 @@ const serveOnce = (options: RunnerOptions) =>
     )
     const inbox = yield* makeInboxClient({ baseUrl: options.baseUrl, bearer })
     const tools = new Map(options.config.tools.map((tool) => [tool.name, tool]))
-    const working = yield* FiberMap.make<string>()
     yield* inboxWork({
       baseUrl: options.baseUrl,
       bearer,
-      onConnection: (up) => say(up ? "inbox: subscribed" : "inbox: cable down; polling every 2 s"),
+      onConnection: (up) =>
+        up
+          ? Effect.andThen(reachability.answered, say("inbox: subscribed"))
+          : stopping()
+            ? Effect.void
+            : say("inbox: cable down; polling every 2 s"),
       onCanceled: (message) => {
         const key = `${message.run_public_id}/${message.task_key}`
         return Effect.andThen(FiberMap.remove(working, key), say(`canceled ${key}`))
@@ -141,7 +174,7 @@ const serveOnce = (options: RunnerOptions) =>
         return Effect.asVoid(FiberMap.run(working, where, { onlyIfMissing: true })(answer(inbox, tools, task)))
       })
     )
-  }).pipe(Effect.scoped)
+  })
 
 const announce = (options: RunnerOptions, bearer: Bearer) =>
   Effect.gen(function* () {
@@ -152,11 +185,38 @@ const announce = (options: RunnerOptions, bearer: Bearer) =>
     )
   })
 
-/** Serves until interrupted; a refused credential connects again through the device flow. */
+/** The runner's last line: the calls in flight are interrupted, their commands stopped, uncommitted. */
+const stoppedLine = (inFlight: number) =>
+  inFlight === 0
+    ? "stopped; no calls were in flight"
+    : `stopped; ${inFlight === 1 ? "1 call" : `${inFlight} calls`} in flight left uncommitted ` +
+      "(commands stopped; each claim lapses at its deadline)"
+
+/**
+ * Serves until interrupted (SIGTERM, Ctrl-C), then says so; a refused credential connects again
+ * through the device flow (RunnerCredential.ts says so).
+ */
 export const runRunner = (options: RunnerOptions) =>
-  serveOnce(options).pipe(
-    Effect.catchTag("Unauthorized", () =>
-      say("The server refused the runner's credential (revoked or re-paired); connecting again.")
-    ),
-    Effect.forever
-  )
+  Effect.gen(function* () {
+    const reachability = watchReachability({ baseUrl: options.baseUrl, client: yield* HttpClient.HttpClient, say })
+    const working = yield* FiberMap.make<string>()
+    let stopping = false
+    // Served in a fiber of its own: an interruption reaches the join below first, so the last
+    // line is said before the cable and the calls in flight are torn down.
+    const serving = yield* serveOnce(options, { reachability, working, stopping: () => stopping }).pipe(
+      Effect.scoped,
+      Effect.catchTag("Unauthorized", () => FiberMap.clear(working)),
+      Effect.forever,
+      Effect.provideService(HttpClient.HttpClient, reachability.client),
+      Effect.provideService(Logger.CurrentLoggers, new Set([plainLines(reachability)])),
+      Effect.forkScoped
+    )
+    return yield* Fiber.join(serving).pipe(
+      Effect.onInterrupt(() =>
+        Effect.suspend(() => {
+          stopping = true
+          return Effect.flatMap(FiberMap.size(working), (inFlight) => say(stoppedLine(inFlight)))
+        })
+      )
+    )
+  }).pipe(Effect.scoped)

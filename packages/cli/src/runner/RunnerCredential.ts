@@ -128,8 +128,11 @@ export const connectRunner = (options: ConnectOptions) =>
         Effect.map((answer) => answer.executor),
         Effect.catchTag("Unauthorized", () => Effect.succeed(undefined))
       )
-      if (self !== undefined) return { bearer, executor: self }
-      yield* Console.log("The stored credential was refused; connecting again.")
+      if (self !== undefined) {
+        yield* Console.log(`connected with the credential saved in ${options.statePath}`)
+        return { bearer, executor: self }
+      }
+      yield* Console.log("The server refused the runner's credential (revoked or re-paired); connecting again.")
     }
     const state = yield* connectAfresh(options)
     const bearer = yield* bearerOf(state)
