@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/database.ts"
 import { bearer, request } from "../support/http.ts"
 import { createOwner, ownerCredentials } from "../support/people.ts"
+import { eventually, freePort } from "../support/processes.ts"
 import { startTestServer } from "../support/server.ts"
 import { killAll, troupeServe } from "../support/troupe-process.ts"
 
@@ -150,4 +151,20 @@ it("exports the request span, the step span in its trace, and the request's log 
   expect(line).toBeDefined()
   expect(attributesOf(line.attributes)).toMatchObject({ request_id: "revoke-0001" })
   expect(line.traceId).toBe(requestSpan.traceId)
+})
+
+it("says once, with the reason, that a collector cannot be reached", {
+  timeout: 120_000
+}, async () => {
+  const closedPort = await freePort()
+  const server = await troupeServe(database.config, process.execPath, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}/otel/`,
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json"
+  })
+  expect((await request(server.baseUrl, "GET", "/health")).status).toBe(200)
+  const warning = `OpenTelemetry export to http://127.0.0.1:${closedPort}/otel failed (ECONNREFUSED)`
+  await eventually("the export warning", 60_000, () => server.output().includes(warning))
+  expect((await request(server.baseUrl, "GET", "/health")).status).toBe(200)
+  await server.stop()
+  expect(server.output().split(warning).length - 1).toBe(1)
 })
