@@ -7,33 +7,50 @@ import { consoleLoggerLayer } from "@troupe/server/ConsoleLogger"
 import { migratedDatabase, serverLayer } from "@troupe/server/Server"
 import { Cause, Console, Effect, Exit, Layer } from "effect"
 import { Command } from "effect/cli"
-import { HttpServer } from "effect/http"
 import { localChannelPath } from "./Administration.ts"
 import { deployment, updater } from "./deployment/command.ts"
 import { serveLocalChannel } from "./LocalChannel.ts"
 import { actors, supervisors } from "./operators.ts"
 import { owner, token, user } from "./people.ts"
 import { runner } from "./runner/command.ts"
+import { serveLog } from "./ServeLog.ts"
+
+/** How long the exit waits for stdout and stderr to take what was written (a reader may stall). */
+const outputPatienceMillis = 2000
+
+/** Calls `then` once stdout and stderr hold nothing unwritten, or after `outputPatienceMillis`. */
+const afterOutput = (then: () => void) => {
+  const pending = [process.stdout, process.stderr].filter((stream) => stream.writableLength > 0)
+  if (pending.length === 0) return then()
+  let called = false
+  const once = () => {
+    if (called) return
+    called = true
+    clearTimeout(timer)
+    then()
+  }
+  const timer = setTimeout(once, outputPatienceMillis)
+  let left = pending.length
+  for (const stream of pending) {
+    stream.write("", () => {
+      left -= 1
+      if (left === 0) once()
+    })
+  }
+}
 
 const serve = Command.make("serve", {}, () =>
   Effect.gen(function* () {
     const config = yield* loadServerConfig
-    const announce = Layer.effectDiscard(
-      Effect.gen(function* () {
-        const server = yield* HttpServer.HttpServer
-        const database =
-          config.database._tag === "postgres" ? "PostgreSQL (DATABASE_URL)" : `embedded (${config.database.dataDir})`
-        yield* Effect.logInfo(
-          `Troupe listening on ${HttpServer.formatAddress(server.address)} (pid ${process.pid}); database: ${database}`
-        )
-      })
-    )
+    const log = serveLog(config)
     // On the embedded database the server also answers `troupe` commands on its local channel.
     const server =
       config.database._tag === "embedded"
         ? serveLocalChannel(localChannelPath(config.dataDir)).pipe(Layer.provideMerge(serverLayer(config)))
         : serverLayer(config)
-    return yield* Layer.launch(announce.pipe(Layer.provideMerge(server), Layer.provide(consoleLoggerLayer)))
+    return yield* Layer.launch(
+      log.listening.pipe(Layer.provideMerge(server), Layer.provide(log.stopped), Layer.provide(consoleLoggerLayer))
+    )
   })
 ).pipe(Command.withDescription("Start the HTTP server (migrations run first)"))
 
@@ -75,8 +92,11 @@ Command.make("troupe").pipe(
   ),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({
-    // SIGTERM/SIGINT interrupt the program; a clean shutdown after that exits 0.
+    // SIGTERM/SIGINT interrupt the program; a clean shutdown after that exits 0, once what was
+    // written has left (on a pipe the last log lines may still be queued, and exiting drops them).
     teardown: (exit, onExit) =>
-      onExit(Exit.isSuccess(exit) ? Number(process.exitCode ?? 0) : Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
+      afterOutput(() =>
+        onExit(Exit.isSuccess(exit) ? Number(process.exitCode ?? 0) : Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
+      )
   })
 )

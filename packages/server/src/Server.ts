@@ -54,6 +54,7 @@ import { Uploads } from "@troupe/domain/uploads/Uploads"
 import { Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { answerClientErrors } from "@troupe/http/conventions/ClientErrors"
 import { Routes } from "@troupe/http/Routes"
+import { Stopping } from "@troupe/http/Stopping"
 import { CsrfKey } from "@troupe/http/web/Csrf"
 import { WebConfig } from "@troupe/http/web/WebConfig"
 import { BlobStore } from "@troupe/storage/BlobStore"
@@ -61,7 +62,7 @@ import * as Database from "@troupe/storage/Database"
 import { migrate } from "@troupe/storage/Migrations"
 import { NodeLifetime } from "@troupe/storage/NodeLifetime"
 import { repositoriesLayer } from "@troupe/storage/Repositories"
-import { ByteSize, Effect, Layer, References } from "effect"
+import { ByteSize, Duration, Effect, Layer, References } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter } from "effect/http"
 import { IpNetwork } from "effect/net"
 import { clusterNode } from "./ClusterNode.ts"
@@ -169,12 +170,21 @@ const trustedProxies = (config: ServerConfig) =>
         { global: true }
       )
 
+/** How long a stop lets ordinary requests in flight finish before their connections are closed. */
+export const requestGrace = Duration.seconds(5)
+
 /** Serves every route Troupe has (plus `extraRoutes`, which tests use) with the shared services. */
 export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer.Layer<never, never, R>) =>
-  HttpRouter.serve(Layer.mergeAll(Routes, extraRoutes ?? Layer.empty, trustedProxies(config)), {
-    disableLogger: true,
-    disableListenLog: true
-  }).pipe(
+  // Built after the routes, so a stop first ends the cable sockets and event streams (Stopping),
+  // then closes the HTTP server, which waits for the requests in flight.
+  Stopping.beginFirst.pipe(
+    Layer.provideMerge(
+      HttpRouter.serve(Layer.mergeAll(Routes, extraRoutes ?? Layer.empty, trustedProxies(config)), {
+        disableLogger: true,
+        disableListenLog: true
+      })
+    ),
+    Layer.provide(Stopping.layer),
     Layer.provide(
       Layer.succeed(WebConfig, {
         setupSecret: config.setupSecret,
@@ -187,12 +197,12 @@ export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer
     Layer.provide(Layer.succeed(References.MinimumLogLevel, config.logLevel)),
     Layer.provideMerge(domainLayer(config)),
     // Listens first, answering 503 (/health 200) until the routes above are attached; on SIGTERM
-    // open connections (cable sockets included) get 5 s to finish before they are closed.
+    // requests in flight get `requestGrace` to finish before their connections are closed.
     Layer.provideMerge(
       NodeHttpServer.layer(() => answerClientErrors(createListener()), {
         port: config.port,
         host: config.host,
-        gracefulShutdownTimeout: "5 seconds"
+        gracefulShutdownTimeout: requestGrace
       })
     ),
     // Outermost, so it is built first and closed last: the spans of a graceful stop are exported.

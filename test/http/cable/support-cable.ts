@@ -5,7 +5,7 @@ import { cablePath } from "@troupe/http/cable/Cable"
 import { Browser, csrfTokenIn, request } from "../../support/http.ts"
 import type { TestServer } from "../../support/server.ts"
 
-export const cableUrl = (server: TestServer) => `${server.baseUrl.replace(/^http/, "ws")}${cablePath}`
+export const cableUrl = (server: Pick<TestServer, "baseUrl">) => `${server.baseUrl.replace(/^http/, "ws")}${cablePath}`
 
 export const actionCableProtocols = ["actioncable-v1-json", "actioncable-unsupported"]
 
@@ -55,7 +55,7 @@ export interface RawCable {
 
 /** A plain WebSocket to the cable; every text frame is parsed into `frames`. */
 export const openRaw = (
-  server: TestServer,
+  server: Pick<TestServer, "baseUrl">,
   options: { readonly headers?: Record<string, string>; readonly protocols?: Array<string> } = {}
 ): RawCable => {
   const socket = new WebSocket(cableUrl(server), {

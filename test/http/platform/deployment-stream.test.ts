@@ -3,14 +3,16 @@
 // package): progress events with next_cursor as their id, the end after a terminal status, a
 // reconnect that resumes from Last-Event-ID, the query cursor's precedence, the authority rechecked
 // while the stream runs, the window of ten observations one second apart, refusals before the
-// stream opens as envelopes, and an updater fault mid-stream as deployment.error.v1.
+// stream opens as envelopes, an updater fault mid-stream as deployment.error.v1, and a stop of the
+// server ending the stream at once.
 import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { EventSource } from "eventsource"
 import { uuidv7 } from "uuidv7"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { holdRequest } from "../../support/held-request.ts"
 import { bearer, request } from "../../support/http.ts"
-import { apiToken, createHuman, createOwner } from "../../support/people.ts"
+import { apiToken, createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { openTcpRelay } from "../../support/tcp-relay.ts"
 import { startReferenceUpdater, walkedPhases } from "../../support/updater.ts"
@@ -246,6 +248,25 @@ describe("a slow upgrade (1.5 s a phase)", () => {
     expect(events).toHaveLength(10)
     expect(events.every((event) => event.event === "deployment.progress.v1")).toBe(true)
     expect(events.at(-1)!.data.operation.status).toBe("running")
+  })
+})
+
+describe("a stop of the server during the stream", () => {
+  it("ends the stream at once, while a request in flight still gets the stop's grace", async () => {
+    const setup = await setUp({ phaseSpacing: Duration.millis(1500) })
+    const id = await setup.upgrade()
+    const response = await fetch(`${setup.server.baseUrl}${base}/upgrades/${id}/stream`, {
+      headers: bearer(setup.owner)
+    })
+    expect(response.status).toBe(200)
+    const held = await holdRequest(setup.server.baseUrl, "POST", "/api/v1/session", ownerCredentials)
+    const closing = setup.server.close()
+    // The stream ends cleanly (its last chunk), before the request in flight has been answered.
+    expect(await response.text()).toContain("event: deployment.progress.v1")
+    expect(held.answeredSoFar()).toBe("")
+    expect((await held.release()).status).toBe(201)
+    await closing
+    await setup.updater.close()
   })
 })
 

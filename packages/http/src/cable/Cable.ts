@@ -23,6 +23,7 @@ import { bearerToken } from "../conventions/Bearer.ts"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
 import { memberCallerOf } from "../member/Authentication.ts"
 import { platformCallerOf } from "../platform/Authentication.ts"
+import { Stopping } from "../Stopping.ts"
 import { sessionCookie } from "../web/Cookies.ts"
 import { ActorChannelLive } from "./ActorChannel.ts"
 import { CableChannels, type CableIdentity } from "./Channels.ts"
@@ -116,6 +117,7 @@ const CableEndpoint = HttpRouter.use((router) =>
     const channels = yield* CableChannels
     const feed = yield* StepFeed
     const timing = yield* CableTiming
+    const stopping = yield* Stopping
 
     const authenticate = (credential: Credential | undefined): Effect.Effect<CableIdentity | undefined> => {
       if (credential === undefined) return Effect.succeed(undefined)
@@ -162,7 +164,8 @@ const CableEndpoint = HttpRouter.use((router) =>
           timing,
           channels,
           feed,
-          reauthenticate: authenticate(credential)
+          reauthenticate: authenticate(credential),
+          stopping: stopping.begun
         })
         return HttpServerResponse.empty()
       })

@@ -28,7 +28,15 @@ export interface ConnectionContext {
   readonly feed: StepFeed["Service"]
   /** Who the socket's credential authenticates as now; undefined once it no longer does. */
   readonly reauthenticate: Effect.Effect<CableIdentity | undefined>
+  /** Completes when the server begins to stop. */
+  readonly stopping: Effect.Effect<void>
 }
+
+/**
+ * The WebSocket close code under the `disconnect` frame: 1012 (Service Restart, IANA's registry)
+ * for a stop, which also says to come back; 1000 otherwise, as Rails closes every socket.
+ */
+const closeCode = (reason: Protocol.DisconnectReason) => (reason === "server_restart" ? 1012 : 1000)
 
 type Ending = { readonly _tag: "Disconnect"; readonly reason: Protocol.DisconnectReason; readonly reconnect: boolean }
 type Outcome = Ending | { readonly _tag: "ClientGone" }
@@ -55,7 +63,9 @@ export const serveConnection = (
       const send = (frame: Protocol.ServerFrame) => writer.write(JSON.stringify(frame)).pipe(Effect.ignore)
       const close = (ending: Ending) =>
         send(Protocol.disconnect(ending.reason, ending.reconnect)).pipe(
-          Effect.andThen(writer.write(new Socket.CloseEvent(1000, ending.reason)).pipe(Effect.ignore))
+          Effect.andThen(
+            writer.write(new Socket.CloseEvent(closeCode(ending.reason), ending.reason)).pipe(Effect.ignore)
+          )
         )
 
       if (identity === undefined) {
@@ -97,6 +107,13 @@ export const serveConnection = (
       const ownSteps = yield* context.feed.subscribeTo(authority)
       yield* Stream.runForEach(ownSteps, () => recheck).pipe(Effect.forkScoped)
       yield* recheck.pipe(Effect.delay(context.timing.recheckInterval), Effect.forever, Effect.forkScoped)
+
+      // A stop ends the socket at once rather than after the HTTP server's grace: the client hears
+      // server_restart and reconnects to whichever server answers next.
+      yield* context.stopping.pipe(
+        Effect.andThen(finish({ _tag: "Disconnect", reason: "server_restart", reconnect: true })),
+        Effect.forkScoped
+      )
 
       const subscriptions = new Map<string, Subscribed>()
 

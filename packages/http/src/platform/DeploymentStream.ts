@@ -6,6 +6,7 @@
 // cursor takes precedence over Last-Event-ID. The first observation is made before the stream
 // opens, so its refusals (an unknown upgrade, a bad cursor, no updater) are envelopes.
 // Each stream opens with `retry: 1000`, so a client reconnects at the observations' own pace.
+// A stop of the server ends the stream at once (the client reconnects to whichever server answers).
 import { statusOfCode } from "@troupe/contracts/Errors"
 import { isPublicId } from "@troupe/contracts/PublicId"
 import { UpgradeLog } from "@troupe/contracts/platform/Deployment"
@@ -14,6 +15,7 @@ import { Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { Sse } from "effect/encoding"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
+import { Stopping } from "../Stopping.ts"
 import { platformCallerOfRequest } from "./Authentication.ts"
 import { answerDeployment, deploymentRefusalOf } from "./Deployment.ts"
 
@@ -50,6 +52,7 @@ export const DeploymentStreamRoute = Layer.unwrap(
   Effect.gen(function* () {
     const deployment = yield* Deployment
     const callerOf = yield* platformCallerOfRequest
+    const stopping = yield* Stopping
     /** The caller's current standing: undefined while a live owner or admin, else the refusal. */
     const standing = (request: HttpServerRequest.HttpServerRequest) =>
       callerOf(request).pipe(
@@ -90,7 +93,7 @@ export const DeploymentStreamRoute = Layer.unwrap(
             if (window._tag === "Failure") return fault(window.failure.error)
             return [[progress(window.success)], after(count + 1, window.success)] as const
           })
-        const events = Stream.concat(
+        const observed = Stream.concat(
           Stream.make<Array<Sse.AnyEvent>>(
             new Sse.Retry({ duration: spacing, lastEventId: undefined }),
             progress(first.success)
@@ -100,6 +103,7 @@ export const DeploymentStreamRoute = Layer.unwrap(
             onSome: (next) => Stream.paginate<Observation, Sse.AnyEvent>(next, observe)
           })
         )
+        const events = Stream.interruptWhen(observed, stopping.begun)
         return HttpServerResponse.stream(Stream.encodeText(Stream.map(events, (item) => Sse.encoder.write(item))), {
           contentType: "text/event-stream",
           headers: { "cache-control": "no-store" }
