@@ -102,12 +102,33 @@ export const refuse = (draft: Draft, reason: string, extra?: Record<string, unkn
   draft.request({ type: fx.refuse, params: extra === undefined ? { reason } : { reason, extra } })
 export const answer = (draft: Draft, reason: string) => draft.request({ type: fx.answer, params: { reason } })
 
-export const find = (context: RunContext, key: string) => context.tasks.find((task) => task.spec.key === key)
+/**
+ * Each task list's positions by key, built once per list: a list only grows by a new list (the
+ * tasks are appended, never removed) and `put` replaces a task at its own position, so a list's
+ * positions never change. Lookups are O(1), so a step stays linear in the run's tasks.
+ */
+const positions = new WeakMap<ReadonlyArray<Task>, ReadonlyMap<string, number>>()
+
+const positionsOf = (tasks: ReadonlyArray<Task>) => {
+  let known = positions.get(tasks)
+  if (known === undefined) {
+    known = new Map(tasks.map((task, index) => [task.spec.key, index]))
+    positions.set(tasks, known)
+  }
+  return known
+}
+
+export const find = (context: RunContext, key: string): Task | undefined => {
+  const index = positionsOf(context.tasks).get(key)
+  return index === undefined ? undefined : context.tasks[index]
+}
 
 export const get = (draft: Draft, key: string) => find(draft.context, key)!
 
+/** Replaces a task in the draft's own list (a copy made for the step), at its position. */
 export const put = (draft: Draft, task: Task) => {
-  draft.context.tasks = draft.context.tasks.map((each) => (each.spec.key === task.spec.key ? task : each))
+  const index = positionsOf(draft.context.tasks).get(task.spec.key)!
+  draft.context.tasks[index] = task
   draft.touched.add(task.spec.key)
 }
 
