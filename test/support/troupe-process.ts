@@ -69,7 +69,7 @@ const startServer = async (
 ): Promise<ServerChild> => {
   const child = spawn(command, args, {
     cwd: repositoryRoot,
-    env: troupeEnv({ ...env, PORT: String(port), LOG_LEVEL: "Info" }),
+    env: troupeEnv({ LOG_LEVEL: "Info", ...env, PORT: String(port) }),
     detached: true,
     stdio: ["ignore", "pipe", "pipe"]
   })

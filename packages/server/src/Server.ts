@@ -194,7 +194,6 @@ export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer
       })
     ),
     Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBodySize)),
-    Layer.provide(Layer.succeed(References.MinimumLogLevel, config.logLevel)),
     Layer.provideMerge(domainLayer(config)),
     // Listens first, answering 503 (/health 200) until the routes above are attached; on SIGTERM
     // requests in flight get `requestGrace` to finish before their connections are closed.
@@ -206,5 +205,7 @@ export const serverLayer = <R = never>(config: ServerConfig, extraRoutes?: Layer
       })
     ),
     // Outermost, so it is built first and closed last: the spans of a graceful stop are exported.
-    Layer.provide(telemetryLayer(config.telemetry))
+    Layer.provide(telemetryLayer(config.telemetry)),
+    // LOG_LEVEL governs every fiber the server starts: routes, domain, actors, runners, cluster.
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, config.logLevel))
   )
