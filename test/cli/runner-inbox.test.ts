@@ -1,11 +1,12 @@
 // The reference runner's loop against a stand-in executor plane (fake-executor-plane.ts), with a
 // stored credential so no device flow runs: it announces its tools, answers pings with pong,
-// claims tool calls as the cable says work_available (and by polling while the cable is down),
+// claims tool calls as the cable says work_available (and by polling while only the cable is down),
 // runs the command with the input on stdin, extends a claim the command outlives by half,
 // commits (failures too: a timeout, an unserved tool, a refused result), stops a command the
 // kernel canceled, skips rows that are not its own work, and refreshes a credential after a 401.
 // Against a plane that goes down and comes back: one line when it cannot reach the server (with
-// the reason), quiet retries, one when it reaches it again; and its last line on SIGTERM.
+// the reason) and none about the cable, quiet retries, one when it reaches it again; and its last
+// line on SIGTERM.
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -157,12 +158,18 @@ describe("the runner's loop", () => {
     await runner.line(new RegExp(`^skipped ${run}/odd: a telepathy row is not a runner's$`))
   })
 
-  it("polls while the cable is down, and subscribes again", async () => {
+  it("polls while only the cable is down, saying so once without an interval, and subscribes again", async () => {
     plane.dropSockets()
-    await runner.line(/^inbox: cable down; polling every 2 s$/)
+    await runner.line(/^inbox: cable down; polling until it is back$/)
     plane.add(toolCall("polled", "shout", { text: "polled" }), false)
     expect((await event("commit", `${run}/polled`)).body).toMatchObject({ content: "POLLED" })
     await runner.line(/^inbox: subscribed$/)
+    expect(
+      runner
+        .output()
+        .split("\n")
+        .filter((line) => line.startsWith("inbox: cable down"))
+    ).toEqual(["inbox: cable down; polling until it is back"])
   })
 
   it("refreshes its credential after a 401 and saves the new pair", async () => {
@@ -225,7 +232,7 @@ describe("the runner's connection", () => {
     expect(said(/^cannot reach /)).toHaveLength(1)
   })
 
-  it("says an outage once, retries quietly, and says once that the server is back", async () => {
+  it("says an outage once and nothing about the cable, retries quietly, and says once that the server is back", async () => {
     await flaky.goDown()
     // Meanwhile something at the address resets every connection, counting the inbox reads.
     const reads = new Inbox()
@@ -236,7 +243,6 @@ describe("the runner's connection", () => {
       })
     )
     await new Promise<void>((done) => resetting.listen(Number(new URL(flaky.baseUrl).port), "127.0.0.1", done))
-    await watched.line(/^inbox: cable down; polling every 2 s$/)
     await watched.line(new RegExp(`^cannot reach ${quoted(flaky.baseUrl)}: `))
     for (let read = 0; read < 3; read++) await reads.take()
     await new Promise<void>((done) => resetting.close(() => done()))
@@ -245,7 +251,7 @@ describe("the runner's connection", () => {
     await watched.line(/^inbox: subscribed$/)
     expect(said(/^cannot reach /)).toHaveLength(2)
     expect(said(/^reached /)).toHaveLength(2)
-    expect(said(/WARN|read failed/)).toEqual([])
+    expect(said(/WARN|read failed|cable down|polling/)).toEqual([])
   })
 
   it("stops on SIGTERM saying so last: the call in flight left uncommitted, its command stopped", async () => {
@@ -265,7 +271,7 @@ describe("the runner's connection", () => {
     expect(watched.output().trimEnd().split("\n").at(-1)).toBe(
       "stopped; 1 call in flight left uncommitted (commands stopped; each claim lapses at its deadline)"
     )
-    expect(said(/^inbox: cable down/)).toHaveLength(1)
+    expect(said(/cable down|polling/)).toEqual([])
     expect(isAlive(pid)).toBe(false)
     expect(flaky.events.buffered((recorded: Recorded) => recorded.what === "commit")).toEqual([])
   })

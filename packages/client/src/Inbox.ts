@@ -1,8 +1,9 @@
 // The executor inbox for runners and tool providers: typed calls over the contract's inbox group
 // (list, claim, claimCheck, extend, commit, progress) with a transport credential, and
 // `inboxWork`, the rows as they arrive: woken by the cable's work_available, polled while the
-// socket is down.
+// socket is down, telling its caller when polling carries the work and when a read fails.
 import type { WorkCanceled } from "@troupe/contracts/cable/ExecutorInboxChannel"
+import type { Unauthorized } from "@troupe/contracts/Errors"
 import {
   type Commit,
   ExecutorInboxGroup,
@@ -64,6 +65,9 @@ export const makeInboxClient = (config: InboxClientConfig) =>
 
 export type InboxClient = Effect.Success<ReturnType<typeof makeInboxClient>>
 
+/** Why a read of the inbox failed, short of a refused credential (which ends `inboxWork`). */
+export type InboxReadError = Exclude<Effect.Error<ReturnType<InboxClient["list"]>>, Unauthorized>
+
 export interface InboxWorkOptions extends InboxClientConfig {
   /** How often the inbox is read while the cable is down (2 s). */
   readonly pollInterval?: Duration.Input | undefined
@@ -71,8 +75,22 @@ export interface InboxWorkOptions extends InboxClientConfig {
   readonly sweepInterval?: Duration.Input | undefined
   /** The kernel canceled a row this executor claimed. */
   readonly onCanceled?: ((message: typeof WorkCanceled.Type) => Effect.Effect<void>) | undefined
-  /** The cable's subscription came up (true) or went down (false). */
+  /**
+   * The cable's subscription came up (true) or went down (false). A drop alone does not say the
+   * inbox is polled: the cable drops too when the whole server is out of reach (see `onPolling`).
+   */
   readonly onConnection?: ((online: boolean) => Effect.Effect<void>) | undefined
+  /**
+   * The cable dropped while the server answers (the first read after the drop answered): the
+   * inbox is read every `pollInterval` until the cable is back. Once a drop; not when that read
+   * failed, as when the whole server is out of reach (`onReadFailed` has that).
+   */
+  readonly onPolling?: Effect.Effect<void> | undefined
+  /**
+   * A read failed (the server out of reach, a refusal, an answer outside the contract); it is
+   * tried again at the next wake. Without it, a warning is logged.
+   */
+  readonly onReadFailed?: ((error: InboxReadError) => Effect.Effect<void>) | undefined
 }
 
 /** A failure in a few words: the refusal's code, or the transport's reason and status. */
@@ -87,6 +105,12 @@ const summary = (error: unknown) => {
   return [failure._tag, failure.reason?._tag, status].filter((part) => part !== undefined).join(" ")
 }
 
+/**
+ * The subscription's state. "dropped": it ended and no read has started since; the next read's
+ * outcome says whether the server still answers (the inbox is polled) or is away too.
+ */
+type CableState = "connecting" | "up" | "dropped" | "down"
+
 const identity = (task: InboxTask) =>
   `${task.run_public_id}/${task.task_key}/${task.started_at?.toISOString() ?? ""}/${task.kind}`
 
@@ -95,22 +119,25 @@ const identity = (task: InboxTask) =>
  * back, e.g. a retried task's new generation, comes again). The whole inbox is read at start,
  * whenever the cable says work_available or (re)subscribes, every `pollInterval` while the cable
  * is down and every `sweepInterval` while it is up (a lost notice costs that long at most); the
- * cable reconnects with backoff. A transport failure of a read is retried at
- * the next wake; a refusal of the credential (401 after renewal) ends the stream.
+ * cable reconnects with backoff. A failed read is retried at the next wake; a refusal of the
+ * credential (401 after renewal) ends the stream.
  */
 export const inboxWork = (options: InboxWorkOptions) =>
   Stream.unwrap(
     Effect.gen(function* () {
       const client = yield* makeInboxClient(options)
       const wakes = yield* Queue.sliding<void>(1)
-      const online = yield* Ref.make(false)
+      const cable = yield* Ref.make<CableState>("connecting")
       const wake = Queue.offer(wakes, undefined)
       yield* wake
       yield* watchInbox({
         baseUrl: options.baseUrl,
         bearer: options.bearer,
         onSubscribed: (up) =>
-          Effect.andThen(Ref.set(online, up), Effect.andThen(options.onConnection?.(up) ?? Effect.void, wake)),
+          Effect.andThen(
+            Ref.set(cable, up ? "up" : "dropped"),
+            Effect.andThen(options.onConnection?.(up) ?? Effect.void, wake)
+          ),
         onMessage: (message) =>
           message.type === "work_available"
             ? wake
@@ -125,7 +152,7 @@ export const inboxWork = (options: InboxWorkOptions) =>
         while (true) {
           yield* Effect.sleep(poll)
           quiet += Duration.toMillis(poll)
-          if (!(yield* Ref.get(online)) || quiet >= sweep) {
+          if ((yield* Ref.get(cable)) !== "up" || quiet >= sweep) {
             quiet = 0
             yield* wake
           }
@@ -143,6 +170,15 @@ export const inboxWork = (options: InboxWorkOptions) =>
         return rows
       })
 
+      /** Whether the read about to start is the first since the cable dropped. */
+      const firstSinceDrop = Ref.modify(cable, (state): [boolean, CableState] =>
+        state === "dropped" ? [true, "down"] : [false, state]
+      )
+      /** That read answered: polling carries the work, unless the cable came back meanwhile. */
+      const polling = Effect.flatMap(Ref.get(cable), (state) =>
+        state === "down" ? (options.onPolling ?? Effect.void) : Effect.void
+      )
+
       let listed = new Set<string>()
       const fresh = (rows: ReadonlyArray<InboxTask>) => {
         const now = new Set(rows.map(identity))
@@ -153,12 +189,19 @@ export const inboxWork = (options: InboxWorkOptions) =>
 
       return Stream.fromQueue(wakes).pipe(
         Stream.mapEffect(() =>
-          readAll.pipe(
-            Effect.map(fresh),
-            Effect.catchIf(
-              (error) => (error as { readonly _tag?: string })._tag !== "Unauthorized",
-              (error) =>
-                Effect.as(Effect.logWarning(`inbox read failed (${summary(error)}); retrying at the next wake`), [])
+          Effect.flatMap(firstSinceDrop, (first) =>
+            readAll.pipe(
+              Effect.tap(() => (first ? polling : Effect.void)),
+              Effect.map(fresh),
+              Effect.catchIf(
+                (error): error is InboxReadError => error._tag !== "Unauthorized",
+                (error) =>
+                  Effect.as(
+                    options.onReadFailed?.(error) ??
+                      Effect.logWarning(`inbox read failed (${summary(error)}); retrying at the next wake`),
+                    []
+                  )
+              )
             )
           )
         ),

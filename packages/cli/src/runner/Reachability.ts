@@ -64,8 +64,6 @@ export interface Reachability {
   readonly client: HttpClient.HttpClient
   /** The server answered another way (the cable subscribed): ends an outage. */
   readonly answered: Effect.Effect<void>
-  /** Whether an outage lasts (its line said why requests fail). */
-  readonly isDown: () => boolean
 }
 
 export const watchReachability = (options: {
@@ -115,5 +113,5 @@ export const watchReachability = (options: {
       })
     )
   )
-  return { client, answered, isDown: () => outage !== undefined }
+  return { client, answered }
 }

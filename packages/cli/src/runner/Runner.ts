@@ -2,12 +2,11 @@
 // configured tools, and answers its inbox's tool calls by running their commands: claim, run
 // (extending the claim while the command runs past half of it), commit; one line per action, and
 // one when it stops saying what became of the calls in flight.
-import { inspect } from "node:util"
 import type { Bearer } from "@troupe/client/Bearer"
 import { makeTroupeClient } from "@troupe/client/Client"
 import { type InboxClient, inboxWork, makeInboxClient } from "@troupe/client/Inbox"
 import type { Commit, InboxTask } from "@troupe/contracts/executor/Inbox"
-import { Clock, Console, Data, Duration, Effect, Fiber, FiberMap, Logger, Ref, Schedule, Stream } from "effect"
+import { Clock, Console, Data, Duration, Effect, Fiber, FiberMap, Ref, Schedule, Stream } from "effect"
 import { HttpClient } from "effect/http"
 import { type Reachability, transportReason, watchReachability } from "./Reachability.ts"
 import { announcementOf, type RunnerConfig, type ToolConfig } from "./RunnerConfig.ts"
@@ -31,17 +30,6 @@ const codeOf = (error: unknown) =>
   String(error)
 
 const say = (line: string) => Console.log(line)
-
-/**
- * Log lines (the inbox client warns when a read fails) as plain lines like the runner's own; none
- * while the server is out of reach, which its outage's line says once.
- */
-const plainLines = (reachability: Reachability) =>
-  Logger.make(({ message }) => {
-    if (reachability.isDown()) return
-    const parts = Array.isArray(message) ? message : [message]
-    console.log(parts.map((part) => (typeof part === "string" ? part : inspect(part))).join(" "))
-  })
 
 /** The server would not take the configured tools. */
 export class AnnouncementRefused extends Data.TaggedError("AnnouncementRefused")<{ readonly code: string }> {
@@ -130,12 +118,10 @@ interface Serving {
   readonly reachability: Reachability
   /** The calls in flight, by RUN/KEY. */
   readonly working: FiberMap.FiberMap<string>
-  /** Whether the runner is stopping (its cable going down then is no news). */
-  readonly stopping: () => boolean
 }
 
 /** Connects, announces, and answers the inbox until the server refuses the credential. */
-const serveOnce = (options: RunnerOptions, { reachability, working, stopping }: Serving) =>
+const serveOnce = (options: RunnerOptions, { reachability, working }: Serving) =>
   Effect.gen(function* () {
     const { bearer, executor } = yield* connectRunner(options).pipe(
       // An unreachable server is said by its outage's line; another passing failure here.
@@ -156,12 +142,13 @@ const serveOnce = (options: RunnerOptions, { reachability, working, stopping }: 
     yield* inboxWork({
       baseUrl: options.baseUrl,
       bearer,
-      onConnection: (up) =>
-        up
-          ? Effect.andThen(reachability.answered, say("inbox: subscribed"))
-          : stopping()
-            ? Effect.void
-            : say("inbox: cable down; polling every 2 s"),
+      onConnection: (up) => (up ? Effect.andThen(reachability.answered, say("inbox: subscribed")) : Effect.void),
+      onPolling: say("inbox: cable down; polling until it is back"),
+      // A read the transport failed is the outage's, whose line says it once.
+      onReadFailed: (error) =>
+        transportReason(error) === undefined
+          ? say(`inbox read failed (${codeOf(error)}); trying again at the next wake`)
+          : Effect.void,
       onCanceled: (message) => {
         const key = `${message.run_public_id}/${message.task_key}`
         return Effect.andThen(FiberMap.remove(working, key), say(`canceled ${key}`))
@@ -200,23 +187,16 @@ export const runRunner = (options: RunnerOptions) =>
   Effect.gen(function* () {
     const reachability = watchReachability({ baseUrl: options.baseUrl, client: yield* HttpClient.HttpClient, say })
     const working = yield* FiberMap.make<string>()
-    let stopping = false
     // Served in a fiber of its own: an interruption reaches the join below first, so the last
     // line is said before the cable and the calls in flight are torn down.
-    const serving = yield* serveOnce(options, { reachability, working, stopping: () => stopping }).pipe(
+    const serving = yield* serveOnce(options, { reachability, working }).pipe(
       Effect.scoped,
       Effect.catchTag("Unauthorized", () => FiberMap.clear(working)),
       Effect.forever,
       Effect.provideService(HttpClient.HttpClient, reachability.client),
-      Effect.provideService(Logger.CurrentLoggers, new Set([plainLines(reachability)])),
       Effect.forkScoped
     )
     return yield* Fiber.join(serving).pipe(
-      Effect.onInterrupt(() =>
-        Effect.suspend(() => {
-          stopping = true
-          return Effect.flatMap(FiberMap.size(working), (inFlight) => say(stoppedLine(inFlight)))
-        })
-      )
+      Effect.onInterrupt(() => Effect.flatMap(FiberMap.size(working), (inFlight) => say(stoppedLine(inFlight))))
     )
   }).pipe(Effect.scoped)
