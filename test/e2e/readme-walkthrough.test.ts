@@ -67,31 +67,38 @@ afterAll(async () => {
   if (workdir) await rm(workdir, { recursive: true, force: true })
 })
 
+/** The README's shell text run by bash against the test server, in the work directory; its output as it comes. */
+const runBlocks = (script: string) => {
+  const shell = spawn("bash", ["-euo", "pipefail", "-c", script], {
+    cwd: workdir,
+    env: { ...process.env, BASE: server.baseUrl },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const output = { stdout: "", stderr: "" }
+  shell.stdout.on("data", (chunk) => {
+    output.stdout += chunk
+  })
+  shell.stderr.on("data", (chunk) => {
+    output.stderr += chunk
+  })
+  return { shell, output }
+}
+
 describe("README walkthrough", () => {
   it("runs verbatim: device flow, approval, profile, workspace, memory, store entry, inference, conversation, a runner's run", {
     timeout: 120_000
   }, async () => {
     const blocks = shellBlocks(await readFile(readme, "utf8"), "A first hour with curl")
     expect(blocks.length).toBeGreaterThanOrEqual(4)
-    const shell = spawn("bash", ["-euo", "pipefail", "-c", blocks.join("\n")], {
-      cwd: workdir,
-      env: { ...process.env, BASE: server.baseUrl },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const { shell, output } = runBlocks(blocks.join("\n"))
     bash = shell
-    let stdout = ""
-    let stderr = ""
-    shell.stderr.on("data", (chunk) => {
-      stderr += chunk
-    })
     // Each "Open <link> and approve" is approved once by the signed-in owner, as the page's form
     // submits it (a machine's "Only me" is chosen in advance); a refused approval ends the
     // walkthrough (it would wait for it forever).
     const approvals: Array<Promise<string>> = []
-    shell.stdout.on("data", (chunk) => {
-      stdout += chunk
-      const links = [...stdout.matchAll(/Open (\S+) and approve/g)]
+    shell.stdout.on("data", () => {
+      const links = [...output.stdout.matchAll(/Open (\S+) and approve/g)]
       for (const link of links.slice(approvals.length)) {
         const userCode = new URL(link[1]!).searchParams.get("user_code")!
         approvals.push(
@@ -108,6 +115,7 @@ describe("README walkthrough", () => {
     })
     const code = await new Promise<number | null>((done) => shell.on("close", done))
     expect(await Promise.all(approvals)).toEqual(["approved", "approved"])
+    const { stdout, stderr } = output
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
     expect(stdout).toContain('"handle": "hello-agent"')
     expect(stdout).toContain('{"path":"workspace/notes","line_number":1,"text":"The build runs on Node 24."}')
@@ -143,26 +151,14 @@ describe("README walkthrough", () => {
     const block = shellBlocks(await readFile(readme, "utf8"), "A first hour with curl").find((text) =>
       text.includes("npx troupe runner")
     )!
-    const shell = spawn("bash", ["-euo", "pipefail", "-c", block], {
-      cwd: workdir,
-      env: { ...process.env, BASE: server.baseUrl },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const { shell, output } = runBlocks(block)
     again = shell
-    let stdout = ""
-    let stderr = ""
-    shell.stdout.on("data", (chunk) => {
-      stdout += chunk
-    })
-    shell.stderr.on("data", (chunk) => {
-      stderr += chunk
-    })
     const code = await within(
       30_000,
-      () => `the runner block to end; it printed:\n${stdout}${stderr}`,
+      () => `the runner block to end; it printed:\n${output.stdout}${output.stderr}`,
       new Promise<number | null>((done) => shell.on("close", done))
     )
+    const { stdout, stderr } = output
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
     expect(stdout).toMatch(/^connected with the credential saved in \S*runner\.credential\.json$/m)
     expect(stdout).not.toContain("and approve")
