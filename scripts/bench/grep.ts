@@ -9,6 +9,7 @@
 // is grep p50 / baseline p50, so LOWER is better (1.0 = grep costs no more than fetching the
 // bytes and looking at them once). Each pattern's answer is checked once before measuring.
 import { Accounts } from "@troupe/domain/accounts/Accounts"
+import { callerOfHuman } from "@troupe/domain/accounts/Caller"
 import { Memory, type Reach } from "@troupe/domain/memory/Memory"
 import { memoryLimits } from "@troupe/domain/memory/MemoryRules"
 import { repositoriesLayer } from "@troupe/storage/Repositories"
@@ -54,17 +55,7 @@ const seedAnchor = Effect.gen(function* () {
     password: "bench-password",
     displayName: "Bench"
   })
-  const principal = { id: owner.id, accountId: owner.account_id, kind: "human" } as const
-  const reach = memory.profileReach({
-    user: {
-      ...principal,
-      publicId: owner.public_id,
-      handle: owner.handle,
-      displayName: owner.display_name,
-      configuration: null
-    },
-    human: principal
-  })
+  const reach = memory.profileReach(callerOfHuman(owner))
   for (let index = 0; index < documents; index++) {
     yield* memory.write(reach, {
       path: `user/notes/${String(index).padStart(2, "0")}`,

@@ -17,7 +17,7 @@ import { ActorHost, defaultHostOptions, type StepNotice, stepChannel } from "@tr
 import { workspaceActor } from "@troupe/actors/bindings/workspace"
 import { runtimeLayer } from "@troupe/actors/Runtime"
 import { Accounts } from "@troupe/domain/accounts/Accounts"
-import type { Caller } from "@troupe/domain/accounts/Caller"
+import { type Caller, callerOfHuman } from "@troupe/domain/accounts/Caller"
 import { InferenceRequestDefinition, InferenceRequests } from "@troupe/domain/inference/InferenceRequests"
 import { ModelCatalog } from "@troupe/domain/models/ModelCatalog"
 import { makeOpenAiCompatible } from "@troupe/domain/models/OpenAiCompatible"
@@ -90,17 +90,7 @@ const seed = Effect.gen(function* () {
     password: "inference-bench-password",
     displayName: "Bench"
   })
-  const principal = { id: owner.id, accountId: owner.account_id, kind: "human" } as const
-  const caller: Caller = {
-    user: {
-      ...principal,
-      publicId: owner.public_id,
-      handle: owner.handle,
-      displayName: owner.display_name,
-      configuration: null
-    },
-    human: principal
-  }
+  const caller = callerOfHuman(owner)
   const workspace = yield* (yield* Workspaces).create(caller, { name: "inference bench" })
   return { caller, workspaceId: workspace.public_id }
 }).pipe(Effect.orDie)

@@ -22,3 +22,23 @@ export interface Caller {
   /** Whose access counts: a human itself, an agent's active steward. */
   readonly human: Principal
 }
+
+/** A human as the caller of domain commands (a signed-in person, a bench's owner): its own access counts. */
+export const callerOfHuman = (user: {
+  readonly id: bigint
+  readonly account_id: bigint
+  readonly public_id: string
+  readonly handle: string
+  readonly display_name: string
+}): Caller => ({
+  user: {
+    id: user.id,
+    accountId: user.account_id,
+    kind: "human",
+    publicId: user.public_id,
+    handle: user.handle,
+    displayName: user.display_name,
+    configuration: null
+  },
+  human: { id: user.id, accountId: user.account_id, kind: "human" }
+})

@@ -8,8 +8,8 @@ import { withRepositories } from "@troupe/storage/Repositories"
 import { ConversationsRepository, type VariantRow } from "@troupe/storage/repositories/Conversations"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Accounts, type User } from "../accounts/Accounts.ts"
-import type { Caller } from "../accounts/Caller.ts"
+import { Accounts } from "../accounts/Accounts.ts"
+import { type Caller, callerOfHuman } from "../accounts/Caller.ts"
 import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
 import { Absent } from "../kernel/Refusals.ts"
 import { ConversationDefinition, Conversations, type Refused, type Standing } from "./Conversations.ts"
@@ -20,20 +20,6 @@ export interface LiveReply {
   readonly variantPublicId: string
   readonly source: { readonly stream: string; readonly actor: { readonly kind: string; readonly id: string } }
 }
-
-/** A human as the caller of domain commands: its own access counts. */
-export const callerOfHuman = (user: User): Caller => ({
-  user: {
-    id: user.id,
-    accountId: user.account_id,
-    kind: "human",
-    publicId: user.public_id,
-    handle: user.handle,
-    displayName: user.display_name,
-    configuration: null
-  },
-  human: { id: user.id, accountId: user.account_id, kind: "human" }
-})
 
 const notFound = () => new Absent({ code: "not_found", message: "No such conversation" })
 

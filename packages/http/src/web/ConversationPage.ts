@@ -4,8 +4,9 @@
 // feed's items after the page's cursor, and the transcript's deltas as a reply streams in. Its
 // scripts are served here, from this package and node_modules, so the page needs no external asset.
 import { readFile } from "node:fs/promises"
+import { callerOfHuman } from "@troupe/domain/accounts/Caller"
 import { Inputs } from "@troupe/domain/conversations/Inputs"
-import { callerOfHuman, LiveReplies } from "@troupe/domain/conversations/LiveReplies"
+import { LiveReplies } from "@troupe/domain/conversations/LiveReplies"
 import { Turns } from "@troupe/domain/conversations/Turns"
 import type { InputView, TurnView } from "@troupe/domain/conversations/Views"
 import { inspectorAssets } from "@troupe/inspector/Assets"
