@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
+import { callerOf as callersOf } from "../../support/callers.ts"
 import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
@@ -20,34 +21,7 @@ let caller: Caller
 let ownerHuman: Caller
 let workspaceId: string
 
-const callerOf = (publicId: string) =>
-  server.run(
-    Effect.gen(function* () {
-      const sql = yield* SqlClient
-      const [user] = yield* sql<{
-        id: bigint
-        account_id: bigint
-        kind: "agent" | "human"
-        configuration: unknown
-        steward_id: bigint | null
-        handle: string
-        display_name: string
-      }>`SELECT id, account_id, kind, configuration, steward_id, handle, display_name FROM users
-        WHERE public_id = ${publicId}`
-      return {
-        user: {
-          id: user!.id,
-          accountId: user!.account_id,
-          kind: user!.kind,
-          publicId,
-          handle: user!.handle,
-          displayName: user!.display_name,
-          configuration: user!.configuration
-        },
-        human: { id: user!.steward_id ?? user!.id, accountId: user!.account_id, kind: "human" }
-      } satisfies Caller
-    })
-  )
+const callerOf = (publicId: string) => callersOf(server, publicId)
 
 const conversations = <A, E>(f: (service: Conversations["Service"]) => Effect.Effect<A, E>) =>
   server.run(Effect.flatMap(Conversations, f))

@@ -1,14 +1,9 @@
-// A conversation's settings over a real server: PUT default_runner (a runner the answerer may use:
-// unknown or not a runner 404 runner_not_found, revoked or another's 409 runner_not_eligible, null
-// clears, a change narrates default_runner_changed), POST memory_context (the binding rules, null
-// and {bindings: []}, context_revision), standing and archival, and the messaging contact rule.
-import type { Caller } from "@troupe/domain/accounts/Caller"
 import { contactRefusal } from "@troupe/domain/conversations/Contact"
 import { Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
+import { callerOf as callersOf } from "../../support/callers.ts"
 import { type Browser, bearer, csrfTokenIn, request } from "../../support/http.ts"
 import { type ConnectedAgent, signedIn } from "../../support/members.ts"
 import { memberCredentials } from "../../support/people.ts"
@@ -67,33 +62,7 @@ const machine = async (
     .public_id as string
 }
 
-/** The member's Caller as the domain sees it (an agent's human is its steward). */
-const callerOf = (publicId: string) =>
-  server.run(
-    Effect.gen(function* () {
-      const sql = yield* SqlClient
-      const [user] = yield* sql<{
-        id: bigint
-        account_id: bigint
-        kind: "agent" | "human"
-        steward_id: bigint | null
-        handle: string
-        display_name: string
-      }>`SELECT id, account_id, kind, steward_id, handle, display_name FROM users WHERE public_id = ${publicId}`
-      return {
-        user: {
-          id: user!.id,
-          accountId: user!.account_id,
-          kind: user!.kind,
-          publicId,
-          handle: user!.handle,
-          displayName: user!.display_name,
-          configuration: null
-        },
-        human: { id: user!.steward_id ?? user!.id, accountId: user!.account_id, kind: "human" }
-      } satisfies Caller
-    })
-  )
+const callerOf = (publicId: string) => callersOf(server, publicId)
 
 let ownerRunner: string
 let wideRunner: string
