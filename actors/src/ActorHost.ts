@@ -62,6 +62,16 @@ export interface StepNotice {
   readonly state: string
 }
 
+/**
+ * Wakes the readers of an actor's stream when another actor's step appended to it (a hosted run
+ * narrating on its conversation's feed); published on that step's commit, it names no step of the
+ * actor's own (seq "0" is after no cursor, state "" is no state).
+ */
+export const streamAppendedNotice = (kind: string, actorId: string) => ({
+  channel: stepChannel,
+  payload: JSON.stringify({ kind, actorId, seq: "0", state: "" } satisfies StepNotice)
+})
+
 class SeqConflict extends Schema.TaggedError<SeqConflict>()("SeqConflict", {}) {}
 /** A timer or job report that another delivery already consumed. */
 class StaleDelivery extends Schema.TaggedError<StaleDelivery>()("StaleDelivery", {}) {}

@@ -30,18 +30,21 @@ export interface StreamPage {
 
 export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", {}) {}
 
-export const encodeStreamCursor = (sequence: bigint) => Buffer.from(`s:${sequence}`).toString("base64url")
+/** A cursor names its stream, so one stream's cursor is refused by another (a request's by another's). */
+export const encodeStreamCursor = (stream: string, sequence: bigint) =>
+  Buffer.from(`s:${sequence}:${stream}`).toString("base64url")
 
-export const decodeStreamCursor = (cursor: string) => {
+/** The sequence a cursor of `stream` names; a malformed cursor, or another stream's, is InvalidCursor. */
+export const decodeStreamCursor = (stream: string, cursor: string) => {
   const text = Buffer.from(cursor, "base64url").toString("utf8")
-  const match = /^s:(\d{1,18})$/.exec(text)
-  return match ? Effect.succeed(BigInt(match[1]!)) : Effect.fail(new InvalidCursor())
+  const match = /^s:(\d{1,18}):(.+)$/s.exec(text)
+  return match && match[2] === stream ? Effect.succeed(BigInt(match[1]!)) : Effect.fail(new InvalidCursor())
 }
 
 export const toItem = (row: Outbox.OutboxRow): StreamItem => ({
   public_id: row.public_id,
   sequence: Number(row.sequence),
-  cursor: encodeStreamCursor(row.sequence),
+  cursor: encodeStreamCursor(row.stream, row.sequence),
   type: row.type,
   resource: { type: row.resource_type, public_id: row.resource_public_id },
   occurred_at: row.occurred_at.toISOString(),
@@ -66,7 +69,7 @@ export class Streams extends Context.Service<
       const sql = yield* SqlClient
       const read = (stream: string, after: string | undefined, limit: number) =>
         Effect.gen(function* () {
-          const from = after === undefined ? 0n : yield* decodeStreamCursor(after)
+          const from = after === undefined ? 0n : yield* decodeStreamCursor(stream, after)
           const watermark = yield* Outbox.watermark(stream)
           const rows = yield* Outbox.read(stream, from, limit)
           const items = rows.filter((row) => row.sequence <= watermark).map(toItem)

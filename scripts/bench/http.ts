@@ -10,8 +10,11 @@
 // Reading: req/s over the measured rounds, ratio = Troupe / twin (goal: static ≥ 0.75, profile
 // ≥ 0.6), p50/p99 the median of the rounds' percentiles, server CPU µs/req the server
 // process's user + system time per answered request (from /proc; the share of a core it costs).
+// Both processes run with --trace-gc-nvp; the young-generation columns sum each measured round's
+// scavenges from the process's log: pause ms per second of load, and bytes promoted per request
+// (a request's garbage should die young; docs/decisions.md, "No allocation-site pretenuring").
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtemp, open, readFile, rm } from "node:fs/promises"
+import { mkdtemp, open, readFile, rm, stat } from "node:fs/promises"
 import { get } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -53,6 +56,10 @@ export interface HttpSide {
   readonly p99Ms: number
   /** The server process's CPU time (user + system) per answered request. */
   readonly serverCpuMicrosPerRequest: number
+  /** Scavenge pause per second of measured load, in ms. */
+  readonly scavengeMillisPerSecond: number
+  /** Bytes the scavenges promoted to the old generation, per answered request. */
+  readonly promotedBytesPerRequest: number
 }
 
 export interface HttpFigures {
@@ -187,9 +194,39 @@ const median = (values: ReadonlyArray<number>) => {
   return sorted[Math.floor((sorted.length - 1) / 2)]!
 }
 
+/** What the scavenges of one round cost: summed from the `--trace-gc-nvp` lines a log gained. */
+interface Scavenges {
+  readonly pauseMillis: number
+  readonly promotedBytes: number
+}
+
+const logSize = (log: string) => Effect.promise(() => stat(log).then((found) => found.size))
+
+/** The scavenges a process logged after byte `from` of its log. */
+const scavengesSince = (log: string, from: number) =>
+  Effect.promise(async () => {
+    const file = await open(log, "r")
+    try {
+      const { size } = await file.stat()
+      const buffer = Buffer.alloc(size - from)
+      await file.read(buffer, 0, buffer.length, from)
+      let pauseMillis = 0
+      let promotedBytes = 0
+      for (const line of buffer.toString().split("\n")) {
+        if (!line.includes(" gc=s ")) continue
+        pauseMillis += Number(/ pause=([\d.]+)/.exec(line)?.[1] ?? 0)
+        promotedBytes += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0)
+      }
+      return { pauseMillis, promotedBytes } satisfies Scavenges
+    } finally {
+      await file.close()
+    }
+  })
+
 interface Measured {
   readonly load: LoadResult
   readonly cpuMicros: number
+  readonly scavenges: Scavenges
 }
 
 const summarize = (rounds: ReadonlyArray<Measured>): HttpSide => {
@@ -201,13 +238,16 @@ const summarize = (rounds: ReadonlyArray<Measured>): HttpSide => {
     perSecond: requests / seconds,
     p50Ms: median(rounds.map((round) => round.load.p50Ms)),
     p99Ms: median(rounds.map((round) => round.load.p99Ms)),
-    serverCpuMicrosPerRequest: rounds.reduce((sum, round) => sum + round.cpuMicros, 0) / requests
+    serverCpuMicrosPerRequest: rounds.reduce((sum, round) => sum + round.cpuMicros, 0) / requests,
+    scavengeMillisPerSecond: rounds.reduce((sum, round) => sum + round.scavenges.pauseMillis, 0) / seconds,
+    promotedBytesPerRequest: rounds.reduce((sum, round) => sum + round.scavenges.promotedBytes, 0) / requests
   }
 }
 
 interface Target {
   readonly baseUrl: string
   readonly pid: number
+  readonly log: string
 }
 
 const measureRoute = (
@@ -221,13 +261,14 @@ const measureRoute = (
   Effect.gen(function* () {
     const round = (target: Target, millis: number) =>
       Effect.gen(function* () {
+        const logged = yield* logSize(target.log)
         const before = yield* cpuMicros(target.pid)
         const load = yield* generator.round({ url: `${target.baseUrl}${route.path}`, headers, connections, millis })
         const used = (yield* cpuMicros(target.pid)) - before
         if (load.errors > 0) {
           return yield* Effect.die(new Error(`${route.path} at ${target.baseUrl}: ${load.errors} answers not 200`))
         }
-        return { load, cpuMicros: used } satisfies Measured
+        return { load, cpuMicros: used, scavenges: yield* scavengesSince(target.log, logged) } satisfies Measured
       })
     yield* round(twin, warmupMillis)
     yield* round(troupe, warmupMillis)
@@ -286,7 +327,11 @@ export const httpScenario = (measureMillis: number) =>
     const twinUrl = `http://127.0.0.1:${twinPort}`
     const env = { DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: poolSize, HOST: "127.0.0.1" }
 
-    const server = yield* startProcess([cliScript, "serve"], { ...env, PORT: String(troupePort) }, troupeLog)
+    const server = yield* startProcess(
+      ["--trace-gc-nvp", cliScript, "serve"],
+      { ...env, PORT: String(troupePort) },
+      troupeLog
+    )
     yield* awaitAnswer(`${troupeUrl}/ready`, troupeLog)
     const token = yield* signIn(troupeUrl)
     const headers = { authorization: `Bearer ${token}` }
@@ -295,7 +340,7 @@ export const httpScenario = (measureMillis: number) =>
       profile: yield* fetchRaw(`${troupeUrl}${routes[1]!.path}`, headers)
     }
     const twin = yield* startProcess(
-      [twinScript],
+      ["--trace-gc-nvp", twinScript],
       { ...env, PORT: String(twinPort), BENCH_TWIN_ANSWERS: JSON.stringify(answers) },
       twinLog
     )
@@ -313,8 +358,8 @@ export const httpScenario = (measureMillis: number) =>
         generator,
         route,
         route.name === "profile" ? headers : {},
-        { baseUrl: troupeUrl, pid: server.pid! },
-        { baseUrl: twinUrl, pid: twin.pid! },
+        { baseUrl: troupeUrl, pid: server.pid!, log: troupeLog },
+        { baseUrl: twinUrl, pid: twin.pid!, log: twinLog },
         measureMillis
       )
     )
@@ -338,7 +383,9 @@ export const httpTable = (report: HttpReport) =>
       "goal",
       "troupe p50/p99 ms",
       "twin p50/p99 ms",
-      "server CPU µs/req troupe/twin"
+      "server CPU µs/req troupe/twin",
+      "scavenge ms/s troupe/twin",
+      "promoted B/req troupe/twin"
     ],
     report.routes.map((figures) => [
       figures.route,
@@ -348,6 +395,8 @@ export const httpTable = (report: HttpReport) =>
       `≥ ${figures.goal}`,
       `${fixed(figures.troupe.p50Ms, 2)} / ${fixed(figures.troupe.p99Ms, 2)}`,
       `${fixed(figures.twin.p50Ms, 2)} / ${fixed(figures.twin.p99Ms, 2)}`,
-      `${fixed(figures.troupe.serverCpuMicrosPerRequest, 0)} / ${fixed(figures.twin.serverCpuMicrosPerRequest, 0)}`
+      `${fixed(figures.troupe.serverCpuMicrosPerRequest, 0)} / ${fixed(figures.twin.serverCpuMicrosPerRequest, 0)}`,
+      `${fixed(figures.troupe.scavengeMillisPerSecond, 1)} / ${fixed(figures.twin.scavengeMillisPerSecond, 1)}`,
+      `${fixed(figures.troupe.promotedBytesPerRequest, 0)} / ${fixed(figures.twin.promotedBytesPerRequest, 0)}`
     ])
   )

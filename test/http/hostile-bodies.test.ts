@@ -167,11 +167,11 @@ describe("a body that is not valid UTF-8 is refused, never rewritten", () => {
     }
   })
 
-  it("the session door answers bad_request", async () => {
+  it("the session door answers bad_request, and invalid_credentials for a null byte in a credential (spec)", async () => {
     const body = `{"email": "${ownerCredentials.email}@", "password": "${ownerCredentials.password}"}`
     expectEnvelope(await send("POST", "/api/v1/session", withByte(body, 0xff), jsonType), 400, "bad_request")
     const nul = JSON.stringify({ email: ownerCredentials.email, password: `${ownerCredentials.password}\u0000` })
-    expectEnvelope(await send("POST", "/api/v1/session", nul, jsonType), 400, "bad_request")
+    expectEnvelope(await send("POST", "/api/v1/session", nul, jsonType), 401, "invalid_credentials")
   })
 
   it("a page's form that is not valid percent-encoded UTF-8, or holds U+0000, is 400 parameter_invalid", async () => {

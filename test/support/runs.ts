@@ -44,6 +44,26 @@ export interface RunWorld {
   ) => Promise<{ readonly token: string; readonly publicId: string }>
 }
 
+/**
+ * A named agent's configuration whose replies are run-backed: `local/script` rounds, with `tool`
+ * declared as a function served by the runner `runnerPublicId`.
+ */
+export const runnerToolConfiguration = (
+  runnerPublicId: string,
+  tool: { readonly name: string; readonly description: string },
+  approvalMode: "bypass" | "ask" = "bypass"
+) => ({
+  approval_mode: approvalMode,
+  default_model: "local/script",
+  tool_definitions: [
+    {
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: { type: "object" } },
+      runner_executor_public_id: runnerPublicId
+    }
+  ]
+})
+
 /** The world under `names` (the agent's, and its workspace's name and creation key); the owner's token too. */
 export const runWorld = async (
   server: TestServer,

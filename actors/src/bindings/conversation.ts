@@ -82,12 +82,19 @@ export interface ConversationReplies {
    * (an input's or a candidate's model block; what the model does not take falls to its defaults).
    */
   readonly modelBlock: (model: string, asked?: unknown) => Readonly<Record<string, unknown>>
-  /** The conversation's usage_summary and context block after a sample reported `usage`. */
+  /**
+   * The conversation's usage_summary after its own sample asked by inference request `requestId`
+   * settled (every attempt the request made), and its context block when the sample reported
+   * `usage` on `model` (else null); undefined when no such request is stored.
+   */
   readonly account: (
     conversation: ConversationRow,
-    usage: Readonly<Record<string, unknown>>,
-    model: string
-  ) => { readonly usageSummary: unknown; readonly context: unknown }
+    sample: {
+      readonly requestId: string
+      readonly usage: Readonly<Record<string, unknown>> | null
+      readonly model: string | null
+    }
+  ) => Effect.Effect<{ readonly usageSummary: unknown; readonly context: unknown } | undefined, SqlError, SqlClient>
 }
 
 const conversationOf = (step: StepInfo) =>
@@ -125,6 +132,9 @@ const membersModel = (members: unknown) =>
 const text = (value: unknown) => (typeof value === "string" ? value : "")
 const optionalId = (value: unknown) => (typeof value === "string" && value !== "" ? BigInt(value) : null)
 
+/** A conversation's durable feed (its steps' items, and its hosted runs'). */
+export const conversationStream = (conversationPublicId: string) => `conversation:${conversationPublicId}`
+
 export const conversationActor = (replies: ConversationReplies, inference: InferenceRequestActor, run: RunActor) => {
   /** Inserts a sample's request and starts its actor, told to reply to this conversation. */
   const ask = (step: StepInfo, request: SampleRequest) =>
@@ -141,7 +151,7 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
     kind: "conversation",
     entry: machines.conversation,
     resourceType: "conversation",
-    stream: (actorId) => `conversation:${actorId}`,
+    stream: conversationStream,
     rows: {
       [fx.recordChanges]: (params, step) =>
         Effect.gen(function* () {
@@ -404,8 +414,10 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
           )
           const variant = yield* conversations.findVariant(params.variantId)
           const model = modelRefOf(variant?.model)
+          // A direct sample (not a run's) counts its inference request's attempts once it settles.
+          const requestId = variant?.inference_request_public_id ?? null
           const accounted =
-            params.usage === null || model === null ? undefined : replies.account(row, params.usage, model)
+            requestId === null ? undefined : yield* replies.account(row, { requestId, usage: params.usage, model })
           yield* conversations.updateConversation(
             step.actorId,
             {
@@ -414,12 +426,8 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
               ...(params.variantStatus === "completed" && model !== null && params.summary !== true
                 ? { lastReplyModel: model }
                 : {}),
-              ...(accounted === undefined
-                ? {}
-                : {
-                    usageSummaryJson: JSON.stringify(accounted.usageSummary),
-                    contextJson: JSON.stringify(accounted.context)
-                  })
+              ...(accounted === undefined ? {} : { usageSummaryJson: JSON.stringify(accounted.usageSummary) }),
+              ...(accounted?.context == null ? {} : { contextJson: JSON.stringify(accounted.context) })
             },
             step.now
           )

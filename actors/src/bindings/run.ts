@@ -1,7 +1,8 @@
 // The run binding, the only writer of a run's rows after their insertion at creation: the run
 // row's projection, its task rows (standing, results, rounds' answers), the hidden inference
 // requests its model rounds ask (inserted and started in the step that opens a round, told to
-// cancel by the step that aborts one), its tombstone and reap. What a round's prompt is made of,
+// cancel by the step that aborts one), its tombstone and reap; and a hosted run's narrated items,
+// appended to its conversation's feed. What a round's prompt is made of,
 // who serves a model's tool call, and how executors and watchers hear of work are the domain's
 // (`RunWork`, given when the server assembles its bindings): this binding knows rows.
 import type { InferenceRequestInput } from "@troupe/machines/inferenceRequest/context"
@@ -15,11 +16,15 @@ import {
   type TaskProjection
 } from "@troupe/machines/run/effects"
 import type { CallAddress } from "@troupe/machines/run/events"
+import { newPublicId } from "@troupe/storage/Ids"
+import * as Outbox from "@troupe/storage/repositories/Outbox"
 import { type NewTask, RunsRepository } from "@troupe/storage/repositories/Runs"
 import { Clock, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { streamAppendedNotice } from "../ActorHost.ts"
 import { defineActor, type StepInfo, TransactionalActors, Veto } from "../Binding.ts"
+import { conversationStream } from "./conversation.ts"
 import type { InferenceRequestActor } from "./inferenceRequest.ts"
 
 /** A message for the cable, published when the step commits. */
@@ -341,6 +346,23 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
       [fx.replyToHost]: (params) =>
         Effect.flatMap(TransactionalActors, (actors) => actors.reply(params.to, params.event)),
       [fx.returnResult]: (params, step) => work.returnResult(step.actorId, params, step.now),
+      // A hosted run's items, in this step's transaction, numbered after the conversation feed's head
+      // (its head row serializes them with the conversation's own steps); its readers are woken.
+      [fx.narrateOnHost]: (params, step) =>
+        Effect.andThen(
+          Outbox.append(
+            conversationStream(params.conversationId),
+            params.items.map(({ type, ...payload }) => ({
+              publicId: newPublicId(),
+              type,
+              resourceType: "run",
+              resourcePublicId: step.actorId,
+              payload,
+              occurredAt: step.now
+            }))
+          ),
+          work.publishOnCommit([streamAppendedNotice("conversation", params.conversationId)])
+        ),
       [fx.relayFrame]: (params, step) =>
         work.publishOnCommit([
           { channel: progressChannelOf(step.actorId, params.conversationId), payload: JSON.stringify(params.frame) }

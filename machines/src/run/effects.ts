@@ -43,6 +43,8 @@ export const runEffects = {
   deleteInput: "run.deleteInput",
   /** Tells the hosting conversation the run's outcome (in the step's transaction). */
   replyToHost: "run.replyToHost",
+  /** Appends a hosted run's narrated items to its conversation's feed (in the step's transaction). */
+  narrateOnHost: "run.narrateOnHost",
   /** Puts an unwaited delegated task's result into the hosting conversation as a task_result input (in the step's transaction). */
   returnResult: "run.returnResult",
   /** After commit: carries out a kernel call (svc.memory.…), answered `task.kernelAnswered`. */
@@ -188,6 +190,13 @@ export interface AddressCallsParams {
     /** A `tool_call`: only a tool of the creator's declaration may serve it. */
     readonly via?: "tool_call"
   }>
+}
+
+export interface NarrateOnHostParams {
+  /** The hosting conversation's public id. */
+  readonly conversationId: string
+  /** The step's items in order, each as the run's feed would carry it (with run_public_id). */
+  readonly items: ReadonlyArray<{ readonly type: string; readonly [member: string]: unknown }>
 }
 
 export interface ReplyToHostParams {

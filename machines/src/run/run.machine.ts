@@ -20,6 +20,7 @@ import {
   runEffects as fx,
   type InsertInputParams,
   type InsertTasksParams,
+  type NarrateOnHostParams,
   type NotifyExecutorsParams,
   type OpenRoundParams,
   type RecordDefaultRunnerParams,
@@ -38,7 +39,7 @@ import type { RunEvent } from "./events.ts"
 import { claim, commit, deadline, extend } from "./rules/claims.ts"
 import { answeredWait, answerWatchers, waitAnswered, watch } from "./rules/crossRun.ts"
 import { returnResults, settleReplyEarly } from "./rules/delegation.ts"
-import { advance, clocked, type Draft, fail, find, fresh, put } from "./rules/graph.ts"
+import { advance, clocked, type Draft, fail, find, fresh, type Item, put } from "./rules/graph.ts"
 import { acceptInput, deleteInput, editInput, inputDue, reorderInputs } from "./rules/inputDoor.ts"
 import { landInput } from "./rules/landing.ts"
 import { replyReturned, returnedTo } from "./rules/mail.ts"
@@ -81,6 +82,7 @@ const runSetup = setup({
     [fx.addressCalls]: (_, _params: AddressCallsParams) => {},
     [fx.callKernel]: (_, _params: CallKernelParams) => {},
     [fx.replyToHost]: (_, _params: ReplyToHostParams) => {},
+    [fx.narrateOnHost]: (_, _params: NarrateOnHostParams) => {},
     [fx.returnResult]: (_, _params: ReturnResultParams) => {},
     [fx.insertInput]: (_, _params: InsertInputParams) => {},
     [fx.updateInput]: (_, _params: UpdateInputParams) => {},
@@ -154,12 +156,26 @@ const instantOf = (event: Event, fallback: number) => {
 }
 
 /**
+ * A hosted run's narration rides its conversation's feed, in the step's transaction: each item as
+ * the run's feed would carry it, naming the run; its turn_status stays off (the conversation
+ * narrates the run-backed turn's own).
+ */
+const narrateOnHost = (draft: Draft, conversationId: string, items: ReadonlyArray<Item>) => {
+  const carried = items
+    .filter((item) => item.type !== "turn_status")
+    .map((item) => ("run_public_id" in item ? item : { ...item, run_public_id: draft.context.publicId }))
+  if (carried.length > 0) draft.request({ type: fx.narrateOnHost, params: { conversationId, items: carried } })
+}
+
+/**
  * The transition's actions: `work` on a draft, then (unless it refused) the graph advanced, the
- * run judged, and the step concluded with its projections and narration.
+ * run judged, and the step concluded with its projections and narration (a hosted run's on its
+ * conversation's feed).
  */
 const step = <T extends Event["type"]>(work: (draft: Draft, event: EventOf<T>) => void) =>
   runSetup.enqueueActions(({ context, event, enqueue }) => {
     let refused = false
+    const hosted: Array<Item> = []
     const draft: Draft = {
       at: instantOf(event, context.pausedAt ?? context.startedAt ?? 0),
       context: { ...context, tasks: [...context.tasks], inputs: [...context.inputs] },
@@ -167,7 +183,10 @@ const step = <T extends Event["type"]>(work: (draft: Draft, event: EventOf<T>) =
         if (action.type === fx.refuse) refused = true
         enqueue(action as never)
       },
-      emit: (item) => enqueue.emit(item),
+      emit: (item) => {
+        if (context.conversationId === null) enqueue.emit(item)
+        else hosted.push(item)
+      },
       setTimer: (key, generation, deadlineAt) =>
         enqueue.raise(
           { type: "task.deadline", key, generation, deadlineAt },
@@ -191,6 +210,7 @@ const step = <T extends Event["type"]>(work: (draft: Draft, event: EventOf<T>) =
     settleReplyEarly(draft)
     answerWatchers(draft)
     conclude(draft, context)
+    if (context.conversationId !== null) narrateOnHost(draft, context.conversationId, hosted)
     enqueue.assign(draft.context)
   })
 

@@ -3,9 +3,12 @@
 // stripping); under an older Node it re-runs itself on the Node 24 the project pins. The child
 // dies with its launcher however the launcher ends: signals are forwarded, and the IPC channel
 // between them closes when the launcher dies (even by SIGKILL), which the child takes as SIGTERM.
+// V8's allocation-site pretenuring is turned off before anything loads (docs/decisions.md,
+// "No allocation-site pretenuring").
 import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
+import { setFlagsFromString } from "node:v8"
 
 if (Number(process.versions.node.split(".")[0]) < 24) {
   const require = createRequire(import.meta.url)
@@ -21,5 +24,8 @@ if (Number(process.versions.node.split(".")[0]) < 24) {
     // Listening for "disconnect" holds the channel; it must not keep a finished command alive.
     process.channel.unref()
   }
+  // Loading the API's schemas makes V8 tenure the allocation sites every request later uses, so
+  // each request's short-lived objects were born old and held its young ones past two scavenges.
+  setFlagsFromString("--no-allocation-site-pretenuring")
   await import("../src/main.ts")
 }

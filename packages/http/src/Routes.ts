@@ -42,7 +42,7 @@ import { WorkspacesHandlers } from "./member/Workspaces.ts"
 import { OAuthRoutes } from "./oauth/Routes.ts"
 import { AdminHandlers } from "./platform/Admin.ts"
 import { PlatformAuthenticationLive } from "./platform/Authentication.ts"
-import { BudgetsHandlers } from "./platform/Budgets.ts"
+import { BudgetAdministratorLive, BudgetsHandlers } from "./platform/Budgets.ts"
 import { DeploymentAdministratorLive, DeploymentHandlers, UpgradeKeyLive } from "./platform/Deployment.ts"
 import { DeploymentStreamRoute } from "./platform/DeploymentStream.ts"
 import { ProfileHandlers } from "./platform/Profile.ts"
@@ -60,7 +60,8 @@ export const ApiMiddleware = Layer.mergeAll(
   InferenceRequestBudgetLive,
   IdempotencyKeyRequiredLive,
   DeploymentAdministratorLive,
-  UpgradeKeyLive
+  UpgradeKeyLive,
+  BudgetAdministratorLive
 )
 
 export const ApiRoutes = HttpApiBuilder.layer(TroupeApi).pipe(

@@ -774,9 +774,16 @@ describe("a run that needs attention", () => {
       public_id: "t-1",
       conversation_public_id: "c-1"
     })
-    const turn = { status: "running", public_id: "t-1", answering_user_public_id: "u-1" }
-    expect(traceOf(hosted, tasks, specs, { turn, held: 3 })).toMatchObject({
-      turn,
+    const model = { provider_id: "local", model_ref: "local/echo", reasoning_enabled: false, reasoning_effort: null }
+    const hostTurn = { answering_user_public_id: "u-1", model }
+    expect(traceOf(hosted, tasks, specs, { hostTurn, held: 3 })).toMatchObject({
+      turn: {
+        status: "running",
+        public_id: "t-1",
+        conversation_public_id: "c-1",
+        answering_user_public_id: "u-1",
+        model
+      },
       input_queue: { limit: 16, held: 3 }
     })
   })

@@ -21,6 +21,22 @@ const series = (of: Rule, from: string, count: number) => {
 }
 
 describe("schedule rules", () => {
+  it("the future bound is 10 calendar years: from 2027-03-01 (three leap days ahead) 2037-03-01T00:00Z is the last instant", () => {
+    const now = at("2027-03-01T00:00:00Z")
+    expect(rule({ kind: "once", run_at: "2037-02-28T23:00:00Z" }, now)).toEqual({
+      kind: "once",
+      run_at: "2037-02-28T23:00:00.000Z"
+    })
+    expect(rule({ kind: "once", run_at: "2037-03-01T00:00:00Z" }, now).kind).toBe("once")
+    expect(judgeRule({ kind: "once", run_at: "2037-03-01T00:00:01Z" }, now)).toMatchObject({ field: "rule.run_at" })
+    const starts = { kind: "interval", every_seconds: 60 }
+    expect(rule({ ...starts, starts_at: "2037-03-01T00:00:00Z" }, now).kind).toBe("interval")
+    expect(judgeRule({ ...starts, starts_at: "2037-03-01T00:00:01Z" }, now)).toMatchObject({ field: "rule.starts_at" })
+    const leapDay = at("2028-02-29T12:00:00Z")
+    expect(rule({ kind: "once", run_at: "2038-02-28T12:00:00Z" }, leapDay).kind).toBe("once")
+    expect(judgeRule({ kind: "once", run_at: "2038-02-28T12:00:01Z" }, leapDay)).toMatchObject({ field: "rule.run_at" })
+  })
+
   it("normalizes instants to UTC Z and judges every member", () => {
     expect(rule({ kind: "once", run_at: "2027-06-01T09:00:00+02:00" })).toEqual({
       kind: "once",

@@ -59,6 +59,20 @@ it("a subscribed executor is online; pongs mark it seen; it is offline after it 
   await expect.poll(async () => (await discovered(self.public_id)).presence, { timeout: 5000 }).toBe("offline")
 })
 
+it("a subscribed executor stays online while it was heard from within 30 seconds, then reads offline", async () => {
+  const runner = await connect(machineFields("quiet-runner"), "account_wide")
+  const self = (
+    await request(server.baseUrl, "GET", "/agent_api/v1/executor", { headers: bearer(runner.access_token) })
+  ).body.executor
+  const cable = await subscribed(runner.access_token)
+  server.clock.advance("29 seconds")
+  expect((await discovered(self.public_id)).presence).toBe("online")
+  server.clock.advance("2 seconds")
+  expect((await discovered(self.public_id)).presence).toBe("offline")
+  cable.socket.close()
+  await cable.closed
+})
+
 it("the inbox is for executors: a human session is rejected, and an executor may not watch actors", async () => {
   const runner = await connect(machineFields("curious-runner"), "account_wide")
   const cable = await subscribed(runner.access_token)

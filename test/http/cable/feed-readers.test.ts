@@ -18,12 +18,12 @@ const world = Effect.gen(function* () {
   const counts = { reads: 0, stepSubscribers: 0 }
   const hub = yield* PubSub.unbounded<FeedItem>()
   const streams = Streams.of({
-    read: (_stream, after, limit) =>
+    read: (stream, after, limit) =>
       Effect.gen(function* () {
         counts.reads++
         // Other fibers (steps, other feeds) run between a read's start and its answer.
         yield* Effect.yieldNow
-        const from = after === undefined ? 0n : yield* decodeStreamCursor(after)
+        const from = after === undefined ? 0n : yield* decodeStreamCursor(stream, after)
         const page = items.filter((item) => BigInt(item.sequence) > from).slice(0, limit)
         const last = page.at(-1)
         return { items: page, pagination: { next_after: last ? last.cursor : null, watermark: items.length } }
@@ -44,7 +44,7 @@ const world = Effect.gen(function* () {
         items.push({
           public_id: `i${sequence}`,
           sequence,
-          cursor: encodeStreamCursor(BigInt(sequence)),
+          cursor: encodeStreamCursor(source.stream, BigInt(sequence)),
           type: index === count - 1 ? type : "item",
           resource: { type: "conversation", public_id: "c1" },
           occurred_at: new Date(0).toISOString(),

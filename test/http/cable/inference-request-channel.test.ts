@@ -257,6 +257,23 @@ describe("rejections", () => {
     expect(await rejectionOf(agent.token, { ...good, items: "events", after: "" })).toBe("confirm_subscription")
   })
 
+  it("rejects another request's cursor; its own cursor is confirmed", async () => {
+    const other = await create("local/echo", "elsewhere")
+    await waitForActorState(server, "inferenceRequest", other, "completed")
+    const cursorOf = async (requestId: string) =>
+      (
+        await request(
+          server.baseUrl,
+          "GET",
+          `/agent_api/v1/workspaces/${workspaceId}/inference_requests/${requestId}/events?limit=1`,
+          { headers: bearer(agent.token) }
+        )
+      ).body.pagination.next_after as string
+    const good = { workspace_id: workspaceId, inference_request_id: id }
+    expect(await rejectionOf(agent.token, { ...good, after: await cursorOf(other) })).toBe("reject_subscription")
+    expect(await rejectionOf(agent.token, { ...good, after: await cursorOf(id) })).toBe("confirm_subscription")
+  })
+
   it("rejects a tombstoned request", async () => {
     const gone = await create("local/echo", "soon gone")
     await waitForActorState(server, "inferenceRequest", gone, "completed")

@@ -1,11 +1,11 @@
 // The cable's periodic recheck of authority (spec "Cable": at least every 30 s), with the
 // interval shortened so the tests need not wait: changes that no bus step announces (a
-// deactivated user, a changed role, an expired session) still end the socket.
+// deactivated user, a changed role, an expired session or access token) still end the socket.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { bearer } from "../../support/http.ts"
-import { createHuman, createOwner, ownerCredentials } from "../../support/people.ts"
+import { createHuman, createOwner, ownerCredentials, personalToken } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 import { isType, openRaw, type RawCable, signIn } from "./support-cable.ts"
 
@@ -97,6 +97,22 @@ describe("the periodic recheck", () => {
     expect(await again.frames.take((frame) => frame.identifier === identifier)).toEqual({
       type: "reject_subscription",
       identifier
+    })
+  })
+
+  it("disconnects a socket whose access token reached its 1209600 seconds (no reconnect)", async () => {
+    const member = await createHuman(server, {
+      email: "tess@example.com",
+      password: "a long password",
+      displayName: "Tess",
+      role: "member"
+    })
+    const cable = await welcomed(await personalToken(server, member, "member"))
+    server.clock.advance("1209600 seconds")
+    expect(await cable.frames.take(isType("disconnect"))).toEqual({
+      type: "disconnect",
+      reason: "unauthorized",
+      reconnect: false
     })
   })
 })

@@ -199,9 +199,10 @@ describe("discovery", () => {
 
   it("filters by kind (runner or tool_provider, else 400); one address by id, 404 when not visible", async () => {
     expect(await names(tools.ownerAgent.access_token, "?kind=tool_provider")).toEqual([])
-    expect((await get("/agent_api/v1/executors?kind=agent_application", tools.ownerAgent.access_token)).status).toBe(
-      400
-    )
+    for (const kind of ["agent_application", "", "RUNNER", "runner&kind=runner"]) {
+      const refused = await get(`/agent_api/v1/executors?kind=${kind}`, tools.ownerAgent.access_token)
+      expect([refused.status, refused.body.error.code], kind).toEqual([400, "parameter_invalid"])
+    }
     const shared = (await get("/agent_api/v1/executor", tools.sharedRunner.access_token)).body.executor
     const one = await get(`/agent_api/v1/executors/${shared.public_id}`, tools.ownerAgent.access_token)
     expect(one.body.executor.public_id).toBe(shared.public_id)

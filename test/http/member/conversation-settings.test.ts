@@ -224,6 +224,22 @@ describe("memory_context", () => {
     expect((await feed(agent.token, made.public_id)).length).toBe(0)
   })
 
+  it("16 bindings is the most a set holds: 16 are kept, 17 are 422 validation_failed", async () => {
+    const made = await conversation(agent.token)
+    const bindings = (count: number) =>
+      Array.from({ length: count }, (_, index) =>
+        index === 0 ? root : { name: `notes_${index}`, scope: "workspace", access: "read" }
+      )
+    const sixteen = await setMemory(agent.token, made.public_id, { memory_context: { bindings: bindings(16) } })
+    expect(sixteen.status, JSON.stringify(sixteen.body)).toBe(200)
+    expect(sixteen.body.conversation.memory_context.bindings).toHaveLength(16)
+    expectError(
+      await setMemory(agent.token, made.public_id, { memory_context: { bindings: bindings(17) } }),
+      422,
+      "validation_failed"
+    )
+  })
+
   it("absent 400; over 16, a repeated name, no conversation root 422 validation_failed; nothing changes", async () => {
     const made = await conversation(agent.token)
     expectError(await setMemory(agent.token, made.public_id, {}), 400, "parameter_missing")

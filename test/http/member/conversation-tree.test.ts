@@ -473,6 +473,11 @@ describe("the standing order", () => {
       "conversation_archived"
     )
     expectError(await call("POST", path(id, "/cancellation")), 409, "conversation_archived")
+    expectError(
+      await call("POST", path(id, "/compaction"), { compaction: { model: "nowhere/none" } }),
+      409,
+      "conversation_archived"
+    )
   })
 
   it("regeneration of a message turn is 422 validation_failed even while another turn runs", async () => {
@@ -488,5 +493,31 @@ describe("the standing order", () => {
       "validation_failed"
     )
     expect((await call("POST", path(id, "/cancellation"))).status).toBe(202)
+  })
+})
+
+describe("Steering refusals on create (conversations supplement, steering)", () => {
+  it("a steer with attachments is 422 attachments_not_steerable; a steering guard on a queued input 422 steering_guard_requires_steer", async () => {
+    const form = fileForm(onePixelPng, "steer.png")
+    const made = await request(server.baseUrl, "POST", "/agent_api/v1/uploads", {
+      headers: { ...bearer(agent.token), "content-type": form.contentType },
+      raw: form.body
+    })
+    expect(made.status).toBe(201)
+    const attachments = [made.body.upload.public_id]
+    const id = await createConversation()
+    for (const delivery_mode of ["steer", "steer_now"]) {
+      expectError(
+        await input(id, { kind: "direct_reply", text: "look", delivery_mode, attachments }),
+        422,
+        "attachments_not_steerable"
+      )
+    }
+    expectError(
+      await input(id, { kind: "direct_reply", text: "guarded", expected_steering_run_public_id: newPublicId() }),
+      422,
+      "steering_guard_requires_steer"
+    )
+    expect((await input(id, { kind: "direct_reply", text: "queued", attachments })).status).toBe(202)
   })
 })

@@ -10,6 +10,7 @@ import { twoStewards } from "../../support/account.ts"
 import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
+import { serverNow } from "../../support/schedules.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
@@ -308,6 +309,18 @@ describe("inputs and the drain", () => {
     expect(full.body.error.code).toBe("input_queue_full")
   })
 
+  it("steps are at most 1 MiB of canonical JSON: exactly 1 MiB is judged on, one byte more is 413 content_too_large", async () => {
+    const id = await createConversation()
+    // [{"blob":"…"}] is 13 bytes around the text.
+    const steps = (bytes: number) => [{ blob: "x".repeat(bytes - 13) }]
+    const over = await input(id, { kind: "message", text: "hi", steps: steps(1_048_577) })
+    expect([over.status, over.body.error.code]).toEqual([413, "content_too_large"])
+    // Within the bound the steps reach their own rules: a direct addressee refuses steps (422).
+    const exact = await input(id, { kind: "message", text: "hi", steps: steps(1_048_576) })
+    expect([exact.status, exact.body.error.code]).toEqual([422, "validation_failed"])
+    expect(exact.body.error.message).toContain("steps")
+  })
+
   it("delivery times: both 422 deliver_at_ambiguous, past 422, far 422, with a steer 422, bad duration 400", async () => {
     const id = await createConversation()
     const codes = async (members: Record<string, unknown>) => {
@@ -320,6 +333,23 @@ describe("inputs and the drain", () => {
     expect(await codes({ deliver_in: "5m", delivery_mode: "steer" })).toEqual([422, "deliver_at_not_steerable"])
     expect(await codes({ deliver_in: "5 minutes" })).toEqual([400, "parameter_invalid"])
     expect(await codes({ deliver_at: "2030-01-01T00:00:00" })).toEqual([400, "parameter_invalid"])
+  })
+
+  it("deliver_at and deliver_in may be up to 10 calendar years ahead (leap days counted), not 10 × 365.25 days", async () => {
+    const id = await createConversation()
+    const now = await serverNow(server)
+    const bound = new Date(now)
+    bound.setUTCFullYear(bound.getUTCFullYear() + 10)
+    const at = (millis: number) => new Date(bound.getTime() + millis).toISOString()
+    const status = async (members: Record<string, unknown>) => {
+      const answer = await input(id, { kind: "message", text: "far", ...members })
+      return [answer.status, answer.body.error?.code]
+    }
+    expect(await status({ deliver_at: at(-60_000) })).toEqual([202, undefined])
+    expect(await status({ deliver_at: at(60_000) })).toEqual([422, "deliver_at_too_far"])
+    const days = Math.floor((bound.getTime() - now) / 86_400_000)
+    expect(await status({ deliver_in: `${days}d` })).toEqual([202, undefined])
+    expect(await status({ deliver_in: `${days + 1}d` })).toEqual([422, "deliver_at_too_far"])
   })
 
   it("a message takes no reply-lane member (422 naming it); kind is required (400) and from its vocabulary (422)", async () => {
@@ -365,35 +395,59 @@ describe("inputs and the drain", () => {
   it("reorder names exactly the caller's rows (else 409 queue_changed); they take the old positions", async () => {
     const id = await createConversation()
     const a = (await input(id, { kind: "message", text: "a", deliver_in: "1h" })).body.input.public_id
+    const owners = (
+      await asOwner("POST", path(id, "/inputs"), { input: { kind: "message", text: "o", deliver_in: "1h" } }, key())
+    ).body.input.public_id
     const b = (await input(id, { kind: "message", text: "b", deliver_in: "1h" })).body.input.public_id
     const partial = await call("POST", path(id, "/inputs/reorder"), { inputs: [a] })
     expect(partial.status).toBe(409)
     expect(partial.body.error.code).toBe("queue_changed")
+    const another = await call("POST", path(id, "/inputs/reorder"), { inputs: [b, owners, a] })
+    expect([another.status, another.body.error?.code]).toEqual([409, "queue_changed"])
     const swapped = await call("POST", path(id, "/inputs/reorder"), { inputs: [b, a] })
     expect(swapped.status).toBe(200)
     expect(swapped.body.inputs.map((row: any) => [row.public_id, row.queue_position])).toEqual([
       [b, 0],
-      [a, 1]
+      [owners, 1],
+      [a, 2]
     ])
   })
 
   it("model selection for another addressee: its last reply model here comes before the conversation's and the submitted one", async () => {
-    const id = await createConversation()
+    // An account-wide room: a workspace dedicated to the caller fences its sibling out as an answerer.
+    const room = (
+      await asOwner("POST", "/workspaces", { workspace: { name: "addressees", access_mode: "account_wide" } }, key())
+    ).body.workspace.public_id
+    const here = `/workspaces/${room}/conversations`
+    const id = (await call("POST", here, { conversation: {} }, key())).body.conversation.public_id as string
     const to = (model: string, text: string, answerer?: string) =>
-      input(id, {
-        kind: "direct_reply",
-        text,
-        model: { model },
-        ...(answerer === undefined ? {} : { answering_user_public_id: answerer })
+      call(
+        "POST",
+        `${here}/${id}/inputs`,
+        {
+          input: {
+            kind: "direct_reply",
+            text,
+            model: { model },
+            ...(answerer === undefined ? {} : { answering_user_public_id: answerer })
+          }
+        },
+        key()
+      )
+    const roomTurns = async () => (await call("GET", `${here}/${id}/turns?limit=100`)).body.turns as Array<any>
+    const roomSettled = (count: number) =>
+      waitForConversation(server, id, async () => {
+        const found = await roomTurns()
+        return found.length === count && found.at(-1)?.status === "completed"
       })
     await to("local/script", "first", sibling.publicId)
-    await settled(id, 1)
+    await roomSettled(1)
     await to("local/echo", "second")
-    await settled(id, 2)
+    await roomSettled(2)
     const third = await to("local/tiny", "third", sibling.publicId)
     expect(third.body.input.model).toMatchObject({ model: "local/script" })
-    await settled(id, 3)
-    const models = (await turns(id)).map((turn) => [turn.answering_user_public_id, turn.model?.model_ref])
+    await roomSettled(3)
+    const models = (await roomTurns()).map((turn) => [turn.answering_user_public_id, turn.model?.model_ref])
     expect(models).toEqual([
       [sibling.publicId, "local/script"],
       [agent.publicId, "local/echo"],

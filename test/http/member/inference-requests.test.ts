@@ -108,6 +108,25 @@ describe("InferenceRequest transitions", () => {
     expect(page.events.at(-1).payload.result).toEqual({ status: "completed", inference_request_public_id: id })
   })
 
+  it("the events page holds 100 by default and up to 200; 0 and 201 are 400 parameter_invalid", async () => {
+    // local/echo streams one word per text_delta: 150 words make more than 150 items.
+    const created = await text("local/echo", Array.from({ length: 150 }, (_, i) => `w${i}`).join(" "))
+    const id = created.body.inference_request.public_id
+    await settled(id, "completed")
+    const page = (query: string) => call("GET", `${requests()}/${id}/events${query}`)
+    const first = await page("")
+    expect(first.body.events).toHaveLength(100)
+    expect(first.body.pagination.next_after).toEqual(expect.any(String))
+    const widest = await page("?limit=200")
+    expect(widest.body.events.length).toBeGreaterThan(150)
+    expect(widest.body.events.length).toBeLessThanOrEqual(200)
+    expect((await page("?limit=1")).body.events).toHaveLength(1)
+    for (const limit of ["0", "201"]) {
+      const refused = await page(`?limit=${limit}`)
+      expect([refused.status, refused.body.error.code], limit).toEqual([400, "parameter_invalid"])
+    }
+  })
+
   it("running --classifier refusal, next permitted candidate--> queued on it with model_change", async () => {
     const created = await text("local/script", JSON.stringify({ refuse: "policy" }), {
       fallback_models: ["local/embed", "local/echo"]
@@ -380,6 +399,27 @@ describe("uploads as input", () => {
     const items = (await events(fallback.body.inference_request.public_id)).events
     const queued = items.find((item: any) => item.payload.model_change)
     expect(queued.payload.model_skips).toEqual([{ model: "local/tiny", reason: "unsupported_input_media" }])
+  })
+
+  it("an upload over 8 MiB is 422 input_media_too_large, by upload_public_ids or an upload part; 8 MiB passes", async () => {
+    const bound = 8 * 1024 * 1024
+    const over = await upload(agent.token, "a".repeat(bound + 1), "over.txt")
+    const at = await upload(agent.token, "a".repeat(bound), "at.txt")
+    const named = await text("local/echo", "read", { upload_public_ids: [over] })
+    expect([named.status, named.body.error?.code]).toEqual([422, "input_media_too_large"])
+    const part = await text("local/echo", [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "read" },
+          { type: "upload", upload_public_id: over }
+        ]
+      }
+    ])
+    expect([part.status, part.body.error?.code]).toEqual([422, "input_media_too_large"])
+    expect((await text("local/echo", "read", { upload_public_ids: [at] })).body.error?.code).not.toBe(
+      "input_media_too_large"
+    )
   })
 
   it("whoever can read a request naming an upload may read its bytes; others get 404", async () => {

@@ -210,6 +210,23 @@ describe("PUT", () => {
     expectError(await put(token, "abcdefgh", definition()), 422, "validation_failed", "agent_identifier")
   })
 
+  it("the 128 are characters (code points), not UTF-16 units: an astral declarer's 128 pass, 129 fail", async () => {
+    const steward = await signedIn(server, ownerCredentials)
+    // 96 astral characters (192 UTF-16 units), "/" and a name of 31: 128 characters; a name of 32 makes 129.
+    const declarer = "😀".repeat(96)
+    const started = await startDevice(server, {
+      ...agentFields(declarer),
+      agent_display_name: "Astral",
+      executor_display_name: "Astral app"
+    })
+    await decide(steward, started.user_code, "approve")
+    const token = (await poll(server, started.device_code)).body.access_token as string
+    const minted = await put(token, "a".repeat(31), definition())
+    expect(minted.status).toBe(201)
+    expect(minted.body.agent.agent_identifier).toBe(`${declarer}/${"a".repeat(31)}`)
+    expectError(await put(token, "b".repeat(32), definition()), 422, "validation_failed", "agent_identifier")
+  })
+
   it("a device connection cannot take a named definition's identifier", async () => {
     const steward = await signedIn(server, ownerCredentials)
     await expect(connectAgent(server, steward, "acme/app/reviewer")).rejects.toThrow(/access_denied/)
@@ -340,6 +357,21 @@ describe("body validation", () => {
     await fault({ fallback_models: ["local/a", "local/a"] }, "configuration.fallback_models[1]")
     await fault({ memory_context_limit: { roots: ["attic"] } }, "configuration.memory_context_limit.roots[0]")
     expect((await call("GET", path("configcheck"), app.token)).status).toBe(404)
+  })
+
+  it("a prompt_template of 64 KiB of canonical JSON is accepted; one byte more is 422 validation_failed", async () => {
+    // {"blocks":[{"type":"text","text":"…"}]} is 38 bytes around the text; é is two bytes.
+    const template = (text: string) =>
+      put(
+        app.token,
+        "templatebound",
+        definition({
+          configuration: { prompt_mechanism: "assembly", prompt_template: { blocks: [{ type: "text", text }] } }
+        })
+      )
+    const exact = `${"é".repeat(32_000)}${"x".repeat(65_536 - 38 - 64_000)}`
+    expect((await template(exact)).status).toBe(201)
+    expectError(await template(`${exact}x`), 422, "validation_failed", "configuration.prompt_template")
   })
 
   it("a prompt_template grammar fault names a JSON pointer", async () => {

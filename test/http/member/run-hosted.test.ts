@@ -6,12 +6,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
 import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
-import { inboxCalls, memberCalls, type RunWorld, readOnlyTool, runWorld, waitForRun } from "../../support/runs.ts"
+import {
+  inboxCalls,
+  memberCalls,
+  type RunWorld,
+  readOnlyTool,
+  runnerToolConfiguration,
+  runWorld,
+  waitForRun
+} from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { waitForSteps } from "../../support/steps.ts"
 import { about, openRaw } from "../cable/support-cable.ts"
 
 let server: TestServer
-let world: RunWorld
+let world: RunWorld & { readonly ownerToken: string }
 let runner: { token: string; publicId: string }
 let answerer: { public_id: string }
 let conversation: string
@@ -29,17 +38,7 @@ beforeAll(async () => {
   const named = await member("PUT", "/profile/agents/tooly", {
     scope: "instance",
     description: "Answers with a runner's grep",
-    configuration: {
-      approval_mode: "bypass",
-      default_model: "local/script",
-      tool_definitions: [
-        {
-          type: "function",
-          function: { name: "grep", description: "Search files", parameters: { type: "object" } },
-          runner_executor_public_id: runner.publicId
-        }
-      ]
-    }
+    configuration: runnerToolConfiguration(runner.publicId, { name: "grep", description: "Search files" })
   })
   expect([201, 200]).toContain(named.status)
   answerer = named.body.agent
@@ -227,6 +226,82 @@ describe("Engine selection: a run-backed reply", () => {
     })
   })
 
+  it("a run hosted by a spawned child: inbox rows name the child and its parent, the trace the child's turn", async () => {
+    const nester = await member("PUT", "/profile/agents/nester", {
+      scope: "instance",
+      description: "Spawns a child that greps",
+      configuration: {
+        approval_mode: "bypass",
+        default_model: "local/script",
+        kernel_tools: ["svc.conversation.spawn"],
+        tool_definitions: [
+          {
+            type: "function",
+            function: { name: "grep", description: "Search files", parameters: { type: "object" } },
+            runner_executor_public_id: runner.publicId
+          }
+        ]
+      }
+    })
+    expect([201, 200]).toContain(nester.status)
+    // The owner's workspace: the agent's own is dedicated to it, fencing the named agent's spawn.
+    const workspace = (
+      await request(server.baseUrl, "POST", "/agent_api/v1/workspaces", {
+        headers: { ...bearer(world.ownerToken), "idempotency-key": "nesting-workspace" },
+        body: { workspace: { name: "nesting" } }
+      })
+    ).body.workspace.public_id
+    const parent = (
+      await member(
+        "POST",
+        `/workspaces/${workspace}/conversations`,
+        { conversation: { title: "nesting" } },
+        { "idempotency-key": "nesting-conversation" }
+      )
+    ).body.conversation.public_id
+    const grep = JSON.stringify({ tool_calls: [{ name: "grep", input: { pattern: "deep" } }] })
+    const directive = JSON.stringify({ tool_calls: [{ name: "spawn", input: { prompt: grep, label: "digger" } }] })
+    const input = await member(
+      "POST",
+      `/workspaces/${workspace}/conversations/${parent}/inputs`,
+      { input: { kind: "direct_reply", text: directive, answering_user_public_id: nester.body.agent.public_id } },
+      { "idempotency-key": "nesting-input" }
+    )
+    expect(input.status).toBe(202)
+    const inbox = inboxCalls(server, runner.token)
+    let row: any
+    await waitForSteps(server, async () => {
+      row = (await inbox.list()).body.tasks.find((each: any) => each.tool_input?.pattern === "deep")
+      return row !== undefined
+    })
+    const children = (await member("GET", `/workspaces/${workspace}/conversations/${parent}/children`)).body
+      .conversations
+    expect(children).toHaveLength(1)
+    expect(row).toMatchObject({
+      kind: "tool_call",
+      tool_name: "grep",
+      conversation_public_id: children[0].public_id,
+      parent_public_id: parent
+    })
+    // The hosted run's trace names its turn as the child shows it: the answerer and the variant's model.
+    const runs = memberCalls(server, { ...world, workspaceId: workspace })
+    const trace = (await runs.call("GET", `/${row.run_public_id}`)).body.run
+    expect(trace.turn).toEqual({
+      status: "running",
+      public_id: expect.any(String),
+      conversation_public_id: children[0].public_id,
+      answering_user_public_id: nester.body.agent.public_id,
+      model: { provider_id: "local", model_ref: "local/script", reasoning_enabled: false, reasoning_effort: "medium" }
+    })
+    const claimed = await inbox.claim(row.run_public_id, row.task_key)
+    expect(claimed.body.task).toMatchObject({ conversation_public_id: children[0].public_id, parent_public_id: parent })
+    await inbox.commit(row.run_public_id, row.task_key, {
+      claim_token: claimed.body.claim.claim_token,
+      content: "1 hit"
+    })
+    await waitForActorState(server, "run", row.run_public_id, "completed")
+  })
+
   it("the answerer's declared tool is served by its runner and the continuation's answer is the turn's variant", async () => {
     // The conversation's progress feed carries its hosted run's frames.
     const cable = openRaw(server, { headers: bearer(world.agent.token) })
@@ -347,5 +422,13 @@ describe("Engine selection: a run-backed reply", () => {
       conversation_public_id: conversation,
       turn_public_id: turn.public_id
     })
+    // Its default_runner door and its feed are its conversation's too.
+    const hostedRunner = await runs.call("PUT", `/${runId}/default_runner`, {
+      default_runner: { executor_public_id: null }
+    })
+    const hostedFeed = await runs.call("GET", `/${runId}/events`)
+    for (const refused of [hostedRunner, hostedFeed]) {
+      expect([refused.status, refused.body.error]).toEqual([409, hostedDelete.body.error])
+    }
   })
 })

@@ -1,8 +1,10 @@
 // The executor inbox over HTTP (spec "Inbox task", "Executor plane"; runs supplement "Executor
 // inbox"): listing bounds and cursor paging, row timeouts, the claim refusals in their order, the
 // claim check, extend (its refusals in order and the new deadline) and progress frames.
-import { Clock } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Clock, Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { spend, startOfWindow } from "../../support/budget.ts"
 import { type AgentRunWorld, agentRunWorld } from "../../support/run-agents.ts"
 import { inboxCalls, memberCalls, readOnlyTool } from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -60,7 +62,7 @@ const claimed = async (id: string, key: string) => {
 
 describe("Inbox listing", () => {
   it("limit is 1 to 200 (else 400 parameter_invalid); an unparseable cursor is 400 parameter_invalid", async () => {
-    for (const limit of ["0", "201", "abc", "1.5", "-1"]) {
+    for (const limit of ["0", "201", "abc", "1.5", "-1", "1e2", "0x10", "+5", "5.0"]) {
       expect(refusal(await inbox.list(`?limit=${limit}`))).toEqual([400, "parameter_invalid"])
     }
     expect((await inbox.list("?limit=200")).status).toBe(200)
@@ -359,5 +361,66 @@ describe("extend: capped by the announced timeout", () => {
     const extended = await inbox.extend(id, "s1-tool-1", { claim_token: token, timeout_ms: 60_000 })
     expect(extended.status).toBe(200)
     expect(Date.parse(extended.body.claim.deadline_at)).toBeGreaterThanOrEqual(before + 60_000)
+  })
+})
+
+// Spec Limits: claim reads 600 a minute per caller, claim posts 6,000, both with a source-IP
+// backstop (ten times each, per address). The windows are filled as if the requests were made.
+describe("claim budgets", () => {
+  // Each test spends whole windows; the later ones (and the rest of the file) start afresh.
+  afterEach(() =>
+    server.run(Effect.flatMap(SqlClient, (sql) => sql`DELETE FROM rate_limit_windows WHERE scope LIKE 'executor.%'`))
+  )
+  const ipSubject = async (scope: string) => {
+    const [row] = await server.run(
+      Effect.flatMap(
+        SqlClient,
+        (sql) => sql<{ subject: string }>`
+          SELECT subject FROM rate_limit_windows WHERE scope = ${scope} ORDER BY window_start DESC LIMIT 1`
+      )
+    )
+    return row!.subject
+  }
+  const expectLimited = (answer: { status: number; body: any; headers: Headers }) => {
+    expect(refusal(answer)).toEqual([429, "rate_limited"])
+    expect(answer.headers.get("retry-after")).toMatch(/^\d+$/)
+    expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    expect(Number(answer.headers.get("retry-after"))).toBeLessThanOrEqual(60)
+  }
+
+  it("claim posts: the 6,000th in a minute is served, the 6,001st is 429 with Retry-After; another executor has its own", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    await startOfWindow(server)
+    await spend(server, "executor.claim_posts", runner.publicId, 5_999)
+    expect((await inbox.claim(id, "s1-tool-1")).status).toBe(200)
+    expectLimited(await inbox.claim(id, "s1-tool-1"))
+    expect(refusal(await inboxCalls(server, other.token).claim(id, "s1-tool-1"))).toEqual([409, "not_addressed_here"])
+  })
+
+  it("claim reads (claim checks): the 600th in a minute is served, the 601st is 429 with Retry-After", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const token = await claimed(id, "s1-tool-1")
+    await startOfWindow(server)
+    await spend(server, "executor.claim_reads", runner.publicId, 599)
+    expect((await inbox.check(id, "s1-tool-1", token)).status).toBe(200)
+    expectLimited(await inbox.check(id, "s1-tool-1", token))
+    expect((await inboxCalls(server, other.token).check(id, "s1-tool-1", token)).status).toBe(409)
+  })
+
+  it("the source-address backstop is ten times each budget, across executors", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    const token = await claimed(id, "s1-tool-1")
+    await startOfWindow(server)
+    const others = inboxCalls(server, other.token)
+    expect(refusal(await others.claim(id, "s1-tool-1"))).toEqual([409, "not_addressed_here"])
+    expect((await others.check(id, "s1-tool-1", token)).status).toBe(409)
+    const posts = await ipSubject("executor.claim_posts.ip")
+    const reads = await ipSubject("executor.claim_reads.ip")
+    await spend(server, "executor.claim_posts.ip", posts, 59_999)
+    await spend(server, "executor.claim_reads.ip", reads, 5_999)
+    expect(refusal(await others.claim(id, "s1-tool-1"))).toEqual([409, "not_addressed_here"])
+    expect((await others.check(id, "s1-tool-1", token)).status).toBe(409)
+    expectLimited(await others.claim(id, "s1-tool-1"))
+    expectLimited(await others.check(id, "s1-tool-1", token))
   })
 })

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import { signedIn } from "../../support/members.ts"
-import { ownerCredentials } from "../../support/people.ts"
+import { createMember, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { type AgentRunWorld, agentRunWorld, untilRun } from "../../support/run-agents.ts"
 import { inboxCalls, memberCalls, readOnlyTool, writeTool } from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -33,11 +33,16 @@ const poolTools = [
   { ...writeTool("poke"), timeout_ms: shortTimeout }
 ]
 
-/** A tool provider of the account, shared account-wide, announcing `tools`. */
-const toolProvider = async (identifier: string, tools: ReadonlyArray<unknown>): Promise<Executor> => {
-  const owner = await signedIn(server, ownerCredentials)
+/** A tool provider of the account announcing `tools`, approved by `approver` (the owner: shared account-wide). */
+const toolProvider = async (
+  identifier: string,
+  tools: ReadonlyArray<unknown>,
+  approver = ownerCredentials,
+  scope: "account_wide" | "user_private" = "account_wide"
+): Promise<Executor> => {
+  const browser = await signedIn(server, approver)
   const started = await startDevice(server, machineFields(identifier, { executor_kind: "tool_provider" }))
-  await decide(owner, started.user_code, "approve", "account_wide")
+  await decide(browser, started.user_code, "approve", scope)
   const token = (await poll(server, started.device_code)).body.access_token as string
   const announced = await request(server.baseUrl, "PUT", "/agent_api/v1/executor/announcement", {
     headers: bearer(token),
@@ -254,5 +259,21 @@ describe("a pool race's loser", () => {
     await callDispatched(id)
     expect((await first.inbox.claim(id, call)).status).toBe(200)
     expect(refusal(await second.inbox.claim(id, call))).toEqual([409, "already_claimed"])
+  })
+})
+
+// Runs supplement "Claim refusals in order": not_eligible comes after already_claimed; the
+// discovery rule's reach (decisions "Pool rows' reach") keeps another human's private provider
+// out of the run creator's pool, though it announces the tool.
+describe("a provider out of the creator's reach", () => {
+  it("a provider private to another human neither lists the pool row nor claims it: 409 not_eligible", async () => {
+    await createMember(server)
+    const stranger = await toolProvider("pool-stranger", poolTools, memberCredentials, "user_private")
+    const id = await poolRun("grep")
+    await callDispatched(id)
+    expect(await rowOf(stranger, id)).toBeUndefined()
+    expect(refusal(await stranger.inbox.claim(id, call))).toEqual([409, "not_eligible"])
+    expect((await first.inbox.claim(id, call)).status).toBe(200)
+    expect(refusal(await stranger.inbox.claim(id, call))).toEqual([409, "already_claimed"])
   })
 })

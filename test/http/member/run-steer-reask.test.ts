@@ -13,6 +13,7 @@ import {
   memberCalls,
   type RunWorld,
   readOnlyTool,
+  runnerToolConfiguration,
   runWorld,
   waitForRun,
   workspaceCall
@@ -192,17 +193,7 @@ describe("a re-asked round carries the steers it consumed", () => {
     const agent = await member("PUT", "/profile/agents/steered", {
       scope: "instance",
       description: "Greps when asked",
-      configuration: {
-        approval_mode: "bypass",
-        default_model: "local/script",
-        tool_definitions: [
-          {
-            type: "function",
-            function: { name: "grep", description: "Greps", parameters: { type: "object" } },
-            runner_executor_public_id: runner.publicId
-          }
-        ]
-      }
+      configuration: runnerToolConfiguration(runner.publicId, { name: "grep", description: "Greps" })
     })
     expect([200, 201]).toContain(agent.status)
     const directive = JSON.stringify({ tool_calls: [{ name: "grep", input: { pattern: "x" } }] })

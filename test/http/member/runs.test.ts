@@ -4,11 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
-import { inboxCalls, memberCalls, type RunWorld, readOnlyTool, runWorld, waitForRun } from "../../support/runs.ts"
+import { inboxCalls, memberCalls, readOnlyTool, runWorld, waitForRun } from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
-let world: RunWorld
+let world: Awaited<ReturnType<typeof runWorld>>
 let runner: { token: string; publicId: string }
 let calls: ReturnType<typeof memberCalls>
 
@@ -166,6 +166,45 @@ describe("Run lifecycle over HTTP", () => {
     }
   })
 
+  it("the list's limit is 1 to 100 written in decimal digits: 100 passes; 101, 1e2, 0x10, +5 and 5.0 are 400 parameter_invalid", async () => {
+    expect((await calls.call("GET", "?limit=100")).status).toBe(200)
+    for (const limit of ["101", "1e2", "0x10", "+5", "5.0"]) {
+      const refused = await calls.call("GET", `?limit=${encodeURIComponent(limit)}`)
+      expect([refused.status, refused.body.error.code], limit).toEqual([400, "parameter_invalid"])
+    }
+  })
+
+  it("an Idempotency-Key of 36 bytes is taken; 37 bytes is 400 parameter_invalid", async () => {
+    const body = toolRun([{ tool: { name: "grep" } }])
+    expect((await calls.create(body, "k".repeat(36))).status).toBe(201)
+    const long = await calls.create(body, "l".repeat(37))
+    expect([long.status, long.body.error.code]).toEqual([400, "parameter_invalid"])
+  })
+
+  it("a tool step's input is at most 64 KiB of canonical JSON: 65,536 bytes pass, 65,537 are tool_input_too_large", async () => {
+    // {"blob":"…"} is 11 bytes around the text.
+    const step = (bytes: number) => ({ tool: { name: "grep", input: { blob: "x".repeat(bytes - 11) } } })
+    expect(JSON.stringify(step(65_536).tool.input)).toHaveLength(65_536)
+    expect((await calls.create(toolRun([step(65_536)]))).status).toBe(201)
+    const over = await calls.create(toolRun([step(65_537)]))
+    expect([over.status, over.body.error.code]).toEqual([422, "invalid_steps"])
+    expect(JSON.stringify(over.body.error)).toContain("tool_input_too_large")
+  })
+
+  it("the step tree is at most 1,000,000 bytes of canonical JSON: exactly that passes, one more is steps_payload_too_large", async () => {
+    // Sixteen tool steps of 62,400 characters each come to 999,121 bytes; the last takes the rest.
+    const steps = (bytes: number) => {
+      const tree = Array.from({ length: 16 }, () => ({ tool: { name: "grep", input: { blob: "x".repeat(62_400) } } }))
+      const last = tree[15]!.tool.input
+      last.blob += "x".repeat(bytes - JSON.stringify(tree).length)
+      return tree
+    }
+    expect(JSON.stringify(steps(1_000_000))).toHaveLength(1_000_000)
+    expect((await calls.create(toolRun(steps(1_000_000)))).status).toBe(201)
+    const over = await calls.create(toolRun(steps(1_000_001)))
+    expect([over.status, over.body.error.code]).toEqual([422, "steps_payload_too_large"])
+  })
+
   it("compile refusals carry their members: invalid_steps entries, a raw graph name's path", async () => {
     const invalid = await calls.create({ approval_mode: "bypass", steps: [{ tool: {} }] })
     expect(invalid.status).toBe(422)
@@ -266,5 +305,112 @@ describe("Run lifecycle over HTTP", () => {
     expect(run.deliverable_task_key).toBe("s1-model-1-c")
     const answer = (await calls.call("GET", `/${id}/tasks/s1-model-1-c`)).body.task
     expect(answer.output).toBe("echo: 3 matches")
+  })
+})
+
+describe("Create shell refusals through the server (runs supplement, Shell and check order)", () => {
+  const seed = { model: { prompt: "hello", model: { model: "local/echo" } } }
+  const code = (answer: { status: number; body: any }) => [answer.status, answer.body?.error?.code]
+
+  /** The owner (a human) creating runs in a workspace of its own. */
+  const ownerRuns = async () => {
+    const made = await request(server.baseUrl, "POST", "/agent_api/v1/workspaces", {
+      headers: { ...bearer(world.ownerToken), "idempotency-key": `owner-ws-${Date.now()}` },
+      body: { workspace: { name: "owner runs" } }
+    })
+    expect(made.status, JSON.stringify(made.body)).toBe(201)
+    let keys = 0
+    return (run: unknown) =>
+      request(server.baseUrl, "POST", `/agent_api/v1/workspaces/${made.body.workspace.public_id}/runs`, {
+        headers: { ...bearer(world.ownerToken), "idempotency-key": `owner-run-${++keys}` },
+        body: { run }
+      })
+  }
+  const publicIdOf = async (token: string) =>
+    (await request(server.baseUrl, "GET", "/agent_api/v1/profile", { headers: bearer(token) })).body.member
+      .public_id as string
+
+  it("422 graph_authoring_not_available, invalid_prompt_mechanism, prompt_template_missing, steps_payload_too_large", async () => {
+    expect(code(await calls.create({ approval_mode: "bypass", steps: [seed], nodes: [] }))).toEqual([
+      422,
+      "graph_authoring_not_available"
+    ])
+    expect(code(await calls.create({ approval_mode: "bypass", prompt_mechanism: "fancy", steps: [seed] }))).toEqual([
+      422,
+      "invalid_prompt_mechanism"
+    ])
+    expect(code(await calls.create({ approval_mode: "bypass", prompt_mechanism: "assembly", steps: [seed] }))).toEqual([
+      422,
+      "prompt_template_missing"
+    ])
+    const big = { model: { prompt: "x".repeat(1_000_001), model: { model: "local/echo" } } }
+    expect(code(await calls.create({ approval_mode: "bypass", steps: [big] }))).toEqual([
+      422,
+      "steps_payload_too_large"
+    ])
+  })
+
+  it("invalid_steps entries: seed_not_a_model_step, instructions_raw_only, tool_input_too_large at their paths", async () => {
+    const entries = async (run: unknown) => {
+      const answer = await calls.create(run)
+      expect(answer.status, JSON.stringify(answer.body)).toBe(422)
+      expect(answer.body.error.code).toBe("invalid_steps")
+      return answer.body.error.steps
+    }
+    expect(await entries({ ...toolRun([{ tool: { name: "grep" } }]), prompt_mechanism: "default" })).toContainEqual({
+      code: "seed_not_a_model_step",
+      path: "steps[0]"
+    })
+    const instructed = { model: { ...seed.model, instructions: "be brief" } }
+    expect(await entries({ approval_mode: "bypass", prompt_mechanism: "default", steps: [instructed] })).toContainEqual(
+      {
+        code: "instructions_raw_only",
+        path: "steps[0].model.instructions"
+      }
+    )
+    const input = { blob: "y".repeat(64 * 1024 + 1) }
+    expect(await entries(toolRun([{ tool: { name: "grep", input } }]))).toContainEqual({
+      code: "tool_input_too_large",
+      path: "steps[0].tool.input"
+    })
+  })
+
+  it("422 billing_subject_not_owned: a subject another user's run gave first; its first user and fresh subjects pass", async () => {
+    const asOwner = await ownerRuns()
+    expect((await asOwner({ approval_mode: "bypass", billing_subject: "team-blue", steps: [seed] })).status).toBe(201)
+    expect(code(await calls.create({ approval_mode: "bypass", billing_subject: "team-blue", steps: [seed] }))).toEqual([
+      422,
+      "billing_subject_not_owned"
+    ])
+    expect((await asOwner({ approval_mode: "bypass", billing_subject: "team-blue", steps: [seed] })).status).toBe(201)
+    for (let again = 0; again < 2; again++) {
+      const own = await calls.create({ approval_mode: "bypass", billing_subject: "agent-green", steps: [seed] })
+      expect([own.status, own.body.run?.billing_subject]).toEqual([201, "agent-green"])
+    }
+    expect(code(await asOwner({ approval_mode: "bypass", billing_subject: "agent-green", steps: [seed] }))).toEqual([
+      422,
+      "billing_subject_not_owned"
+    ])
+  })
+
+  it("403 not_authorized: a speaker the creator does not control; an agent names itself or its steward", async () => {
+    const steward = await publicIdOf(world.ownerToken)
+    const agent = world.agent.publicId
+    const named = await calls.create({ approval_mode: "bypass", speaker_public_id: steward, steps: [seed] })
+    expect([named.status, named.body.run?.requester_speaker_public_id]).toEqual([201, steward])
+    const itself = await calls.create({ approval_mode: "bypass", speaker_public_id: agent, steps: [seed] })
+    expect([itself.status, itself.body.run?.requester_speaker_public_id]).toEqual([201, agent])
+    const nobody = "0190f3a2-0000-7000-8000-00000000beef"
+    expect(code(await calls.create({ approval_mode: "bypass", speaker_public_id: nobody, steps: [seed] }))).toEqual([
+      403,
+      "not_authorized"
+    ])
+    const asOwner = await ownerRuns()
+    expect(code(await asOwner({ approval_mode: "bypass", speaker_public_id: agent, steps: [seed] }))).toEqual([
+      403,
+      "not_authorized"
+    ])
+    const plain = await asOwner({ approval_mode: "bypass", speaker_public_id: steward, steps: [seed] })
+    expect([plain.status, plain.body.run?.requester_speaker_public_id]).toEqual([201, steward])
   })
 })

@@ -2,7 +2,8 @@
 // server: the clock moves minutes): Idempotency-Key bounds, rule bounds and normalization, edits
 // (reasoning-only, fallback_models [] and null as the child's first input carries them), a
 // one-time schedule's clock (completed, then resume and verbs refused), a skipped occurrence while
-// an execution is unfinished, the executions' pages, and create on an archived conversation.
+// an execution is unfinished, the executions' pages, create on an archived conversation, the
+// lists' last pages (next_after null), read level's standing and an archived conversation's verbs.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -55,7 +56,11 @@ beforeAll(async () => {
   const account = await twoStewards(server, { owner: ["review-agent", "review-other"], member: [] })
   agent = account.ownerAgents[0] as ConnectedAgent
   other = account.ownerAgents[1] as ConnectedAgent
-  const made = await call("POST", "/workspaces", { workspace: { name: "review" } }, { "idempotency-key": "ws-rev" })
+  // The steward's workspace: one an agent made would be dedicated to it, fencing out its sibling as answerer.
+  const made = await request(server.baseUrl, "POST", "/agent_api/v1/workspaces", {
+    headers: { ...bearer(account.ownerToken), "idempotency-key": "ws-rev" },
+    body: { workspace: { name: "review" } }
+  })
   workspaceId = made.body.workspace.public_id
   const conversation = await call(
     "POST",
@@ -111,6 +116,26 @@ describe("Schedule create bounds", () => {
       rule: { kind: "interval", every_seconds: 600, starts_at: "2030-06-01T10:00:00.000Z" },
       next_run_at: "2030-06-01T10:00:00.000Z"
     })
+  })
+
+  it("a name of 255 characters (code points) is kept; 256 is 422 validation_failed naming name", async () => {
+    const rule = { kind: "interval", every_seconds: 600 }
+    const kept = await create({ prompt: "N", name: "😀".repeat(255), rule })
+    expect([kept.status, kept.body.schedule?.name]).toEqual([201, "😀".repeat(255)])
+    const long = await create({ prompt: "N", name: "n".repeat(256), rule })
+    expect([long.status, long.body.error.code]).toEqual([422, "validation_failed"])
+    expect(long.body.error.message).toContain("name")
+  })
+
+  it("run_at may be up to 10 calendar years ahead (leap days counted), not 10 × 365.25 days", async () => {
+    const bound = new Date(await serverNow(server))
+    bound.setUTCFullYear(bound.getUTCFullYear() + 10)
+    const at = (millis: number) => new Date(bound.getTime() + millis).toISOString()
+    const inside = await create({ prompt: "Far", rule: { kind: "once", run_at: at(-60_000) } })
+    expect(inside.status).toBe(201)
+    const beyond = await create({ prompt: "Farther", rule: { kind: "once", run_at: at(60_000) } })
+    expect([beyond.status, beyond.body.error.code]).toEqual([422, "validation_failed"])
+    expect(beyond.body.error.message).toContain("rule.run_at")
   })
 
   it("refuses a create on an archived conversation (409 conversation_archived)", async () => {
@@ -203,8 +228,9 @@ describe("Schedule workspace list", () => {
       )
       expect(page.status).toBe(200)
       seen.push(...page.body.schedules.map((each: { public_id: string }) => each.public_id))
-      if (page.body.pagination.next_after === null) break
+      // Every page holds a row: a next_after never leads to an empty page.
       expect(page.body.schedules).toHaveLength(1)
+      if (page.body.pagination.next_after === null) break
       after = page.body.pagination.next_after
     }
     const all = await call("GET", `/workspaces/${workspaceId}/schedules?limit=100`)
@@ -238,6 +264,17 @@ describe("Schedule executions", () => {
     expect(first.body.pagination.next_after).toBe(first.body.pagination.last_cursor)
     const second = await call("GET", `${one}/executions?limit=1&after=${first.body.pagination.next_after}`)
     expect(second.body.executions[0].child_conversation_public_id).toBe(children[1])
+    // The last page is full, yet nothing follows: next_after is null, last_cursor still the last row's.
+    expect(second.body.pagination.next_after).toBeNull()
+    expect(second.body.pagination.last_cursor).toEqual(expect.any(String))
+    const both = await call("GET", `${one}/executions?limit=2`)
+    expect(both.body.executions).toHaveLength(2)
+    expect(both.body.pagination).toEqual({ next_after: null, last_cursor: second.body.pagination.last_cursor })
+    const past = await call("GET", `${one}/executions?after=${second.body.pagination.last_cursor}`)
+    expect(past.body).toEqual({
+      executions: [],
+      pagination: { next_after: null, last_cursor: second.body.pagination.last_cursor }
+    })
     expect((await call("GET", `${one}/executions?after=nonsense`)).body.error.code).toBe("parameter_invalid")
   })
 })
@@ -296,5 +333,127 @@ describe("Schedule clocks and finished schedules", () => {
     expect(skipped.last_execution.input_public_id).toBe(ran.body.schedule.last_execution.input_public_id)
     const listed = await call("GET", `${schedules()}/${id}/executions`)
     expect(listed.body.executions).toHaveLength(1)
+  })
+})
+
+describe("Schedule list pages", () => {
+  it("a page holding the last rows answers next_after null, in both lists and both orders", async () => {
+    const made = await call(
+      "POST",
+      "/workspaces",
+      { workspace: { name: "pages" } },
+      { "idempotency-key": "ws-pages-review" }
+    )
+    const pagesWorkspace = made.body.workspace.public_id
+    const room = await call(
+      "POST",
+      `/workspaces/${pagesWorkspace}/conversations`,
+      { conversation: { title: "Pages" } },
+      { "idempotency-key": "conv-pages-review" }
+    )
+    const collection = `/workspaces/${pagesWorkspace}/conversations/${room.body.conversation.public_id}/schedules`
+    const ids: Array<string> = []
+    for (const n of [1, 2]) {
+      const schedule = { prompt: `P${n}`, rule: { kind: "interval", every_seconds: 600 } }
+      const answer = await call("POST", collection, { schedule }, { "idempotency-key": `pages-${n}` })
+      ids.push(answer.body.schedule.public_id)
+    }
+    for (const list of [collection, `/workspaces/${pagesWorkspace}/schedules`]) {
+      for (const order of ["asc", "desc"]) {
+        const expected = order === "asc" ? ids : [...ids].reverse()
+        const whole = await call("GET", `${list}?limit=2&order=${order}`)
+        expect(whole.body.schedules.map((each: { public_id: string }) => each.public_id)).toEqual(expected)
+        expect(whole.body.pagination.next_after).toBeNull()
+        const first = await call("GET", `${list}?limit=1&order=${order}`)
+        expect(first.body.schedules.map((each: { public_id: string }) => each.public_id)).toEqual([expected[0]])
+        const last = await call("GET", `${list}?limit=1&order=${order}&after=${first.body.pagination.next_after}`)
+        expect(last.body.schedules.map((each: { public_id: string }) => each.public_id)).toEqual([expected[1]])
+        expect(last.body.pagination.next_after).toBeNull()
+      }
+    }
+  })
+})
+
+describe("Schedule standing by level", () => {
+  it("read level reads, lists and pages executions; every write is 403 not_authorized", async () => {
+    const shared = await call(
+      "POST",
+      `/workspaces/${workspaceId}/conversations`,
+      { conversation: { title: "Read only", access: { default: "read" } } },
+      { "idempotency-key": "conv-read-level" }
+    )
+    const sharedId = shared.body.conversation.public_id
+    const made = await create({ prompt: "Watched", rule: { kind: "interval", every_seconds: 600 } }, "read", sharedId)
+    const id = made.body.schedule.public_id
+    const asOther = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(other.token), ...headers }, body })
+    const read = await asOther("GET", `${schedules(sharedId)}/${id}`)
+    expect(read.status).toBe(200)
+    expect(read.body.schedule.public_id).toBe(id)
+    const listed = await asOther("GET", schedules(sharedId))
+    expect(listed.body.schedules.map((each: { public_id: string }) => each.public_id)).toEqual([id])
+    const across = await asOther("GET", `/workspaces/${workspaceId}/schedules?limit=100`)
+    expect(across.body.schedules.map((each: { public_id: string }) => each.public_id)).toContain(id)
+    expect((await asOther("GET", `${schedules(sharedId)}/${id}/executions`)).status).toBe(200)
+    const writes = [
+      await asOther(
+        "POST",
+        schedules(sharedId),
+        { schedule: { prompt: "Mine", rule: { kind: "interval", every_seconds: 600 } } },
+        { "idempotency-key": "read-level-create" }
+      ),
+      await asOther("PATCH", `${schedules(sharedId)}/${id}`, { schedule: { name: "x", expected_lock_version: 0 } }),
+      ...(await Promise.all(
+        ["pause", "resume", "cancel", "run"].map((verb) => asOther("POST", `${schedules(sharedId)}/${id}/${verb}`))
+      ))
+    ]
+    for (const refused of writes) {
+      expect({ status: refused.status, code: refused.body.error?.code }).toEqual({
+        status: 403,
+        code: "not_authorized"
+      })
+    }
+    expect((await call("GET", `${schedules(sharedId)}/${id}`)).body.schedule).toMatchObject({
+      status: "active",
+      lock_version: 0,
+      last_execution: null
+    })
+  })
+})
+
+describe("Schedules of an archived conversation", () => {
+  it("read, list and page executions; every verb and PATCH is 409 conversation_archived until unarchived", async () => {
+    const made = await call(
+      "POST",
+      `/workspaces/${workspaceId}/conversations`,
+      { conversation: { title: "Shelved" } },
+      { "idempotency-key": "conv-shelved" }
+    )
+    const shelved = made.body.conversation.public_id
+    const created = await create({ prompt: "Shelf", rule: { kind: "interval", every_seconds: 600 } }, "shelf", shelved)
+    const id = created.body.schedule.public_id
+    expect((await call("POST", `/workspaces/${workspaceId}/conversations/${shelved}/archive`)).status).toBe(200)
+    expect((await call("GET", `${schedules(shelved)}/${id}`)).status).toBe(200)
+    expect((await call("GET", schedules(shelved))).body.schedules).toHaveLength(1)
+    expect((await call("GET", `${schedules(shelved)}/${id}/executions`)).status).toBe(200)
+    for (const verb of ["pause", "resume", "cancel", "run"]) {
+      const refused = await call("POST", `${schedules(shelved)}/${id}/${verb}`)
+      expect({ verb, status: refused.status, code: refused.body.error?.code }).toEqual({
+        verb,
+        status: 409,
+        code: "conversation_archived"
+      })
+    }
+    const patched = await call("PATCH", `${schedules(shelved)}/${id}`, {
+      schedule: { name: "x", expected_lock_version: 0 }
+    })
+    expect([patched.status, patched.body.error?.code]).toEqual([409, "conversation_archived"])
+    expect((await call("GET", `${schedules(shelved)}/${id}`)).body.schedule).toMatchObject({
+      status: "active",
+      lock_version: 0
+    })
+    expect((await call("POST", `/workspaces/${workspaceId}/conversations/${shelved}/unarchive`)).status).toBe(200)
+    const paused = await call("POST", `${schedules(shelved)}/${id}/pause`)
+    expect(paused.body.schedule).toMatchObject({ status: "paused", lock_version: 1 })
   })
 })

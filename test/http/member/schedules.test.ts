@@ -55,7 +55,14 @@ beforeAll(async () => {
   agent = account.ownerAgents[0] as ConnectedAgent
   other = account.ownerAgents[1] as ConnectedAgent
   humanToken = account.ownerToken
-  const made = await call("POST", "/workspaces", { workspace: { name: "schedules" } }, { "idempotency-key": "ws-sch" })
+  // The steward's workspace: one an agent made would be dedicated to it, fencing out its sibling as answerer.
+  const made = await call(
+    "POST",
+    "/workspaces",
+    { workspace: { name: "schedules" } },
+    { "idempotency-key": "ws-sch" },
+    humanToken
+  )
   workspaceId = made.body.workspace.public_id
   const conversation = await call(
     "POST",

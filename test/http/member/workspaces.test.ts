@@ -94,10 +94,12 @@ describe("create", () => {
     expect(dedicated.body.workspaces.map((w: { public_id: string }) => w.public_id)).toContain(
       created.body.workspace.public_id
     )
-    const undedicated = await call("GET", "/workspaces", ownerAgent.token)
-    expect(undedicated.body.workspaces.map((w: { public_id: string }) => w.public_id)).not.toContain(
-      created.body.workspace.public_id
-    )
+    for (const query of ["", "?dedicated_to_current_agent=false"]) {
+      const undedicated = await call("GET", `/workspaces${query}`, ownerAgent.token)
+      expect(undedicated.body.workspaces.map((w: { public_id: string }) => w.public_id)).not.toContain(
+        created.body.workspace.public_id
+      )
+    }
     expect((await call("GET", "/workspaces?dedicated_to_current_agent=true", ownerToken)).body.workspaces).toEqual([])
   })
 
@@ -122,6 +124,7 @@ describe("create", () => {
       "idempotency_key_required"
     )
     expect((await create(ownerToken, { name: "x" }, "k".repeat(256))).body.error.code).toBe("parameter_invalid")
+    expect((await create(ownerToken, { name: "x" }, "k".repeat(255))).status).toBe(201)
     expect((await create(ownerToken, {})).body.error.code).toBe("parameter_missing")
     expect((await create(ownerToken, { name: "x", metadata: { blob: "y".repeat(2100) } })).status).toBe(413)
     expect((await create(ownerToken, { name: "x", metadata: [1] })).body.error.code).toBe("validation_failed")
@@ -315,6 +318,20 @@ describe("messaging, overrides and principals", () => {
     )
     const cleared = await put({})
     expect(cleared.body.tool_provider_overrides).toEqual({ overrides: {}, lock_version: 1 })
+  })
+
+  it("override checks come before the lock: a stale lock_version still hears the 422; then it is stale_object", async () => {
+    const ws = (await create(ownerToken, { name: "Checked first" })).body.workspace
+    const put = (overrides: unknown) =>
+      call("PUT", `/workspaces/${ws.public_id}/tool_provider_overrides`, ownerToken, {
+        tool_provider_overrides: { overrides, lock_version: 7 }
+      })
+    const provider = "01900000-0000-7000-8000-000000000000"
+    expect((await put({ "svc.tools": provider })).body.error.code).toBe("reserved_namespace")
+    expect((await put({ "svc.other": provider })).body.error.code).toBe("validation_failed")
+    expect((await put({ "svc.memory": provider })).body.error.code).toBe("provider_not_eligible")
+    const stale = await put({})
+    expect([stale.status, stale.body.error.code]).toEqual([409, "stale_object"])
   })
 
   it("principals list every key, ordered by display name, never the system user", async () => {

@@ -194,13 +194,34 @@ describe("codes", () => {
       "http://127.0.0.1:7778/auth/callback"
     )
     expect(mismatch.body.error).toBe("invalid_grant")
+    const onTime = pkce()
+    const fourth = await approve(browser, authorizeUrl({ code_challenge: onTime.challenge, ...agent }))
+    server.clock.advance("299 seconds")
+    expect((await exchange(fourth.searchParams.get("code")!, onTime.verifier)).status).toBe(200)
     const late = pkce()
     const third = await approve(browser, authorizeUrl({ code_challenge: late.challenge, ...agent }))
-    server.clock.advance("301 seconds")
+    server.clock.advance("300 seconds")
     expect((await exchange(third.searchParams.get("code")!, late.verifier)).body.error).toBe("invalid_grant")
     const denied = await approve(browser, authorizeUrl({ code_challenge: pkce().challenge, ...agent }), "deny")
     expect(denied.searchParams.get("error")).toBe("access_denied")
     expect(denied.searchParams.get("state")).toBe("state-123")
+  })
+})
+
+describe("code verifiers (RFC 7636 §4.1: 43 to 128 unreserved characters)", () => {
+  const challengeOf = (verifier: string) => createHash("sha256").update(verifier).digest("base64url")
+
+  it("a verifier outside the grammar is refused even when its S256 matches the challenge", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    for (const verifier of ["a".repeat(42), "a".repeat(129), `${"a".repeat(42)}+`, `${"a".repeat(42)} `]) {
+      const landed = await approve(browser, authorizeUrl({ code_challenge: challengeOf(verifier), ...agent }))
+      const refused = await exchange(landed.searchParams.get("code")!, verifier)
+      expect([verifier, refused.status, refused.body.error]).toEqual([verifier, 400, "invalid_grant"])
+    }
+    for (const verifier of ["a".repeat(43), `${"A0-._~".repeat(21)}zz`]) {
+      const landed = await approve(browser, authorizeUrl({ code_challenge: challengeOf(verifier), ...agent }))
+      expect([verifier, (await exchange(landed.searchParams.get("code")!, verifier)).status]).toEqual([verifier, 200])
+    }
   })
 })
 

@@ -93,6 +93,14 @@ describe("polling", () => {
     expect((await poll(server, "dc-svc-v1-nonsense")).body.error).toBe("invalid_grant")
   })
 
+  it("a device authorization is still pending at 899 seconds and can be approved then", async () => {
+    const started = await startDevice(server, agentFields("just-in-time-agent"))
+    server.clock.advance("899 seconds")
+    expect((await poll(server, started.device_code)).body.error).toBe("authorization_pending")
+    expect((await decide(owner, started.user_code, "approve")).status).toBe(200)
+    expect((await poll(server, started.device_code)).status).toBe(200)
+  })
+
   it("Device authorization: any → expired after 900 seconds", async () => {
     const started = await startDevice(server, agentFields("late-agent"))
     server.clock.advance("901 seconds")

@@ -81,6 +81,21 @@ describe("the gate", () => {
     }
   })
 
+  it("the gate is judged before the Idempotency-Key: a member without one is 403 administrator_required", async () => {
+    const budget = `${budgetsOf(memberId)}/${randomUUID()}`
+    for (const [method, path] of [
+      ["POST", budgetsOf(memberId)],
+      ["PATCH", budget],
+      ["POST", `${budget}/revocation`]
+    ] as const) {
+      const refused = await request(server.baseUrl, method, path, {
+        headers: bearer(member),
+        body: window("2031-01-01T00:00:00Z", null)
+      })
+      expect([refused.status, refused.body.error.code], `${method} ${path}`).toEqual([403, "administrator_required"])
+    }
+  })
+
   it("an agent's budget only by its steward: another administrator is 403 user_not_administrable", async () => {
     const body = window("2031-01-01T00:00:00Z", "2031-02-01T00:00:00Z")
     const byAdmin = await budgetWrite(server, admin, "POST", budgetsOf(agentId), body)
@@ -325,6 +340,33 @@ describe("adjust and revoke", () => {
     const otherTarget = await adjustBudget(server, owner, ownerId, mine.body.budget.public_id, "credit", "2", key)
     expect(otherTarget.status).toBe(409)
     expect(otherTarget.body.error.code).toBe("idempotency_envelope_mismatch")
+  })
+
+  it("every budget write needs an Idempotency-Key; an open replays its 201 verbatim, marked replayed", async () => {
+    const body = window("2042-01-01T00:00:00Z", "2042-06-01T00:00:00Z", "3")
+    const key = randomUUID()
+    const opened = await budgetWrite(server, owner, "POST", budgetsOf(memberId), body, key)
+    expect(opened.status).toBe(201)
+    const replay = await budgetWrite(server, owner, "POST", budgetsOf(memberId), body, key)
+    expect(replay.status).toBe(201)
+    expect(replay.headers.get("idempotency-replayed")).toBe("true")
+    expect(replay.body).toEqual(opened.body)
+    const path = `${budgetsOf(memberId)}/${opened.body.budget.public_id}`
+    for (const [method, route, sent] of [
+      ["PATCH", path, { budget: { kind: "credit", amount: "1", reason: "keyless" } }],
+      ["POST", `${path}/revocation`, { revocation: { reason: "keyless" } }]
+    ] as const) {
+      for (const headers of [bearer(owner), { ...bearer(owner), "idempotency-key": " " }]) {
+        const refused = await request(server.baseUrl, method, route, { headers, body: sent })
+        expect([refused.status, refused.body.error.code]).toEqual([400, "idempotency_key_required"])
+      }
+    }
+    const [row] = await sql(
+      (s) => s<{ credited: string; revoked: boolean }>`
+        SELECT credited_amount::text AS credited, revoked_at IS NOT NULL AS revoked FROM budgets
+        WHERE public_id = ${opened.body.budget.public_id}`
+    )
+    expect(row).toEqual({ credited: "3", revoked: false })
   })
 
   it("a key another administrator used on the same budget with another body is 409 idempotency_envelope_mismatch", async () => {

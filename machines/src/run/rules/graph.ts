@@ -13,6 +13,7 @@ import {
   runEffects as fx,
   type InsertInputParams,
   type InsertTasksParams,
+  type NarrateOnHostParams,
   type NotifyExecutorsParams,
   type OpenRoundParams,
   type RecordDefaultRunnerParams,
@@ -56,6 +57,7 @@ export type EffectRequest =
   | { readonly type: typeof fx.addressCalls; readonly params: AddressCallsParams }
   | { readonly type: typeof fx.callKernel; readonly params: CallKernelParams }
   | { readonly type: typeof fx.replyToHost; readonly params: ReplyToHostParams }
+  | { readonly type: typeof fx.narrateOnHost; readonly params: NarrateOnHostParams }
   | { readonly type: typeof fx.returnResult; readonly params: ReturnResultParams }
   | { readonly type: typeof fx.insertInput; readonly params: InsertInputParams }
   | { readonly type: typeof fx.updateInput; readonly params: UpdateInputParams }

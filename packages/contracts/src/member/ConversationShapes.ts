@@ -5,6 +5,7 @@
 import { Schema, SchemaTransformation } from "effect"
 import { coded, specCode } from "../Codes.ts"
 import { EffectiveModel, StreamItem } from "./InferenceRequests.ts"
+import { RunnerEffects, TaskStatus } from "./RunShapes.ts"
 
 /**
  * A body read in two passes, as the named-agent PUT is: `shape` holds the members' JSON types (an
@@ -44,7 +45,7 @@ export const vocabulary = <const Literals extends ReadonlyArray<string>>(literal
 
 export const accessLevels = ["full", "read", "none"] as const
 
-/** Nested blocks whose inner shape is open (usage, context, usage_summary, runner_effects, rounds). */
+/** Nested blocks whose inner shape is open (usage, context, usage_summary). */
 const Block = Schema.Record(Schema.String, Schema.Unknown)
 
 export const Speaker = Schema.Struct({
@@ -204,6 +205,18 @@ export const turnStatuses = ["pending", "running", "completed", "failed", "cance
 export const turnVisibilities = ["visible", "hidden", "excluded_from_context"] as const
 export const variantSources = ["inference", "run", "edit", "fallback", "fork"] as const
 
+/** A run-backed candidate's mainline round (its run's model rounds, in authoring order). */
+export const VariantRound = Schema.Struct({
+  task_key: Schema.String,
+  status: TaskStatus,
+  visibility: Schema.String,
+  text_preview: Schema.optionalKey(Schema.String),
+  text_bytes: Schema.optionalKey(Schema.Number),
+  usage: Schema.optionalKey(Block),
+  started_at: Schema.optionalKey(Schema.DateFromString),
+  completed_at: Schema.optionalKey(Schema.DateFromString)
+})
+
 /** A candidate of a turn's deck. */
 export const Variant = Schema.Struct({
   public_id: Schema.String,
@@ -220,10 +233,10 @@ export const Variant = Schema.Struct({
   failure_reason_key: Schema.NullOr(Schema.String),
   origin_variant_public_id: Schema.NullOr(Schema.String),
   run_public_id: Schema.NullOr(Schema.String),
-  rounds: Schema.Array(Block).annotate({
-    description: "run-backed: the run's mainline rounds [{task_key, status, visibility, ...}]; [] otherwise"
+  rounds: Schema.Array(VariantRound).annotate({
+    description: "run-backed: the run's mainline rounds; [] otherwise"
   }),
-  runner_effects: Schema.NullOr(Block),
+  runner_effects: Schema.NullOr(RunnerEffects).annotate({ description: "run-backed: its run's; null otherwise" }),
   memory_context: Schema.NullOr(MemoryContext).annotate({ description: "null means the default roots" }),
   created_at: Schema.DateFromString
 })

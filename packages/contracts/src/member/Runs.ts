@@ -10,6 +10,7 @@ import { IdempotencyKeyHeader, IdempotencyKeyMaxBytes, Idempotent } from "../Ide
 import { MemberAuthentication } from "./Caller.ts"
 import { optionalBody } from "./ConversationShapes.ts"
 import { DefaultRunnerBody } from "./Conversations.ts"
+import { StreamItem } from "./InferenceRequests.ts"
 import {
   RunAppended,
   RunCreated,
@@ -63,6 +64,12 @@ export const SealedRequestResponse = Schema.Struct({
       instructions: Schema.optionalKey(Schema.String)
     })
   })
+})
+
+/** A standalone run's feed replayed (runs supplement "Run feed"), as the other replay streams. */
+export const RunEventsResponse = Schema.Struct({
+  events: Schema.Array(StreamItem),
+  pagination: Schema.Struct({ next_after: Schema.NullOr(Schema.String), watermark: Schema.Number })
 })
 
 const collection = "/agent_api/v1/workspaces/:workspace_id/runs"
@@ -133,6 +140,15 @@ export class RunsGroup extends HttpApiGroup.make("runs")
     })
       .annotate(IdempotencyKeyMaxBytes, 36)
       .middleware(Idempotent),
+    HttpApiEndpoint.get("events", `${one}/events`, {
+      params,
+      query: { after: Schema.optional(Schema.String), limit: Schema.optional(Schema.String) },
+      success: RunEventsResponse,
+      error: errors
+    }).annotate(
+      OpenApi.Description,
+      "A standalone run's feed: limit 1 to 200 (default 100); a hosted run's is its conversation's (409 conversation_hosted)."
+    ),
     HttpApiEndpoint.get("phases", `${one}/phases`, { params, success: RunPhases, error: errors }),
     HttpApiEndpoint.get("graph", `${one}/graph`, { params, success: RunGraph, error: errors }),
     HttpApiEndpoint.get("transcript", `${one}/transcript`, {

@@ -4,11 +4,11 @@
 // gate first, then members (absent 400 parameter_missing, outside the grammar 422
 // validation_failed). Budget writes share one Idempotency-Key scope per caller.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, Forbidden, NotFound, Unprocessable } from "../Errors.ts"
 import { IdempotencyKeyHeader, IdempotencyScope, Idempotent } from "../Idempotency.ts"
 import { optionalBody } from "../member/ConversationShapes.ts"
-import { PlatformAuthentication } from "./Caller.ts"
+import { type CurrentPlatformCaller, PlatformAuthentication } from "./Caller.ts"
 
 const Amount = Schema.String.annotate({ description: "An exact decimal string, trailing fractional zeros dropped" })
 
@@ -33,6 +33,16 @@ export const BudgetEntry = Schema.Struct({
 })
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+
+/**
+ * Budget administration is for a live human owner or admin (else 403 administrator_required),
+ * judged before the Idempotency-Key as every door authorizes before idempotency; the domain judges
+ * the same gate again with the target (the budget pages reach it without this API).
+ */
+export class BudgetAdministrator extends HttpApiMiddleware.Service<
+  BudgetAdministrator,
+  { requires: CurrentPlatformCaller }
+>()("@troupe/contracts/platform/BudgetAdministrator", { error: [Forbidden] }) {}
 
 const userParams = { user_public_id: Schema.String }
 const budgetParams = { ...userParams, public_id: Schema.String }
@@ -76,5 +86,6 @@ export class BudgetsGroup extends HttpApiGroup.make("budgets")
       .middleware(Idempotent)
       .annotate(IdempotencyScope, writeScope)
   )
+  .middleware(BudgetAdministrator)
   .middleware(PlatformAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Platform: budgets" })) {}

@@ -42,3 +42,31 @@ export const callerOfHuman = (user: {
   },
   human: { id: user.id, accountId: user.account_id, kind: "human" }
 })
+
+/**
+ * A member of an account as the caller of domain commands made on its behalf (a run's creator, a
+ * kernel call's author): a human counts itself, an agent its steward.
+ */
+export const callerOfUser = (
+  user: {
+    readonly id: bigint
+    readonly kind: "human" | "agent"
+    readonly public_id: string
+    readonly handle: string
+    readonly display_name: string
+    readonly configuration: unknown
+    readonly steward_id: bigint | null
+  },
+  accountId: bigint
+): Caller => ({
+  user: {
+    id: user.id,
+    accountId,
+    kind: user.kind,
+    publicId: user.public_id,
+    handle: user.handle,
+    displayName: user.display_name,
+    configuration: user.configuration
+  },
+  human: { id: user.steward_id ?? user.id, accountId, kind: "human" }
+})

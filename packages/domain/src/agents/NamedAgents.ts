@@ -18,6 +18,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { allocateHandle } from "../accounts/HandleChanges.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
+import { codePointLength } from "../kernel/Text.ts"
 import {
   type ConfigurationView,
   renderConfiguration,
@@ -123,7 +124,7 @@ const declarerOf = Effect.fnUntraced(function* (callerId: bigint) {
 export const preparePut = Effect.fnUntraced(function* (callerId: bigint, name: string) {
   const declarer = yield* declarerOf(callerId)
   const identifier = `${declarer.agent_identifier}/${name}`
-  if (identifier.length > limits.identifier) {
+  if (codePointLength(identifier) > limits.identifier) {
     return yield* invalid("agent_identifier", `${identifier} would be longer than ${limits.identifier} characters`)
   }
   const existing = yield* (yield* Named.NamedAgentsRepository).findByName(declarer.id, name)

@@ -104,6 +104,9 @@ export const validateAuthorize = (query: URLSearchParams, policy: RedirectPolicy
 
 const s256 = (verifier: string) => createHash("sha256").update(verifier).digest("base64url")
 
+/** RFC 7636 §4.1: a verifier is 43 to 128 unreserved characters; any other never matches. */
+const wellFormedVerifier = (verifier: string) => /^[A-Za-z0-9._~-]{43,128}$/.test(verifier)
+
 export class ApplicationLogin extends Context.Service<
   ApplicationLogin,
   {
@@ -189,7 +192,11 @@ export class ApplicationLogin extends Context.Service<
           }
           const expected = Buffer.from(row.code_challenge)
           const actual = Buffer.from(s256(input.codeVerifier))
-          if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) {
+          if (
+            !wellFormedVerifier(input.codeVerifier) ||
+            expected.length !== actual.length ||
+            !timingSafeEqual(expected, actual)
+          ) {
             return yield* new InvalidCode({ reason: "The code verifier does not match" })
           }
           const consequence = row.consequence as { mode: "connect" | "login"; registration: DeviceRequest | null }

@@ -18,6 +18,7 @@ import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { assemble, type Block, compactable, type HistoryOutcome, type Message } from "./Assembly.ts"
 import { Conversations, type Refused, type Standing } from "./Conversations.ts"
 import { compactionPolicyOf, counterFor, historyBoundOf, historyTurns, loadMaterial, servesText } from "./Replies.ts"
+import { unarchived } from "./Settings.ts"
 import { levelOf } from "./Standing.ts"
 import { chainOf } from "./Timeline.ts"
 import { type TurnView, turnView } from "./Views.ts"
@@ -110,7 +111,7 @@ export class ConversationContext extends Context.Service<
       const db = withDatabase(yield* SqlClient)
       const repository = ConversationsRepository.make
 
-      /** The addressee: the named agent (active, at full level here), else the stored answerer. */
+      /** The addressee: the named agent (active, full here, may write in the workspace), else the stored answerer. */
       const answererOf = (target: Standing, named: string | null | undefined) =>
         Effect.gen(function* () {
           const stored = (yield* conversations.people([target.row.answerer_id])).get(target.row.answerer_id)!
@@ -120,7 +121,12 @@ export class ConversationContext extends Context.Service<
             : yield* conversations.principal(target.workspaceAccountId, { handle: named })
           if (found === undefined) return yield* invalid("principal_unknown", "answering_user_public_id names nobody")
           const level = levelOf(target.row, { user: found })
-          if (found.kind !== "agent" || found.status !== "active" || level !== "full") {
+          if (
+            found.kind !== "agent" ||
+            found.status !== "active" ||
+            level !== "full" ||
+            !(yield* conversations.mayWrite(target, found))
+          ) {
             return yield* invalid("answerer_not_eligible", "answering_user_public_id may not answer here")
           }
           return found
@@ -213,7 +219,11 @@ export class ConversationContext extends Context.Service<
 
       const compaction = (caller: Caller, workspaceId: string, conversationId: string, members: CompactionMembers) =>
         Effect.gen(function* () {
-          const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+          // An archived conversation answers 409 conversation_archived before busy or any 422.
+          const target = yield* Effect.flatMap(
+            conversations.standing(caller, workspaceId, conversationId, "write"),
+            unarchived
+          )
           const tail = yield* db(
             Effect.flatMap(repository, (rows) =>
               Effect.flatMap(chainOf(rows, target.row), (chain) =>

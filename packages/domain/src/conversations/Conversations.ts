@@ -16,6 +16,7 @@ import {
   type SpeakerRow
 } from "@troupe/storage/repositories/Conversations"
 import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
@@ -28,10 +29,18 @@ import { Absent, BadParameter, Invalid, type NotPermitted, Stale, StateConflict 
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { RunDefinition } from "../runs/Runs.ts"
 import { type Workspace, Workspaces } from "../workspaces/Workspaces.ts"
+import { withHostedRuns } from "./Accounting.ts"
 import { contactRefusal } from "./Contact.ts"
 import { makeConversationReplies } from "./Replies.ts"
 import { defaultRunnerBlock, judgeMemoryContext, judgeRunner, type MemoryContextMembers } from "./Settings.ts"
-import { judgeStanding, type Level, levelOf, type StoredAccess } from "./Standing.ts"
+import {
+  agentWrites,
+  judgeStanding,
+  type Level,
+  levelOf,
+  type StoredAccess,
+  type WorkspaceWriters
+} from "./Standing.ts"
 import {
   type ConversationSummaryView,
   type ConversationView,
@@ -106,6 +115,8 @@ export interface Standing {
   readonly workspaceAccountId: bigint
   /** The workspace's messaging policy (the contact rule reads it). */
   readonly messaging: Workspace["messaging"]
+  /** Who may write in the workspace (an addressed answerer is judged against it). */
+  readonly workspace: WorkspaceWriters
   readonly level: Level
   /** The caller's human (whose user/ memory the default root reaches). */
   readonly callerHumanId: bigint
@@ -179,6 +190,11 @@ export class Conversations extends Context.Service<
       accountId: bigint,
       who: { readonly publicId?: string | undefined; readonly handle?: string | undefined }
     ) => Effect.Effect<SpeakerRow | undefined>
+    /** Whether an agent may write in the conversation's workspace, as an addressed answerer must. */
+    readonly mayWrite: (
+      standing: Standing,
+      agent: { readonly id: bigint; readonly steward_id: bigint | null }
+    ) => Effect.Effect<boolean>
     readonly view: (standing: Standing) => Effect.Effect<ConversationView>
     readonly create: (
       caller: Caller,
@@ -245,7 +261,8 @@ export class Conversations extends Context.Service<
       const repository = yield* ConversationsRepository
       const definition = yield* ConversationDefinition
       const actors = (yield* ActorHost).ref(definition)
-      const db = yield* withRepositories(ConversationsRepository, ExecutorsRepository)
+      const db = yield* withRepositories(ConversationsRepository, ExecutorsRepository, NamedAgentsRepository)
+      const catalog = yield* ModelCatalog
 
       const people = (ids: ReadonlyArray<bigint>) =>
         Effect.map(db(repository.speakers(ids)), (rows) => new Map(rows.map((row) => [row.id, row])) as People)
@@ -283,6 +300,7 @@ export class Conversations extends Context.Service<
             workspacePublicId: workspace.public_id,
             workspaceAccountId: workspace.account_id,
             messaging: workspace.messaging,
+            workspace,
             level,
             callerHumanId: caller.human.id
           }
@@ -317,7 +335,8 @@ export class Conversations extends Context.Service<
 
       const view = (target: Standing) =>
         Effect.gen(function* () {
-          const row = (yield* db(repository.findConversation(target.row.public_id))) ?? target.row
+          const stored = (yield* db(repository.findConversation(target.row.public_id))) ?? target.row
+          const row = { ...stored, ...withHostedRuns(catalog, stored, yield* db(repository.hostedRunUsage(stored.id))) }
           const known = yield* people([...peopleOfConversation(row), target.callerHumanId])
           const queue = yield* db(repository.queueOf(row.id))
           const page = yield* streams.read(definition.stream(row.public_id), undefined, 1).pipe(Effect.orDie)
@@ -325,7 +344,10 @@ export class Conversations extends Context.Service<
             workspacePublicId: target.workspacePublicId,
             callerHumanPublicId: known.get(target.callerHumanId)?.public_id ?? null,
             held: queue.filter((input) => input.origin !== "task_result" && input.origin !== "child").length,
-            latestCursor: page.pagination.watermark > 0 ? encodeStreamCursor(BigInt(page.pagination.watermark)) : null,
+            latestCursor:
+              page.pagination.watermark > 0
+                ? encodeStreamCursor(definition.stream(row.public_id), BigInt(page.pagination.watermark))
+                : null,
             defaultRunner: yield* db(defaultRunnerBlock(row))
           })
         })
@@ -373,16 +395,22 @@ export class Conversations extends Context.Service<
           return { default: access.default, entries } satisfies StoredAccess
         })
 
-      const answererOf = (caller: Caller, accountId: bigint, named: string | null | undefined) =>
+      /** The named answerer: an active agent of the account that may write in the workspace. */
+      const answererOf = (caller: Caller, workspace: Workspace, named: string | null | undefined) =>
         Effect.gen(function* () {
           if (named === undefined || named === null) return caller.user.id
           const found = isUuid(named)
-            ? yield* principal(accountId, { publicId: named })
-            : yield* principal(accountId, { handle: named })
-          if (found === undefined || found.kind !== "agent" || found.status !== "active") {
+            ? yield* principal(workspace.account_id, { publicId: named })
+            : yield* principal(workspace.account_id, { handle: named })
+          if (
+            found === undefined ||
+            found.kind !== "agent" ||
+            found.status !== "active" ||
+            !(yield* db(agentWrites(workspace, found)))
+          ) {
             return yield* new Invalid({
               code: "answerer_not_eligible",
-              message: "answering_user_public_id must name an active agent of the account"
+              message: "answering_user_public_id must name an active agent of the account that may write here"
             })
           }
           return found.id
@@ -459,11 +487,12 @@ export class Conversations extends Context.Service<
         send,
         people,
         principal,
+        mayWrite: (target, agent) => db(agentWrites(target.workspace, agent)),
         view,
         create: (caller, workspaceId, members) =>
           Effect.gen(function* () {
             const workspace = yield* workspaces.writable(caller, workspaceId)
-            const answerer = yield* answererOf(caller, workspace.account_id, members.answering_user_public_id)
+            const answerer = yield* answererOf(caller, workspace, members.answering_user_public_id)
             yield* db(contactRefusal(caller, workspace, answerer))
             const answererRow = (yield* people([answerer])).get(answerer)!
             const runner =
@@ -525,6 +554,7 @@ export class Conversations extends Context.Service<
               workspacePublicId: workspace.public_id,
               workspaceAccountId: workspace.account_id,
               messaging: workspace.messaging,
+              workspace,
               level: "full",
               callerHumanId: caller.human.id
             })

@@ -18,6 +18,7 @@ import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Context, Effect, Layer } from "effect"
 import type { Caller } from "../accounts/Caller.ts"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
+import { tenYearsAfter } from "../kernel/Calendar.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, Invalid, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
@@ -79,7 +80,6 @@ const storedMembers = [...storedReplyMembers, "visible_in_context"]
 
 const frozenMembers = ["kind", "role", "answering_user_public_id", "speaker_public_id"]
 const twoMinutes = 2 * 60 * 1000
-const tenYears = 10 * 365.25 * 24 * 60 * 60 * 1000
 const durationUnits: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 
 /** A party to an acceptance as it judges and shows one (a people row, or the caller). */
@@ -113,7 +113,8 @@ export const dueAtOf = (members: InputMembers, at: Date) =>
     }
     if (deliver_in != null) {
       const amount = Number(deliver_in.slice(0, -1)) * durationUnits[deliver_in.at(-1)!]!
-      if (amount > tenYears) return yield* invalid("deliver_at_too_far", "deliver_in is more than 10 years away")
+      if (at.getTime() + amount > tenYearsAfter(at.getTime()))
+        return yield* invalid("deliver_at_too_far", "deliver_in is more than 10 years away")
       return amount === 0 ? null : at.getTime() + amount
     }
     if (deliver_at == null) return undefined
@@ -125,7 +126,7 @@ export const dueAtOf = (members: InputMembers, at: Date) =>
       })
     }
     if (parsed < at.getTime() - twoMinutes) return yield* invalid("deliver_at_in_past", "deliver_at is in the past")
-    if (parsed > at.getTime() + tenYears)
+    if (parsed > tenYearsAfter(at.getTime()))
       return yield* invalid("deliver_at_too_far", "deliver_at is more than 10 years away")
     return parsed <= at.getTime() ? null : parsed
   })
@@ -413,7 +414,12 @@ export class Inputs extends Context.Service<
                   : invalid("principal_unknown", "answering_user_public_id names nobody")
               }
               const level = levelOf(target.row, { user: found })
-              if (found.kind !== "agent" || found.status !== "active" || level !== "full") {
+              if (
+                found.kind !== "agent" ||
+                found.status !== "active" ||
+                level !== "full" ||
+                !(yield* conversations.mayWrite(target, found))
+              ) {
                 return yield* invalid("answerer_not_eligible", "answering_user_public_id may not answer here")
               }
               answerer = found

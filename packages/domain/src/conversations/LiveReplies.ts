@@ -97,7 +97,9 @@ export class LiveReplies extends Context.Service<
         sample,
         cursor: (conversationId) =>
           Effect.map(Effect.orDie(streams.read(conversation.stream(conversationId), undefined, 1)), (page) =>
-            page.pagination.watermark === 0 ? "" : encodeStreamCursor(BigInt(page.pagination.watermark))
+            page.pagination.watermark === 0
+              ? ""
+              : encodeStreamCursor(conversation.stream(conversationId), BigInt(page.pagination.watermark))
           )
       })
     })

@@ -16,12 +16,13 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { accountCostUnit, recordPayer, refused } from "../budgets/Admission.ts"
-import { emptyUsageSummary, makeInferenceAttempts } from "../inference/Attempts.ts"
+import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
 import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import { decodeHostedPlan, insertHosted, planHosted } from "../runs/HostedRuns.ts"
+import { withSample } from "./Accounting.ts"
 import {
   assemble,
   type Count,
@@ -282,8 +283,6 @@ const textCall = (
 })
 
 export const makeConversationReplies = (catalog: Catalog): ConversationReplies => {
-  const attempts = makeInferenceAttempts(catalog, () => "")
-
   /** A reply's prompt for its input: material assembled under the input's history bound. */
   const assembleReply = (conversation: ConversationRow, inputId: string, model: string) =>
     Effect.gen(function* () {
@@ -445,24 +444,14 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
         reasoning_effort: reasoning === null ? null : (chosen.reasoning_effort ?? reasoning.default_effort)
       }
     },
-    account: (conversation, usage, model) => {
-      const found = catalog.find(model)
-      const input = Number(usage.input_tokens ?? 0)
-      const output = Number(usage.output_tokens ?? 0)
-      const window = found?.context_window ?? 0
-      return {
-        usageSummary: attempts.addUsage(attempts.countAttempt(conversation.usage_summary), usage),
-        context: {
-          used_tokens: input + output,
-          input_tokens: input,
-          output_tokens: output,
-          ...(usage.cache_read_tokens === undefined ? {} : { cache_read_tokens: usage.cache_read_tokens }),
-          window_tokens: window,
-          used_percent: window === 0 ? 0 : Math.round(((input + output) / window) * 10000) / 100,
-          as_of_model: { provider_id: found?.provider ?? model.split("/")[0], model_ref: model }
-        }
-      }
-    }
+    account: (conversation, sample) =>
+      Effect.map(
+        Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.findRequest(sample.requestId)),
+        (request) =>
+          request === undefined
+            ? undefined
+            : withSample(catalog, conversation, request.usage_summary, sample.usage, sample.model)
+      )
   }
 }
 

@@ -3,6 +3,7 @@
 // the answerer, else the caller's access entry, else access.default. Writes add, in order: a read
 // level is 403 not_authorized, then the workspace's write standing.
 import type { ConversationRow, StandingWorkspace } from "@troupe/storage/repositories/Conversations"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { Effect } from "effect"
 import type { Caller } from "../accounts/Caller.ts"
 import { Absent, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
@@ -51,6 +52,27 @@ export const writeStanding = (workspace: StandingWorkspace, caller: Caller) => {
     ? Effect.void
     : Effect.fail(new StateConflict({ code: "workspace_not_active", message: "The workspace is not active" }))
 }
+
+/** What an answerer's write standing reads of a workspace: who sees it and whom it is dedicated to. */
+export type WorkspaceWriters = Pick<StandingWorkspace, "owner_id" | "access_mode" | "dedicated_agent_id">
+
+/**
+ * Whether the agent `agent` may write in the workspace, as an answerer must (spec "Create rules";
+ * supplement "Inputs": fenced is not eligible): its steward sees the workspace, and the dedication
+ * fence passes it. A named definition passes the fence where its declarer does (instance scope)
+ * or always (steward scope); only an agent the fence would refuse costs a read.
+ */
+export const agentWrites = Effect.fnUntraced(function* (
+  workspace: WorkspaceWriters,
+  agent: { readonly id: bigint; readonly steward_id: bigint | null }
+) {
+  const steward = agent.steward_id
+  if (steward === null || (steward !== workspace.owner_id && workspace.access_mode !== "account_wide")) return false
+  const dedicated = workspace.dedicated_agent_id
+  if (dedicated === null || dedicated === agent.id) return true
+  const named = yield* (yield* NamedAgentsRepository).findByUserId(agent.id)
+  return named !== undefined && (named.scope === "steward" || named.derived_from_id === dedicated)
+})
 
 /**
  * The standing judged from one read of a workspace and a conversation in it (the repository's

@@ -11,12 +11,14 @@ import {
   type TimelineTurnWithVariants,
   type TurnRow
 } from "@troupe/storage/repositories/Conversations"
+import { RunsRepository } from "@troupe/storage/repositories/Runs"
 import { Context, Effect, Layer } from "effect"
 import type { Caller } from "../accounts/Caller.ts"
 import { flagParameter } from "../kernel/Flags.ts"
 import { Idempotency, type ReceiptKey } from "../kernel/Idempotency.ts"
 import { Absent, BadParameter, Invalid, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
+import { type VariantRuns, variantRunsOf } from "../runs/VariantRuns.ts"
 import { Conversations, type Refused, type Standing } from "./Conversations.ts"
 import { unarchived } from "./Settings.ts"
 import { chainOf } from "./Timeline.ts"
@@ -150,6 +152,7 @@ export class Turns extends Context.Service<
       const idempotency = yield* Idempotency
       const catalog = yield* ModelCatalog
       const repository = yield* ConversationsRepository
+      const runs = yield* RunsRepository
       const db = yield* withRepositories(ConversationsRepository)
 
       const notFound = () => new Absent({ code: "not_found", message: "No such turn" })
@@ -158,9 +161,18 @@ export class Turns extends Context.Service<
       const writable = (caller: Caller, workspaceId: string, conversationId: string) =>
         Effect.flatMap(conversations.standing(caller, workspaceId, conversationId, "write"), unarchived)
 
+      /** The runs behind run-backed variants: their rounds and runner_effects, in one statement. */
+      const runsOf = (variants: ReadonlyArray<{ readonly run_public_id: string | null }>) => {
+        const runIds = [...new Set(variants.flatMap((variant) => variant.run_public_id ?? []))]
+        return runIds.length === 0
+          ? Effect.succeed<VariantRuns>(new Map())
+          : Effect.map(db(runs.tasksOfRuns(runIds)), variantRunsOf)
+      }
+
       /** The turns as the window shows them (their variants read with them), and one statement for their people. */
       const views = (turns: ReadonlyArray<TimelineTurnWithVariants>) =>
         Effect.gen(function* () {
+          const backing = yield* runsOf(turns.flatMap((turn) => turn.variants))
           const people = yield* conversations.people(
             turns.flatMap((turn) => [turn.speaker_id, turn.answerer_id].filter((id): id is bigint => id !== null))
           )
@@ -180,10 +192,16 @@ export class Turns extends Context.Service<
                 )
           const born = new Map(inputs.map((input) => [input.public_id, input] as const))
           return turns.map((turn) =>
-            turnView(turn, turn.variants, people, {
-              input: turn.input_public_id === null ? undefined : born.get(turn.input_public_id),
-              sources: sources.filter((source) => source.turn_public_id === turn.public_id)
-            })
+            turnView(
+              turn,
+              turn.variants,
+              people,
+              {
+                input: turn.input_public_id === null ? undefined : born.get(turn.input_public_id),
+                sources: sources.filter((source) => source.turn_public_id === turn.public_id)
+              },
+              backing
+            )
           )
         })
 
@@ -257,9 +275,10 @@ export class Turns extends Context.Service<
             const target = yield* conversations.standing(caller, workspaceId, conversationId, "read")
             const turn = yield* turnIn(target, turnId)
             const prompt = turn.kind === "direct_reply" ? turn.prompt_text : null
+            const backing = yield* runsOf(turn.variants)
             return {
               variants: turn.variants.map((variant) =>
-                variantView(variant, variant.public_id === turn.active_variant_public_id, prompt)
+                variantView(variant, variant.public_id === turn.active_variant_public_id, prompt, backing)
               ),
               turn: { public_id: turn.public_id, inherited: !turn.own }
             }
@@ -314,7 +333,7 @@ export class Turns extends Context.Service<
             const variant = (yield* db(repository.findVariant(variantId)))!
             return {
               turn: { public_id: turn.public_id, status: "running" as const },
-              variant: variantView(variant, false, turn.prompt_text)
+              variant: variantView(variant, false, turn.prompt_text, yield* runsOf([variant]))
             }
           }),
         activate: (caller, workspaceId, conversationId, turnId, variantId) =>
@@ -357,7 +376,12 @@ export class Turns extends Context.Service<
               concealed
             })
             const after = (yield* db(repository.findVariant(variant.public_id)))!
-            return variantView(after, false, turn.kind === "direct_reply" ? turn.prompt_text : null)
+            return variantView(
+              after,
+              false,
+              turn.kind === "direct_reply" ? turn.prompt_text : null,
+              yield* runsOf([after])
+            )
           }),
         setVisibility: (caller, workspaceId, conversationId, turnId, visibility) =>
           Effect.gen(function* () {

@@ -10,6 +10,7 @@ import type {
   TimelineTurnRow,
   VariantRow
 } from "@troupe/storage/repositories/Conversations"
+import type { VariantRuns } from "../runs/VariantRuns.ts"
 import { type MailInput, mailFields } from "./MailViews.ts"
 import { storedAccess } from "./Standing.ts"
 
@@ -193,31 +194,40 @@ export const inputView = (row: InputRow, conversationPublicId: string, people: S
 
 const statusOf = (status: string) => status as "pending" | "running" | "completed" | "failed" | "canceled" | "timed_out"
 
-export const variantView = (variant: VariantRow, active: boolean, promptText: string | null) => ({
-  public_id: variant.public_id,
-  source: variant.source as "inference" | "run" | "edit" | "fallback" | "fork",
-  status: statusOf(variant.status),
-  active,
-  ...(variant.concealed ? { concealed: true } : {}),
-  model: variant.model as {
-    provider_id: string
-    model_ref: string
-    reasoning_enabled: boolean
-    reasoning_effort: string | null
-  } | null,
-  preview: variant.content,
-  content_preview: variant.content,
-  content: variant.content,
-  ...(promptText === null ? {} : { prompt_text: promptText }),
-  usage: variant.usage as Record<string, unknown> | null,
-  failure_reason_key: variant.failure_reason_key,
-  origin_variant_public_id: variant.origin_variant_public_id,
-  run_public_id: variant.run_public_id,
-  rounds: [],
-  runner_effects: null,
-  memory_context: variant.memory_context as { bindings: Array<never> } | null,
-  created_at: variant.created_at
-})
+/** A candidate; a run-backed one shows its run's mainline rounds and runner_effects from `runs`. */
+export const variantView = (
+  variant: VariantRow,
+  active: boolean,
+  promptText: string | null,
+  runs: VariantRuns = new Map()
+) => {
+  const run = variant.run_public_id === null ? undefined : runs.get(variant.run_public_id)
+  return {
+    public_id: variant.public_id,
+    source: variant.source as "inference" | "run" | "edit" | "fallback" | "fork",
+    status: statusOf(variant.status),
+    active,
+    ...(variant.concealed ? { concealed: true } : {}),
+    model: variant.model as {
+      provider_id: string
+      model_ref: string
+      reasoning_enabled: boolean
+      reasoning_effort: string | null
+    } | null,
+    preview: variant.content,
+    content_preview: variant.content,
+    content: variant.content,
+    ...(promptText === null ? {} : { prompt_text: promptText }),
+    usage: variant.usage as Record<string, unknown> | null,
+    failure_reason_key: variant.failure_reason_key,
+    origin_variant_public_id: variant.origin_variant_public_id,
+    run_public_id: variant.run_public_id,
+    rounds: run?.rounds ?? [],
+    runner_effects: run?.runner_effects ?? null,
+    memory_context: variant.memory_context as { bindings: Array<never> } | null,
+    created_at: variant.created_at
+  }
+}
 
 /**
  * The turn's mail (MailViews.ts): the input it was born of (its sender and callback_result) and
@@ -232,7 +242,8 @@ export const turnView = (
   turn: TimelineTurnRow,
   variants: ReadonlyArray<VariantRow>,
   people: People,
-  mail: TurnMail = { input: undefined, sources: [] }
+  mail: TurnMail = { input: undefined, sources: [] },
+  runs: VariantRuns = new Map()
 ) => {
   const mine = variants.filter((variant) => variant.turn_id === turn.id)
   const activeRow = mine.find((variant) => variant.public_id === turn.active_variant_public_id) ?? null
@@ -242,7 +253,7 @@ export const turnView = (
       ? newest
       : null
   const reply = turn.kind === "direct_reply"
-  const active = activeRow === null ? null : variantView(activeRow, true, reply ? turn.prompt_text : null)
+  const active = activeRow === null ? null : variantView(activeRow, true, reply ? turn.prompt_text : null, runs)
   const speaker = speakerOf(people, turn.speaker_id)
   return {
     public_id: turn.public_id,
@@ -262,7 +273,7 @@ export const turnView = (
     input_public_id: turn.input_public_id,
     ...mailFields(mail.input, mail.sources),
     active_variant: active,
-    running_variant: runningRow === null ? null : variantView(runningRow, false, reply ? turn.prompt_text : null),
+    running_variant: runningRow === null ? null : variantView(runningRow, false, reply ? turn.prompt_text : null, runs),
     failure_reason_key: turn.failure_reason_key,
     created_at: turn.created_at
   }

@@ -6,7 +6,8 @@
 //   own conversation nor its parent or an ancestor.
 // - spawn {prompt, agent?, label?, lifetime?, wake?, wait?, default_runner_executor_public_id?,
 //   model?}: a child of the run's conversation (parent: it, the call's task key, the label) and
-//   its first input, written in one transaction as a schedule's execution is (Executions.ts).
+//   its first input, written in one transaction as a schedule's execution is (Executions.ts); its
+//   answerer an active agent that may write in the workspace (else answerer_not_eligible).
 // Each input carries the sender stamp and a callback (actors/bindings/mailReplies.ts: where its
 // reply returns). A standalone run has no conversation: its sends go out and nothing returns;
 // spawn refuses conversation_required.
@@ -23,7 +24,7 @@ import type { RunRow } from "@troupe/storage/repositories/Runs"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError } from "effect/sql/SqlError"
-import type { Caller } from "../accounts/Caller.ts"
+import { callerOfUser } from "../accounts/Caller.ts"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { childFirstInput, openChild } from "../conversations/Children.ts"
 import { contactRefusal } from "../conversations/Contact.ts"
@@ -94,19 +95,7 @@ export const ConversationMail = {
             )
           ))?.workspace.account_id
           if (accountId === undefined) return yield* Effect.fail(refusal("not_found", "The run's workspace is gone"))
-          const caller: Caller = {
-            user: {
-              id: creator.id,
-              accountId,
-              kind: creator.kind,
-              publicId: creator.public_id,
-              handle: creator.handle,
-              displayName: creator.display_name,
-              configuration: creator.configuration
-            },
-            human: { id: creator.steward_id ?? creator.id, accountId, kind: "human" }
-          }
-          return { caller, creator }
+          return { caller: callerOfUser(creator, accountId), creator }
         })
 
       const wakeReply = (creator: SpeakerRow, roundModel: string | null, lastReplyModel: string | null) =>
@@ -281,6 +270,9 @@ export const ConversationMail = {
           }
           if (answerer.kind !== "agent") {
             return yield* Effect.fail(refusal("answerer_not_eligible", "Only an agent answers a spawned conversation"))
+          }
+          if (!(yield* conversations.mayWrite(host, answerer))) {
+            return yield* Effect.fail(refusal("answerer_not_eligible", "agent may not write in this workspace"))
           }
           yield* Effect.mapError(db(contactRefusal(caller, host, answerer.id)), asRefusal)
           const runner =

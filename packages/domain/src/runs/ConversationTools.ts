@@ -14,7 +14,7 @@ import type { RunRow } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
-import type { Caller } from "../accounts/Caller.ts"
+import { type Caller, callerOfUser } from "../accounts/Caller.ts"
 import { judgeStanding, seesWorkspace } from "../conversations/Standing.ts"
 import { chainOf } from "../conversations/Timeline.ts"
 import { replayWindowMillis } from "../kernel/Idempotency.ts"
@@ -106,18 +106,7 @@ export const conversationTools = (run: RunRow, call: ToolCall) =>
       if (user === undefined || user.kind === "system") {
         return yield* Effect.fail<Refusal>({ code: "not_authorized", message: "The run's creator cannot act here" })
       }
-      return {
-        user: {
-          id: user.id,
-          accountId: user.account_id,
-          kind: user.kind,
-          publicId: user.public_id,
-          handle: user.handle,
-          displayName: user.display_name,
-          configuration: user.configuration
-        },
-        human: { id: user.steward_id ?? user.id, accountId: user.account_id, kind: "human" }
-      } satisfies Caller
+      return callerOfUser({ ...user, kind: user.kind }, user.account_id)
     })
 
     /**

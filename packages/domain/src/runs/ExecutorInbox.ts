@@ -10,10 +10,13 @@ import type { RunEvent } from "@troupe/machines/run/events"
 import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
+import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { type InboxRow, type InboxTaskRow, RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { callerOfUser } from "../accounts/Caller.ts"
+import { seesWorkspace, writeStanding } from "../conversations/Standing.ts"
 import type { CallerRow, ExecutorCaller } from "../executors/Executors.ts"
 import { isObject } from "../kernel/Json.ts"
 import { Absent, BadParameter, type Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
@@ -101,7 +104,7 @@ const viewOf = (row: InboxRow): InboxTaskView => {
     run_public_id: row.run_public_id,
     workspace_public_id: row.workspace_public_id,
     conversation_public_id: row.conversation_public_id,
-    parent_public_id: null,
+    parent_public_id: row.parent_public_id,
     task_key: row.task_key,
     started_at: row.dispatched_at,
     deadline_at: row.deadline_at ?? row.dispatched_at ?? new Date(0),
@@ -142,11 +145,19 @@ const steppedRow = (before: InboxTaskRow, task: TaskRow): InboxRow => ({
   task_kind: task.kind,
   run_public_id: before.run_public_id,
   workspace_public_id: before.workspace_public_id,
-  conversation_public_id: before.conversation_public_id
+  conversation_public_id: before.conversation_public_id,
+  parent_public_id: before.parent_public_id
 })
 
-/** The inbox's cursor: where a page stopped (dispatch time, run, key). */
-const Cursor = Schema.Struct({ at: Schema.String, run: Schema.String, key: Schema.String })
+/**
+ * The inbox's cursor: where a page stopped (dispatch time, run, key). A cursor whose time is no
+ * instant or whose run is no UUID was never issued: refused like one that is not JSON.
+ */
+const Cursor = Schema.Struct({
+  at: Schema.DateFromString,
+  run: Schema.String.check(Schema.makeFilter((run: string) => isUuid(run), { expected: "a run public id" })),
+  key: Schema.String
+})
 const encodeCursor = (row: InboxRow) =>
   Buffer.from(
     JSON.stringify({ at: row.dispatched_at?.toISOString() ?? "", run: row.run_public_id, key: row.task_key })
@@ -219,9 +230,15 @@ export class ExecutorInbox extends Context.Service<
       const runs = yield* RunsRepository
       const executors = yield* ExecutorsRepository
       const uploads = yield* UploadsRepository
+      const conversations = yield* ConversationsRepository
       const bus = yield* EventBus
       const actors = (yield* ActorHost).ref(yield* RunDefinition)
-      const db = yield* withRepositories(RunsRepository, ExecutorsRepository, UploadsRepository)
+      const db = yield* withRepositories(
+        RunsRepository,
+        ExecutorsRepository,
+        UploadsRepository,
+        ConversationsRepository
+      )
       /** When each task's or process's last frame was relayed (the cadence), forgotten once stale. */
       const lastFrame = new Map<string, number>()
       const forgetStale = (time: number) => {
@@ -270,13 +287,40 @@ export class ExecutorInbox extends Context.Service<
             (executor.manager_id === creatorId || executor.manager_id === stewardId)) ||
           (executor.assignment_scope === "agent_private" && executor.agent_id === creatorId))
 
+      /**
+       * Whether the run's creator still has write standing (spec "Claim grant conditions"): it is
+       * active (an agent, with its steward), and its workspace active. A standalone run's creator
+       * must also still see the workspace and pass its dedication fence; a hosted run's creator is
+       * its conversation's answerer, admitted there by the conversation (messaging may admit an
+       * agent the workspace's sight and fence would not), so only the workspace's state is judged.
+       */
+      const creatorStands = (row: InboxTaskRow) =>
+        db(
+          Effect.gen(function* () {
+            const stewardId = row.creator_steward_id
+            const people = yield* conversations.speakers(
+              stewardId === null ? [row.creator_id] : [row.creator_id, stewardId]
+            )
+            const creator = people.find((person) => person.id === row.creator_id)
+            const human = stewardId === null ? creator : people.find((person) => person.id === stewardId)
+            if (creator?.status !== "active" || human?.status !== "active") return false
+            const workspace = (yield* conversations.standingOf(row.workspace_public_id, null))?.workspace
+            if (workspace === undefined || workspace.state !== "active") return false
+            if (row.conversation_public_id !== null) return true
+            const caller = callerOfUser(creator, row.account_id)
+            if (!seesWorkspace(workspace, caller)) return false
+            const fenced: Effect.Effect<void, NotPermitted | StateConflict> = writeStanding(workspace, caller)
+            return yield* Effect.match(fenced, { onFailure: () => false, onSuccess: () => true })
+          })
+        )
+
       const at = Clock.currentTimeMillis
 
       return ExecutorInbox.of({
         list: (caller, after, limit) =>
           Effect.gen(function* () {
             const size = limit === undefined ? 50 : Number(limit)
-            if (!Number.isInteger(size) || size < 1 || size > 200) {
+            if (!/^\d{1,3}$/.test(limit ?? "50") || size < 1 || size > 200) {
               return yield* new BadParameter({ code: "parameter_invalid", message: "limit must be 1 to 200" })
             }
             const cursor = after === undefined || after === "" ? null : decodeCursor(after)
@@ -295,10 +339,7 @@ export class ExecutorInbox extends Context.Service<
                   managerId: executor.manager_id,
                   agentId: executor.agent_id
                 },
-                after:
-                  cursor === null
-                    ? null
-                    : { dispatchedAt: new Date(cursor.at), runPublicId: cursor.run, key: cursor.key },
+                after: cursor === null ? null : { dispatchedAt: cursor.at, runPublicId: cursor.run, key: cursor.key },
                 limit: size
               })
             )
@@ -331,7 +372,7 @@ export class ExecutorInbox extends Context.Service<
                 executor.kind === "tool_provider" &&
                 executor.announcement.tools.some((tool) => tool.name === row.tool_name),
               eligible: eligible(executor, row.creator_id, row.creator_steward_id),
-              authorized: true,
+              authorized: yield* creatorStands(row),
               tokenDigest: digestOf(token),
               at: yield* at
             })

@@ -11,13 +11,13 @@ import { replyDelivered } from "@troupe/machines/run/rules/delegation"
 import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
-import { findSnapshot, findSnapshotWithParts } from "@troupe/storage/repositories/Actors"
+import { findSnapshotWithParts } from "@troupe/storage/repositories/Actors"
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
 import { MemoryRepository } from "@troupe/storage/repositories/Memory"
 import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
-import { type RunRow, RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
+import { type HostTurnRow, type RunRow, RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
@@ -37,6 +37,7 @@ import { type CompiledSteps, compileCreate, compileSteps, type StepsRefusal } fr
 import type { AuthoringRefused, InvalidSteps } from "./CompilerRefusals.ts"
 import { firstStepIsModel } from "./CompilerScan.ts"
 import { ConversationMailSlot } from "./ConversationMailSlot.ts"
+import { creatorLookups } from "./CreatorLookups.ts"
 import { makeDelegatedResults } from "./DelegatedResults.ts"
 import { otherRunTasks } from "./ForeignWaits.ts"
 import { makeKernelCalls } from "./KernelCalls.ts"
@@ -85,6 +86,8 @@ export interface RunState {
   readonly held: number
   /** A hosted run whose reply settled while it runs on (its turn delivered). */
   readonly replyDelivered: boolean
+  /** A hosted run's turn as its conversation shows it (its answerer, the run's variant's model); null standalone. */
+  readonly hostTurn: HostTurnRow | null
 }
 
 /** What a run's snapshot tells the projections: every task's compiled spec (waits rewired by expansions). */
@@ -92,15 +95,6 @@ const SnapshotTasks = Schema.Struct({
   context: Schema.Struct({ tasks: Schema.Array(Schema.Struct({ spec: TaskSpec })) })
 })
 const decodeSnapshotTasks = Schema.decodeUnknownOption(SnapshotTasks)
-
-/** The specs of a run's tasks, read from its actor's committed snapshot (its tasks are parts). */
-export const specsOf = (runPublicId: string) =>
-  Effect.map(findSnapshotWithParts("run", runPublicId), (row) => {
-    const decoded = decodeSnapshotTasks(row?.snapshot)
-    return new Map(
-      Option.isSome(decoded) ? decoded.value.context.tasks.map((task) => [task.spec.key, task.spec] as const) : []
-    )
-  })
 
 /** What a run's snapshot tells of its reply: a hosted run's reply may settle while the run runs on. */
 const SnapshotReply = Schema.Struct({
@@ -112,11 +106,20 @@ const SnapshotReply = Schema.Struct({
 })
 const decodeSnapshotReply = Schema.decodeUnknownOption(SnapshotReply)
 
-/** Whether a hosted run's turn was delivered while the run still runs (its actor's committed snapshot). */
-const replyDeliveredOf = (runPublicId: string) =>
-  Effect.map(findSnapshot("run", runPublicId), (row) => {
-    const decoded = decodeSnapshotReply(row?.snapshot)
-    return Option.isSome(decoded) && replyDelivered(decoded.value.context)
+/**
+ * What a run's actor's committed snapshot (its tasks are parts) tells the projections, in one read:
+ * the specs of its tasks, and whether a hosted run's turn was delivered while the run still runs.
+ */
+const snapshotFactsOf = (runPublicId: string) =>
+  Effect.map(findSnapshotWithParts("run", runPublicId), (row) => {
+    const tasks = decodeSnapshotTasks(row?.snapshot)
+    const reply = decodeSnapshotReply(row?.snapshot)
+    return {
+      specs: new Map(
+        Option.isSome(tasks) ? tasks.value.context.tasks.map((task) => [task.spec.key, task.spec] as const) : []
+      ),
+      replyDelivered: Option.isSome(reply) && replyDelivered(reply.value.context)
+    }
   })
 
 /** What an accepted create or append answers beside the run. */
@@ -344,22 +347,28 @@ export class Runs extends Context.Service<
           return run
         })
 
+      const hostTurnOf = (run: RunRow) =>
+        run.turn_public_id === null
+          ? Effect.succeed(undefined)
+          : runs.hostTurnOf({ turnPublicId: run.turn_public_id, runPublicId: run.public_id })
+
       const stateOf = (run: RunRow) =>
         Effect.map(
           db(
             Effect.all([
               runs.listTasks(run.id),
-              specsOf(run.public_id),
+              snapshotFactsOf(run.public_id),
               runs.listInputs(run.id),
-              replyDeliveredOf(run.public_id)
+              hostTurnOf(run)
             ])
           ),
-          ([tasks, specs, inputs, replyDelivered]): RunState => ({
+          ([tasks, { specs, replyDelivered }, inputs, hostTurn]): RunState => ({
             run,
             tasks,
             specs,
             held: inputs.length,
-            replyDelivered
+            replyDelivered,
+            hostTurn: hostTurn ?? null
           })
         )
 
@@ -408,12 +417,13 @@ export class Runs extends Context.Service<
           Effect.gen(function* () {
             const workspace = yield* workspaces.writable(caller, workspaceId)
             const runner = yield* runnersFor(caller)
+            const creator = yield* db(creatorLookups(caller, body))
             const judged = compileCreate(body, {
               model: (ref) => servesText(catalog, ref),
               runner,
               otherRunTask: () => false,
-              controlsSpeaker: () => true,
-              ownsBillingSubject: () => true,
+              controlsSpeaker: creator.controlsSpeaker,
+              ownsBillingSubject: creator.ownsBillingSubject,
               hasPromptTemplate: hasTemplate(caller)
             })
             if (Result.isFailure(judged)) return yield* judged.failure
@@ -437,7 +447,7 @@ export class Runs extends Context.Service<
                   approvalRulesJson: JSON.stringify(shell.approvalRules),
                   promptMechanism: shell.promptMechanism,
                   billingSubject: shell.billingSubject,
-                  requesterSpeakerId: null,
+                  requesterSpeakerId: shell.speakerId === null ? null : (creator.speakers.get(shell.speakerId) ?? null),
                   defaultRunnerId: runnerRow?.id ?? null,
                   modelSelectionJson: null,
                   fallbackModelsJson: JSON.stringify(shell.fallbackModels ?? []),
@@ -538,7 +548,8 @@ export class Runs extends Context.Service<
           }),
         setDefaultRunner: (caller, workspaceId, runId, executorId) =>
           Effect.gen(function* () {
-            yield* writable(caller, workspaceId, runId)
+            const run = yield* writable(caller, workspaceId, runId)
+            if (run.conversation_id !== null) return yield* hosted(run)
             const runner = executorId === null ? undefined : (yield* runnersFor(caller))(executorId)
             if (executorId !== null && runner === undefined) {
               return yield* new Absent({ code: "runner_not_found", message: "No such runner" })
@@ -546,6 +557,8 @@ export class Runs extends Context.Service<
             if (runner !== undefined && !runner.eligible) {
               return yield* new StateConflict({ code: "runner_not_eligible", message: "That runner cannot serve you" })
             }
+            // Setting the runner the run already has changes nothing and narrates nothing.
+            if ((runner?.publicId ?? null) === run.default_runner_public_id) return yield* stateOf(run)
             const executor =
               runner === undefined ? null : { executorId: runner.publicId, displayName: runner.displayName }
             yield* send(runId, { type: "run.defaultRunner", executor, at: yield* at })
@@ -561,7 +574,7 @@ export class Runs extends Context.Service<
               const state = yield* reread(runId)
               // The run's own checks come first, in the supplement's order (the machine judges them
               // again at its step); the steps and resolve entries after them.
-              if (!appendable.has(state.run.status) || (yield* db(replyDeliveredOf(run.public_id)))) {
+              if (!appendable.has(state.run.status) || state.replyDelivered) {
                 return yield* new StateConflict({ code: "run_not_appendable", message: "The run takes no appends now" })
               }
               if (expected !== null && expected !== state.run.revision) return yield* staleRevision(state.run)

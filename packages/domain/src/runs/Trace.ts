@@ -130,8 +130,8 @@ export interface RunTraceView {
 export interface TraceExtras {
   /** Held inputs of the run inputs door (a hosted run reads 0). */
   readonly held?: number
-  /** A hosted run's turn as its conversation shows it (else derived from the run's status). */
-  readonly turn?: RunTurnView
+  /** A hosted run's turn as its conversation shows it: its answerer and the model of the run's variant. */
+  readonly hostTurn?: { readonly answering_user_public_id: string | null; readonly model: unknown } | null
   /** A hosted run's reply settled while the run runs on (delegated work of lifetime conversation): its turn completed. */
   readonly replyDelivered?: boolean
 }
@@ -288,7 +288,7 @@ const attentionOf = (attention: unknown): AttentionView | null =>
  * One row per runner that committed a write-kind tool task (`result.writes`), naming its latest
  * such task and that commit's `metadata.checkpoint` (null when absent).
  */
-const runnerEffectsOf = (run: RunRow, tasks: ReadonlyArray<TaskRow>): RunnerEffectsView => {
+export const runnerEffectsOf = (run: Pick<RunRow, "public_id">, tasks: ReadonlyArray<TaskRow>): RunnerEffectsView => {
   const latest = new Map<string, TaskRow>()
   for (const task of tasks) {
     const runner = task.claimed_by_public_id ?? task.target_executor_public_id
@@ -315,13 +315,15 @@ const progressOf = (tasks: ReadonlyArray<TaskRow>): TaskProgressView => {
   return { ...counts, total: tasks.length }
 }
 
-const turnOf = (run: RunRow, attention: AttentionView | null, replyDelivered: boolean): RunTurnView => {
-  const status = replyDelivered ? "completed" : turnStatusOf(run.status)
+const turnOf = (run: RunRow, attention: AttentionView | null, extras: TraceExtras): RunTurnView => {
+  const status = extras.replyDelivered === true ? "completed" : turnStatusOf(run.status)
   return {
     status,
     ...(status === "failed" && attention !== null ? { failure_reason_key: attention.reason } : {}),
     ...present("public_id", run.turn_public_id),
-    ...present("conversation_public_id", run.conversation_public_id)
+    ...present("conversation_public_id", run.conversation_public_id),
+    ...present("answering_user_public_id", extras.hostTurn?.answering_user_public_id),
+    ...present("model", extras.hostTurn?.model)
   }
 }
 
@@ -356,7 +358,7 @@ export const traceOf = (
         : { executor_public_id: run.default_runner_public_id, display_name: run.default_runner_display_name ?? "" },
     runner_effects: runnerEffectsOf(run, ordered),
     input_queue: { limit: inputQueueLimit, held: extras.held ?? 0 },
-    turn: extras.turn ?? turnOf(run, attention, extras.replyDelivered === true),
+    turn: turnOf(run, attention, extras),
     created_at: run.created_at,
     updated_at: run.updated_at,
     started_at: run.started_at,

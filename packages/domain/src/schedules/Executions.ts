@@ -3,19 +3,23 @@
 // label null}; it inherits memory context, access, default runner and billing subject; the
 // schedule's answerer, else the parent's, answers it) whose first input, authored by the schedule's
 // creator (the payer), carries the prompt and the policy. The parent's creator and answerer keep
-// full access to it. Opened in the schedule's step: the child's
-// row and actor, the input told to it, the execution row; a parent archived (or gone) opens none.
+// full access to it. An agent answering it must still write in the workspace (else the execution
+// fails answerer_not_eligible, the schedule's last_error_code). Opened in the schedule's step: the
+// child's row and actor, the input told to it, the execution row; a parent archived (or gone)
+// opens none.
 // Also the schedule actor's definition.
 
 import { TransactionalActors } from "@troupe/actors/Binding"
 import type { ConversationActor } from "@troupe/actors/bindings/conversation"
 import { type ScheduleWork, scheduleActor } from "@troupe/actors/bindings/schedule"
+import { onStepClient } from "@troupe/storage/Repositories"
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { SchedulesRepository } from "@troupe/storage/repositories/Schedules"
 import { Context, Effect, Layer } from "effect"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { childFirstInput, openChild } from "../conversations/Children.ts"
 import { ConversationDefinition } from "../conversations/Conversations.ts"
+import { agentWrites } from "../conversations/Standing.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import type { StoredPolicy } from "./Policy.ts"
 import { latestAtOrBefore, nextAfter, type Rule } from "./Rules.ts"
@@ -64,6 +68,12 @@ export const makeScheduleWork = (catalog: ModelCatalog["Service"], conversation:
         const answerer = people.get(answererId)
         if (creator === undefined || answerer === undefined || creator.status !== "active")
           return "author_not_authorized"
+        if (answerer.kind === "agent") {
+          // The agent must still be one that may write in the workspace (its steward may have lost sight of it).
+          const workspace = (yield* conversations.standingOf(schedule.workspace_public_id, null))?.workspace
+          if (workspace === undefined || !(yield* onStepClient(agentWrites(workspace, answerer))))
+            return "answerer_not_eligible"
+        }
         const childRowId = yield* openChild(conversation, parent, {
           publicId: params.childId,
           creatorId: schedule.creator_id,

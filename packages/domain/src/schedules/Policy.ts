@@ -93,7 +93,13 @@ export const judgePolicy = (
             ? yield* conversations.principal(standing.workspaceAccountId, { publicId: answerer })
             : yield* conversations.principal(standing.workspaceAccountId, { handle: answerer })
       const level = found === undefined ? "none" : levelOf(standing.row, { user: found })
-      if (found === undefined || found.kind !== "agent" || found.status !== "active" || level !== "full") {
+      if (
+        found === undefined ||
+        found.kind !== "agent" ||
+        found.status !== "active" ||
+        level !== "full" ||
+        !(yield* conversations.mayWrite(standing, found))
+      ) {
         return yield* new Invalid({
           code: "answerer_not_eligible",
           message: "answering_user_public_id may not answer here"

@@ -4,14 +4,12 @@
 // day (the earlier disambiguation lands on another wall time); a repeated one counts once, at its
 // earlier instant. Pure: instants are epoch milliseconds.
 import { Temporal } from "@js-temporal/polyfill"
+import { tenYearsAfter } from "../kernel/Calendar.ts"
 
 export type Rule =
   | { readonly kind: "once"; readonly run_at: string }
   | { readonly kind: "interval"; readonly every_seconds: number; readonly starts_at: string }
   | { readonly kind: "daily"; readonly local_time: string; readonly time_zone: string }
-
-/** The future bound of a rule's instants: 10 years. */
-export const tenYearsMillis = 10 * 365.25 * 24 * 60 * 60 * 1000
 
 /** A refusal naming the rule's member (422 validation_failed). */
 export interface RuleFault {
@@ -69,7 +67,7 @@ export const judgeRule = (raw: unknown, now: number): Rule | RuleFault => {
       const at = instantOf(given.run_at)
       if (at === undefined) return fault("rule.run_at", "rule.run_at must be an instant with an explicit offset")
       if (at <= now) return fault("rule.run_at", "rule.run_at is not in the future")
-      if (at > now + tenYearsMillis) return fault("rule.run_at", "rule.run_at is more than 10 years away")
+      if (at > tenYearsAfter(now)) return fault("rule.run_at", "rule.run_at is more than 10 years away")
       return { kind: "once", run_at: iso(at) }
     }
     case "interval": {
@@ -80,7 +78,7 @@ export const judgeRule = (raw: unknown, now: number): Rule | RuleFault => {
       const starts = given.starts_at === undefined || given.starts_at === null ? now : instantOf(given.starts_at)
       if (starts === undefined)
         return fault("rule.starts_at", "rule.starts_at must be an instant with an explicit offset")
-      if (starts > now + tenYearsMillis) return fault("rule.starts_at", "rule.starts_at is more than 10 years away")
+      if (starts > tenYearsAfter(now)) return fault("rule.starts_at", "rule.starts_at is more than 10 years away")
       return { kind: "interval", every_seconds: every, starts_at: iso(starts) }
     }
     case "daily": {

@@ -198,25 +198,31 @@ export class Schedules extends Context.Service<
               },
               caller
             ) !== "none"
-          // Rows of unreadable conversations are passed over: batches are read until the page is full.
+          // Rows of unreadable conversations are passed over: batches of limit + 1 are read until the
+          // page is full and one more readable row shows that another page follows, or the rows end.
           const page: Array<ScheduleRow> = []
           let after = parts?.[1] ?? null
-          let more = true
-          while (more && page.length < limit) {
-            const rows = yield* db(repository.listSchedules({ workspaceId, conversationId, order, after, limit }))
-            more = rows.length === limit
-            for (const [index, row] of rows.entries()) {
+          let more = false
+          let exhausted = false
+          while (!more && !exhausted) {
+            const rows = yield* db(
+              repository.listSchedules({ workspaceId, conversationId, order, after, limit: limit + 1 })
+            )
+            exhausted = rows.length <= limit
+            for (const row of rows) {
               after = row.public_id
-              if (readable(row)) page.push(row)
+              if (!readable(row)) continue
               if (page.length === limit) {
-                more ||= index < rows.length - 1
+                more = true
                 break
               }
+              page.push(row)
             }
           }
+          const last = page.at(-1)
           return {
             schedules: yield* Effect.forEach(page, viewOf),
-            nextAfter: more && after !== null ? cursorOf([order, after]) : null
+            nextAfter: more && last !== undefined ? cursorOf([order, last.public_id]) : null
           }
         })
 
@@ -328,6 +334,7 @@ export class Schedules extends Context.Service<
         verb: (caller, workspaceId, conversationId, scheduleId, verb) =>
           Effect.gen(function* () {
             const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
+            yield* unarchived(target)
             const row = yield* scheduleIn(target, scheduleId)
             const at = (yield* now).getTime()
             switch (verb) {
@@ -339,7 +346,6 @@ export class Schedules extends Context.Service<
                 // The actor judges the expiry (null) in the state it is in when the event arrives.
                 return yield* send(row, { type: "schedule.resume", at, nextRunAt: nextAfter(row.rule as Rule, at) })
               case "run":
-                yield* unarchived(target)
                 return yield* send(row, { type: "schedule.run", at, childId: newPublicId(), inputId: newPublicId() })
             }
           }),
@@ -357,14 +363,20 @@ export class Schedules extends Context.Service<
             ) {
               return yield* badParameter("after is not a cursor of this listing")
             }
-            const rows = yield* db(
-              repository.listExecutions({ scheduleId: row.id, after: parts === null ? null : BigInt(parts[1]!), limit })
+            // One row past the page says whether another page follows.
+            const fetched = yield* db(
+              repository.listExecutions({
+                scheduleId: row.id,
+                after: parts === null ? null : BigInt(parts[1]!),
+                limit: limit + 1
+              })
             )
+            const rows = fetched.slice(0, limit)
             const last = rows.at(-1)
             const lastCursor = last === undefined ? (given ?? null) : cursorOf(["execution", String(last.id)])
             return {
               executions: rows.map(executionView),
-              nextAfter: last === undefined || rows.length < limit ? null : lastCursor,
+              nextAfter: fetched.length > limit ? lastCursor : null,
               lastCursor
             }
           })

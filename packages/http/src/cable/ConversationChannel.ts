@@ -10,7 +10,7 @@
 //   result; the conversation's items wait meanwhile, so a turn's `turn` follows its last delta.
 // - progress: the frames of the conversation's hosted runs (run-backed replies), as published.
 // Anything refused, malformed or invisible is the one rejection.
-import { decodeStreamCursor, type StreamItem, Streams } from "@troupe/actors/Streams"
+import { type StreamItem, Streams } from "@troupe/actors/Streams"
 import {
   type ConversationChannelMessage,
   ConversationChannelParams,
@@ -24,7 +24,7 @@ import { Turns } from "@troupe/domain/conversations/Turns"
 import { BusRelays } from "@troupe/domain/runtime/BusRelays"
 import { Effect, Layer, Schema, Stream } from "effect"
 import { type CableChannel, type CableIdentity, registerChannel, rejected, SubscriptionRejected } from "./Channels.ts"
-import { openDurableFeed } from "./DurableFeed.ts"
+import { openDurableFeed, startingAfter } from "./DurableFeed.ts"
 import { FeedReaders, type FeedSource } from "./FeedReaders.ts"
 import { EncodedMessage } from "./Protocol.ts"
 
@@ -38,13 +38,6 @@ const payloadOf = (item: StreamItem): Payload => (item.payload ?? {}) as Payload
 
 /** Nothing follows a tombstone's conversation_ended; an archive's may be followed by an unarchive. */
 const isLast = (item: StreamItem) => item.type === "conversation_ended" && payloadOf(item).reason === "tombstoned"
-
-const startingAfter = (after: string | undefined) =>
-  after === undefined
-    ? Effect.succeed("live" as const)
-    : after === ""
-      ? Effect.succeed(0n)
-      : Effect.mapError(decodeStreamCursor(after), () => new SubscriptionRejected())
 
 /** A member credential, or a human's browser session cookie (the conversation page). */
 const callerOf = (identity: CableIdentity) => {
@@ -146,10 +139,10 @@ const conversationChannel = (
       const subscription = yield* Effect.mapError(decodeParams(params), () => new SubscriptionRejected())
       const feed = subscription.items ?? "events"
       if (subscription.after !== undefined && (feed === "transcript" || feed === "progress")) return yield* rejected
-      const after = yield* startingAfter(subscription.after)
       const source = yield* (yield* Conversations)
         .eventSource(caller, subscription.workspace_id, subscription.conversation_id)
         .pipe(Effect.mapError(() => new SubscriptionRejected()))
+      const after = yield* startingAfter(source, subscription.after)
       if (feed === "progress") {
         const frames = yield* (yield* BusRelays).conversationProgress(source.actor.id)
         // The published frame is spliced in as it is.

@@ -5,9 +5,21 @@
 // back short, then takes the reader's entries after the last sequence it sent, so an item is sent
 // once whether its own read or the reader found it. Channels carrying a resource's durable items
 // authorize first (the domain names the stream), then open one.
-import { type StreamItem, Streams } from "@troupe/actors/Streams"
+import { decodeStreamCursor, type StreamItem, Streams } from "@troupe/actors/Streams"
 import { Effect, Exit, Option, Scope, Stream } from "effect"
+import { SubscriptionRejected } from "./Channels.ts"
 import { FeedEntry, FeedReaders, type FeedSource, pageSize, readStream } from "./FeedReaders.ts"
+
+/**
+ * Where a subscription's `after` starts the source's feed: absent, live items only; `""`, from
+ * item 1; else a cursor of that stream (a malformed one, or another stream's, is the rejection).
+ */
+export const startingAfter = (source: FeedSource, after: string | undefined) =>
+  after === undefined
+    ? Effect.succeed("live" as const)
+    : after === ""
+      ? Effect.succeed(0n)
+      : Effect.mapError(decodeStreamCursor(source.stream, after), () => new SubscriptionRejected())
 
 /**
  * Opens the feed in the subscription's scope: `after` is the last sequence the client holds (0

@@ -47,7 +47,7 @@ export class FeedEntry {
 
 /** The committed items of `stream` after `from` (0: from item 1), `limit` at most, and its watermark. */
 export const readStream = (streams: Streams["Service"], stream: string, from: bigint, limit = pageSize) =>
-  Effect.orDie(streams.read(stream, from === 0n ? undefined : encodeStreamCursor(from), limit))
+  Effect.orDie(streams.read(stream, from === 0n ? undefined : encodeStreamCursor(stream, from), limit))
 
 /** Reads the source's new items after each of its actor's steps, publishing them from its start on. */
 const startReader = Effect.fnUntraced(function* (

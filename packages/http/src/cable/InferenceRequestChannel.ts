@@ -5,7 +5,7 @@
 // tombstoned. `items` is events (default) or lifecycle (run_status and result); `after` absent
 // means live items only, a cursor the items after it then live, `""` from item 1. Anything else,
 // and every absence, is the one rejection.
-import { decodeStreamCursor, type Streams } from "@troupe/actors/Streams"
+import type { Streams } from "@troupe/actors/Streams"
 import {
   InferenceRequestChannelParams,
   inferenceRequestChannelNames
@@ -13,20 +13,13 @@ import {
 import { InferenceRequests } from "@troupe/domain/inference/InferenceRequests"
 import { Effect, Layer, Schema, Stream } from "effect"
 import { type CableChannel, registerChannel, rejected, SubscriptionRejected } from "./Channels.ts"
-import { openDurableFeed } from "./DurableFeed.ts"
+import { openDurableFeed, startingAfter } from "./DurableFeed.ts"
 import type { FeedReaders } from "./FeedReaders.ts"
 
 /** The item types that say where a request stands. */
 const lifecycleTypes: ReadonlySet<string> = new Set(["run_status", "result"])
 
 const decodeParams = Schema.decodeUnknownEffect(InferenceRequestChannelParams)
-
-const startingAfter = (after: string | undefined) =>
-  after === undefined
-    ? Effect.succeed("live" as const)
-    : after === ""
-      ? Effect.succeed(0n)
-      : Effect.mapError(decodeStreamCursor(after), () => new SubscriptionRejected())
 
 const inferenceRequestChannel = (name: string): CableChannel<InferenceRequests | Streams | FeedReaders> => ({
   name,
@@ -35,10 +28,10 @@ const inferenceRequestChannel = (name: string): CableChannel<InferenceRequests |
       const identity = connection.identity
       if (identity._tag !== "Member") return yield* rejected
       const subscription = yield* Effect.mapError(decodeParams(params), () => new SubscriptionRejected())
-      const after = yield* startingAfter(subscription.after)
       const source = yield* (yield* InferenceRequests)
         .eventSource(identity.caller, subscription.workspace_id, subscription.inference_request_id)
         .pipe(Effect.mapError(() => new SubscriptionRejected()))
+      const after = yield* startingAfter(source, subscription.after)
       const items = yield* openDurableFeed(source, after, (item) => item.type === "result")
       const admitted =
         subscription.items === "lifecycle"

@@ -8,13 +8,13 @@
 //   posts (executor_progress, process_output), each as `{frame: <frame>}`.
 // Standalone runs only: a hosted run's items ride its conversation's channel, and its own
 // subscription is rejected. Anything refused, malformed or invisible is the one rejection.
-import { decodeStreamCursor, type Streams } from "@troupe/actors/Streams"
+import type { Streams } from "@troupe/actors/Streams"
 import { RunChannelParams, runChannelNames } from "@troupe/contracts/cable/RunChannel"
 import { Runs } from "@troupe/domain/runs/Runs"
 import { BusRelays } from "@troupe/domain/runtime/BusRelays"
 import { Effect, Layer, Schema, Stream } from "effect"
 import { type CableChannel, registerChannel, rejected, SubscriptionRejected } from "./Channels.ts"
-import { openDurableFeed } from "./DurableFeed.ts"
+import { openDurableFeed, startingAfter } from "./DurableFeed.ts"
 import type { FeedReaders } from "./FeedReaders.ts"
 import { EncodedMessage } from "./Protocol.ts"
 
@@ -22,13 +22,6 @@ import { EncodedMessage } from "./Protocol.ts"
 const lifecycleTypes: ReadonlySet<string> = new Set(["turn_status", "attention_required"])
 
 const decodeParams = Schema.decodeUnknownEffect(RunChannelParams)
-
-const startingAfter = (after: string | undefined) =>
-  after === undefined
-    ? Effect.succeed("live" as const)
-    : after === ""
-      ? Effect.succeed(0n)
-      : Effect.mapError(decodeStreamCursor(after), () => new SubscriptionRejected())
 
 /** A run's feed has no last item: a settled run may still be retried, appended to or resolved. */
 const never = () => false
@@ -42,10 +35,10 @@ const runChannel = (name: string): CableChannel<Runs | BusRelays | Streams | Fee
       const subscription = yield* Effect.mapError(decodeParams(params), () => new SubscriptionRejected())
       const feed = subscription.items ?? "events"
       if (feed === "progress" && subscription.after !== undefined) return yield* rejected
-      const after = yield* startingAfter(subscription.after)
       const source = yield* (yield* Runs)
         .eventSource(identity.caller, subscription.workspace_id, subscription.run_id)
         .pipe(Effect.mapError(() => new SubscriptionRejected()))
+      const after = yield* startingAfter(source, subscription.after)
       if (feed === "progress") {
         const frames = yield* (yield* BusRelays).runProgress(source.actor.id)
         // The published frame is spliced in as it is.

@@ -1,7 +1,9 @@
 // What a refusal looks like at each door. The RFC 6749 shape `{error, error_description}` on
-// /oauth/* (SUPPLEMENT), `400 bad_request` for an unreadable request at the session door (spec),
+// /oauth/* (SUPPLEMENT), `400 bad_request` for an unreadable request at the session door (spec;
+// a readable body holding a value PostgreSQL cannot store is `401 invalid_credentials` there),
 // the `{error: {code, message}}` envelope everywhere else. Also the failure of a request refused
 // for its form before any route judges it (a target or body that cannot be read faithfully).
+import { errors } from "@troupe/contracts/Errors"
 import { Data } from "effect"
 
 /**
@@ -16,6 +18,8 @@ export class RequestRefused extends Data.TaggedError("RequestRefused")<{
   readonly status: 400 | 415
   readonly code: "parameter_invalid" | "unsupported_media_type"
   readonly message: string
+  /** A JSON value (or member name) holding U+0000 or a lone surrogate, the body itself well-formed. */
+  readonly unstorableValue?: boolean
 }> {}
 
 export type Door = "oauth" | "session" | "api"
@@ -29,6 +33,7 @@ export interface Refusal {
   readonly code: string
   readonly message: string
   readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly unstorableValue?: boolean | undefined
 }
 
 export interface ShapedRefusal {
@@ -52,6 +57,11 @@ export const shape = (door: Door, refusal: Refusal): ShapedRefusal => {
       }
     }
     case "session":
+      // Spec "Platform plane": malformed credential values, a null byte included, are the same
+      // 401 invalid_credentials as a wrong password.
+      if (refusal.unstorableValue === true) {
+        return { status: 401, body: { error: errors.invalidCredentials().error }, headers }
+      }
       return unreadable(refusal.status)
         ? { status: 400, body: { error: { code: "bad_request", message: refusal.message } }, headers }
         : { status: refusal.status, body: { error: { code: refusal.code, message: refusal.message } }, headers }

@@ -9,6 +9,10 @@ export const maxJsonDepth = 256
 
 const invalid = (message: string) => new RequestRefused({ status: 400, code: "parameter_invalid", message })
 
+/** A well-formed JSON body holding a value PostgreSQL cannot store (the session door reads it as bad credentials). */
+const unstorable = (message: string) =>
+  new RequestRefused({ status: 400, code: "parameter_invalid", message, unstorableValue: true })
+
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 export const decodeUtf8 = (bytes: ArrayBuffer | Uint8Array): string | RequestRefused => {
@@ -105,11 +109,11 @@ export const jsonProblem = (text: string): RequestRefused | undefined => {
     const { value, depth, path } = visit
     if (path !== undefined && typeof path.segment === "string") {
       const problem = textProblem(path.segment)
-      if (problem !== undefined) return invalid(`${nameOf(path)} ${problem}`)
+      if (problem !== undefined) return unstorable(`${nameOf(path)} ${problem}`)
     }
     if (typeof value === "string") {
       const problem = textProblem(value)
-      if (problem !== undefined) return invalid(`${where(path)} ${problem}`)
+      if (problem !== undefined) return unstorable(`${where(path)} ${problem}`)
       continue
     }
     if (typeof value !== "object" || value === null) continue

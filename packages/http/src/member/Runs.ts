@@ -15,11 +15,17 @@ import { transcriptOf } from "@troupe/domain/runs/Transcript"
 import { Effect, Result } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { answerRefusals } from "../conventions/DomainRefusals.ts"
+import { encodeCursor, parsePage, publicIdKey } from "../conventions/Pagination.ts"
+import { feedLimit } from "./Conversations.ts"
 
 const runStatuses = new Set(["pending", "running", "paused", "needs_attention", "canceling", "completed", "canceled"])
 
 const trace = (state: RunState) => ({
-  run: traceOf(state.run, state.tasks, state.specs, { held: state.held, replyDelivered: state.replyDelivered })
+  run: traceOf(state.run, state.tasks, state.specs, {
+    held: state.held,
+    replyDelivered: state.replyDelivered,
+    hostTurn: state.hostTurn
+  })
 })
 
 /** The refusals whose envelope carries more than code and message. */
@@ -83,20 +89,16 @@ export const RunsHandlers = HttpApiBuilder.group(
           if (query.attention !== undefined && query.attention !== "any") {
             return yield* errors.parameterInvalid("attention must be any")
           }
-          const order = query.order ?? "desc"
-          if (order !== "asc" && order !== "desc") return yield* errors.parameterInvalid("order must be asc or desc")
-          const limit = query.limit === undefined ? 25 : Number(query.limit)
-          if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-            return yield* errors.parameterInvalid("limit must be 1 to 100")
-          }
+          const page = yield* parsePage(query, publicIdKey)
           const listed = yield* runs.list(yield* CurrentMemberCaller, params.workspace_id, {
             statuses,
             attentionOnly: query.attention === "any",
-            after: query.after === "" ? undefined : query.after,
-            order,
-            limit
+            after: page.after?.[0],
+            order: page.order,
+            limit: page.limit
           })
-          return { runs: listed.runs.map(listRowOf), pagination: { next_after: listed.nextAfter } }
+          const next_after = listed.nextAfter === null ? null : encodeCursor([listed.nextAfter], page.order)
+          return { runs: listed.runs.map(listRowOf), pagination: { next_after } }
         }).pipe(answerRunRefusals)
       )
       .handle("create", ({ params, payload }) =>
@@ -146,6 +148,15 @@ export const RunsHandlers = HttpApiBuilder.group(
           Effect.map((receipt) => ({ receipt })),
           answerRunRefusals
         )
+      )
+      .handle("events", ({ params, query }) =>
+        Effect.gen(function* () {
+          const limit = yield* feedLimit(query.limit)
+          const found = yield* command((caller) =>
+            runs.events(caller, params.workspace_id, params.run_id, query.after, limit)
+          )
+          return { events: found.items, pagination: found.pagination }
+        }).pipe(answerRunRefusals)
       )
       .handle("phases", ({ params }) =>
         command((caller) => runs.read(caller, params.workspace_id, params.run_id)).pipe(

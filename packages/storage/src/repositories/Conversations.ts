@@ -1170,6 +1170,64 @@ const lastReplyModelOf = Rows.maybe("Conversations.lastReplyModelOf", {
     ORDER BY t.position DESC LIMIT 1`
 })
 
+/**
+ * What the runs a conversation hosts spent (their model tasks' inference requests): the requests'
+ * usage_summary members summed (tokens as float8, exact below 2^53; cost as numeric text), and the
+ * newest of them to report usage (its result's usage block and the model that answered), with
+ * whether it reported after the conversation's own newest reporting sample (a variant settled
+ * with usage: a direct reply or a summary).
+ */
+export const HostedRunUsage = Schema.Struct({
+  request_count: Schema.Number,
+  input_tokens: Schema.Number,
+  cache_read_tokens: Schema.Number,
+  cache_creation_tokens: Schema.Number,
+  output_tokens: Schema.Number,
+  reasoning_tokens: Schema.Number,
+  cost_amount: Schema.String,
+  cost_unit: Schema.NullOr(Schema.String),
+  cost_complete: Schema.Boolean,
+  newest_usage: Schema.NullOr(Json),
+  newest_model_ref: Schema.NullOr(Schema.String),
+  newest_is_latest: Schema.Boolean
+})
+export type HostedRunUsage = typeof HostedRunUsage.Type
+
+const hostedRunUsage = Rows.maybe("Conversations.hostedRunUsage", {
+  Request: Schema.BigInt,
+  Result: HostedRunUsage,
+  execute: (conversationId, sql) => sql`
+    WITH calls AS (
+      SELECT q.id, q.usage_summary AS summary, q.result, q.model, q.updated_at
+      FROM runs r JOIN inference_requests q ON q.asked_by_run_id = r.id
+      WHERE r.conversation_id = ${conversationId}
+    ), newest AS (
+      SELECT result -> 'usage' AS usage, COALESCE(result -> 'model_change' ->> 'to', model ->> 'model_ref') AS model_ref,
+        updated_at
+      FROM calls WHERE jsonb_typeof(result -> 'usage') = 'object'
+      ORDER BY updated_at DESC, id DESC LIMIT 1
+    ), own AS (
+      SELECT max(q.updated_at) AS at FROM conversation_turns t
+      JOIN conversation_variants v ON v.turn_id = t.id
+      JOIN inference_requests q ON q.public_id = v.inference_request_public_id
+      WHERE t.conversation_id = ${conversationId} AND v.usage IS NOT NULL
+    )
+    SELECT COALESCE(sum((summary ->> 'request_count')::numeric), 0)::float8 AS request_count,
+      COALESCE(sum((summary ->> 'input_tokens')::numeric), 0)::float8 AS input_tokens,
+      COALESCE(sum((summary ->> 'cache_read_tokens')::numeric), 0)::float8 AS cache_read_tokens,
+      COALESCE(sum((summary ->> 'cache_creation_tokens')::numeric), 0)::float8 AS cache_creation_tokens,
+      COALESCE(sum((summary ->> 'output_tokens')::numeric), 0)::float8 AS output_tokens,
+      COALESCE(sum((summary ->> 'reasoning_tokens')::numeric), 0)::float8 AS reasoning_tokens,
+      COALESCE(sum((summary ->> 'cost_amount')::numeric), 0)::text AS cost_amount,
+      max(summary ->> 'cost_unit') AS cost_unit,
+      COALESCE(bool_and((summary ->> 'cost_complete')::boolean), true) AS cost_complete,
+      (SELECT usage FROM newest) AS newest_usage,
+      (SELECT model_ref FROM newest) AS newest_model_ref,
+      CASE WHEN NOT EXISTS (SELECT 1 FROM newest) THEN false
+        ELSE (SELECT updated_at FROM newest) > COALESCE((SELECT at FROM own), '-infinity') END AS newest_is_latest
+    FROM calls`
+})
+
 /** The run a conversation's running run-backed reply is made by, if one is running. */
 const runningRunOf = Effect.fnUntraced(function* (conversationPublicId: string) {
   const sql = yield* SqlClient
@@ -1223,6 +1281,7 @@ export class ConversationsRepository extends Context.Service<ConversationsReposi
         materializeMessage,
         findVariant,
         runningRunOf,
+        hostedRunUsage,
         variantsOf,
         settleVariant,
         concealVariant,

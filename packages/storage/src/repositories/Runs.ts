@@ -141,6 +141,21 @@ const findRunById = Rows.maybe("Runs.findRunById", {
   execute: (id, sql) => sql`${sql.literal(selectRun)} WHERE r.id = ${id}`
 })
 
+/** What a hosted run's trace shows of its turn: the turn's answerer, and the model of the run's variant. */
+export const HostTurnRow = Schema.Struct({ answering_user_public_id: NullString, model: Json })
+export type HostTurnRow = typeof HostTurnRow.Type
+
+const hostTurnOf = Rows.maybe("Runs.hostTurnOf", {
+  Request: Schema.Struct({ turnPublicId: Schema.String, runPublicId: Schema.String }),
+  Result: HostTurnRow,
+  execute: ({ turnPublicId, runPublicId }, sql) => sql`
+    SELECT u.public_id::text AS answering_user_public_id,
+      (SELECT v.model FROM conversation_variants v
+       WHERE v.turn_id = t.id AND v.run_public_id = ${runPublicId}::uuid ORDER BY v.id DESC LIMIT 1) AS model
+    FROM conversation_turns t LEFT JOIN users u ON u.id = t.answerer_id
+    WHERE t.public_id = ${turnPublicId}::uuid`
+})
+
 export const RunFilter = Schema.Struct({
   workspaceId: Schema.BigInt,
   /** null: every run; else standalone runs plus those hosted by these conversations. */
@@ -469,12 +484,29 @@ const listTasks = Rows.all("Runs.listTasks", {
   execute: (runId, sql) => sql`${sql.literal(selectTask)} WHERE t.run_id = ${runId} ORDER BY t.position, t.key`
 })
 
+/** A task row with its run's public id. */
+export const RunTaskRow = Schema.Struct({ ...TaskRow.fields, run_public_id: Schema.String })
+export type RunTaskRow = typeof RunTaskRow.Type
+
+/** The tasks of the runs named (run-backed variants read their runs' rounds), each run's in authoring order. */
+const tasksOfRuns = Rows.all("Runs.tasksOfRuns", {
+  Request: Schema.Array(Schema.String),
+  Result: RunTaskRow,
+  execute: (publicIds, sql) => sql`
+    SELECT s.*, r.public_id::text AS run_public_id
+    FROM (${sql.literal(selectTask)}) s JOIN runs r ON r.id = s.run_id
+    WHERE r.public_id = ANY(${[...publicIds]}::uuid[])
+    ORDER BY s.run_id, s.position, s.key`
+})
+
 /** A row of an executor inbox: a listed task with the public ids naming it and what it asks for. */
 export const InboxRow = Schema.Struct({
   kind: Schema.NullOr(InboxKind),
   run_public_id: Schema.String,
   workspace_public_id: Schema.String,
   conversation_public_id: NullString,
+  /** The hosting conversation's parent (null for a root conversation or a standalone run). */
+  parent_public_id: NullString,
   task_key: Schema.String,
   task_kind: Schema.String,
   await_kind: NullString,
@@ -500,7 +532,8 @@ export const InboxRow = Schema.Struct({
 export type InboxRow = typeof InboxRow.Type
 
 const inboxColumns = `t.inbox_kind AS kind, r.public_id::text AS run_public_id,
-  w.public_id::text AS workspace_public_id, c.public_id::text AS conversation_public_id, t.key AS task_key,
+  w.public_id::text AS workspace_public_id, c.public_id::text AS conversation_public_id,
+  pc.public_id::text AS parent_public_id, t.key AS task_key,
   t.kind AS task_kind, t.await_kind, t.status, t.generation, t.dispatched_at, t.deadline_at, t.timeout_ms, t.claimed,
   t.pool, te.public_id::text AS target_executor_public_id, te.display_name AS target_display_name,
   ie.public_id::text AS inbox_executor_public_id, ce.public_id::text AS claimed_by_public_id, t.tool_name,
@@ -511,6 +544,7 @@ const inboxJoins = `
   JOIN runs r ON r.id = t.run_id
   JOIN workspaces w ON w.id = r.workspace_id
   LEFT JOIN conversations c ON c.id = r.conversation_id
+  LEFT JOIN conversations pc ON pc.id = c.parent_id
   LEFT JOIN executors te ON te.id = t.target_executor_id
   LEFT JOIN executors ie ON ie.id = t.inbox_executor_id
   LEFT JOIN executors ce ON ce.id = t.claimed_by_executor_id`
@@ -819,6 +853,16 @@ const accountOfUser = Effect.fnUntraced(function* (userId: bigint) {
   return rows[0]?.account_id ?? -1n
 })
 
+/** Who gave a run of the account this billing subject first (the subject's owner), if anyone did. */
+const billingSubjectOwner = Rows.maybe("Runs.billingSubjectOwner", {
+  Request: Schema.Struct({ accountId: Schema.BigInt, subject: Schema.String }),
+  Result: Schema.Struct({ creator_id: Schema.BigInt }),
+  execute: (request, sql) => sql`
+    SELECT r.creator_id FROM runs r JOIN workspaces w ON w.id = r.workspace_id
+    WHERE w.account_id = ${request.accountId} AND r.billing_subject = ${request.subject}
+    ORDER BY r.id LIMIT 1`
+})
+
 /** Sets (or clears, with null) the run's default runner by the runner's public id. */
 const setDefaultRunner = Effect.fnUntraced(function* (publicId: string, executorPublicId: string | null, now: Date) {
   const sql = yield* SqlClient
@@ -934,6 +978,7 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       insertRun,
       findRun,
       findRunById,
+      hostTurnOf,
       listRuns,
       setRunProjection,
       tombstoneRun,
@@ -944,6 +989,7 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       setTaskUsage,
       findTask,
       listTasks,
+      tasksOfRuns,
       listInbox,
       findInboxTask,
       liveRunsOfCreator,
@@ -957,6 +1003,7 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       tasksOfEarlierRuns,
       recordRoundAnswer,
       accountOfUser,
+      billingSubjectOwner,
       userOf,
       listInputs,
       findInput,

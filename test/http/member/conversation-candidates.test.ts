@@ -1,0 +1,139 @@
+// A turn's candidates and an input's materialization, through the real server on real PostgreSQL
+// (spec "Member: turns", "Member: conversation inputs"; supplement "Turns and variants", "Queue,
+// drain, steering"): a canceled regeneration stays in the deck inactive while the turn completes
+// on its old candidate and queued rows stay; a regeneration's replay; materialization while
+// queued, once opened, for a hidden turn and for a deleted row.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { twoStewards } from "../../support/account.ts"
+import { waitForConversation } from "../../support/conversations.ts"
+import { bearer, request } from "../../support/http.ts"
+import type { ConnectedAgent } from "../../support/members.ts"
+import { startTestServer, type TestServer } from "../../support/server.ts"
+
+let server: TestServer
+let agent: ConnectedAgent
+let ownerToken: string
+let workspaceId: string
+let keys = 0
+
+const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(agent.token), ...headers }, body })
+const key = () => ({ "idempotency-key": `candidates-${++keys}` })
+const path = (id: string, rest = "") => `/workspaces/${workspaceId}/conversations/${id}${rest}`
+
+const create = async () =>
+  (await call("POST", `/workspaces/${workspaceId}/conversations`, { conversation: {} }, key())).body.conversation
+    .public_id as string
+const input = (id: string, members: Record<string, unknown>) =>
+  call("POST", path(id, "/inputs"), { input: members }, key())
+const turns = async (id: string) => (await call("GET", path(id, "/turns?limit=100"))).body.turns as Array<any>
+const variants = async (id: string, turnId: string) =>
+  (await call("GET", path(id, `/turns/${turnId}/variants`))).body.variants as Array<any>
+const settled = (id: string, count: number) =>
+  waitForConversation(server, id, async () => {
+    const found = await turns(id)
+    return found.length === count && found.every((turn) => turn.status === "completed")
+  })
+
+/** A local/script directive: as a prompt alone, local/script answers it after `ms`. */
+const slow = (ms = 20_000) => JSON.stringify({ delay_ms: ms, reply: "late" })
+
+beforeAll(async () => {
+  server = await startTestServer()
+  const account = await twoStewards(server, { owner: ["candidate-talker"], member: [] })
+  agent = account.ownerAgents[0] as ConnectedAgent
+  ownerToken = account.ownerToken
+  workspaceId = (await call("POST", "/workspaces", { workspace: { name: "candidates" } }, key())).body.workspace
+    .public_id
+})
+afterAll(() => server?.close())
+
+describe("regeneration", () => {
+  it("cancellation cuts a running regeneration: 202, the sample canceled and inactive, the turn completed on its old candidate; queued rows stay", async () => {
+    const id = await create()
+    await input(id, { kind: "direct_reply", text: slow(), model: { model: "local/echo" } })
+    await settled(id, 1)
+    const [turn] = await turns(id)
+    const asked = await call(
+      "POST",
+      path(id, `/turns/${turn.public_id}/regeneration`),
+      { regeneration: { model: { model: "local/script" } } },
+      key()
+    )
+    expect(asked.status).toBe(202)
+    const fresh = asked.body.variant.public_id
+    const behind = await input(id, { kind: "message", text: "behind" })
+    expect(behind.body.input.state).toBe("pending")
+    const cut = await call("POST", path(id, "/cancellation"))
+    expect(cut.status).toBe(202)
+    expect(cut.body.conversation.public_id).toBe(id)
+    await settled(id, 2)
+    const deck = await variants(id, turn.public_id)
+    expect(deck.map((variant) => [variant.public_id, variant.status, variant.active])).toEqual([
+      [turn.active_variant.public_id, "completed", true],
+      [fresh, "canceled", false]
+    ])
+    const [after, message] = await turns(id)
+    expect(after).toMatchObject({ status: "completed", content: turn.content })
+    expect(message).toMatchObject({ kind: "message", content: "behind", input_public_id: behind.body.input.public_id })
+  })
+
+  it("a replay with the same key answers the original 202 and starts nothing more; another caller's receipt is 404", async () => {
+    const id = await create()
+    await input(id, { kind: "direct_reply", text: "again", model: { model: "local/echo" } })
+    await settled(id, 1)
+    const [turn] = await turns(id)
+    const headers = key()
+    const regeneration = path(id, `/turns/${turn.public_id}/regeneration`)
+    const first = await call("POST", regeneration, undefined, headers)
+    expect(first.status).toBe(202)
+    expect(first.headers.get("idempotency-replayed")).toBe("false")
+    const again = await call("POST", regeneration, undefined, headers)
+    expect(again.status).toBe(202)
+    expect(again.headers.get("idempotency-replayed")).toBe("true")
+    expect(again.body).toEqual(first.body)
+    await waitForConversation(server, id, async () =>
+      (await variants(id, turn.public_id)).every((variant) => variant.status === "completed")
+    )
+    expect(await variants(id, turn.public_id)).toHaveLength(2)
+    const receipt = `${regeneration}_receipt?idempotency_key=${headers["idempotency-key"]}`
+    expect((await call("GET", receipt)).status).toBe(200)
+    const owners = await request(server.baseUrl, "GET", `/agent_api/v1${receipt}`, { headers: bearer(ownerToken) })
+    expect([owners.status, owners.body.error?.code]).toEqual([404, "not_found"])
+  })
+})
+
+describe("materialization", () => {
+  it("nulls while queued; then the opened turn and variant (run null); a hidden turn only with include_hidden; a deleted row 404", async () => {
+    const id = await create()
+    const later = (await input(id, { kind: "message", text: "later", deliver_in: "1h" })).body.input.public_id
+    const gone = (await input(id, { kind: "message", text: "gone", deliver_in: "1h" })).body.input.public_id
+    const of = (inputId: string, query = "") => call("GET", path(id, `/inputs/${inputId}/materialization${query}`))
+    expect((await of(later)).body.materialization).toEqual({
+      input_public_id: later,
+      turn_public_id: null,
+      variant_public_id: null,
+      run_public_id: null
+    })
+    expect((await call("DELETE", path(id, `/inputs/${gone}`))).status).toBe(204)
+    expect([(await of(gone)).status, (await of(gone)).body.error?.code]).toEqual([404, "not_found"])
+    expect((await call("PATCH", path(id, `/inputs/${later}`), { input: { deliver_in: "0s" } })).status).toBe(200)
+    await settled(id, 1)
+    const [turn] = await turns(id)
+    const opened = {
+      input_public_id: later,
+      turn_public_id: turn.public_id,
+      variant_public_id: turn.active_variant.public_id,
+      run_public_id: null
+    }
+    expect((await of(later)).body.materialization).toEqual(opened)
+    expect((await call("PATCH", path(id, `/turns/${turn.public_id}`), { turn: { visibility: "hidden" } })).status).toBe(
+      200
+    )
+    expect((await of(later)).status).toBe(404)
+    expect((await of(later, "?include_hidden=false")).status).toBe(404)
+    for (const flag of ["true", "1"])
+      expect((await of(later, `?include_hidden=${flag}`)).body.materialization).toEqual(opened)
+    expect((await of(later, "?include_hidden=yes")).status).toBe(400)
+  })
+})
