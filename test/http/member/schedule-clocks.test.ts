@@ -2,7 +2,8 @@
 // year). Daily rules across both DST changes of America/New_York (the spring gap has no
 // occurrence, the autumn repeat counts once) and in Asia/Tokyo (no DST); an interval after
 // downtime coalesces its missed occurrences into one (scheduled_for = the latest missed). Rows are
-// read from the database: the jumps outlive every token.
+// read from the database: the jumps outlive every token. The clock first moves to a quiet noon
+// of next year, so neither the time of day the suite runs at nor the year it runs in matters.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
 import { waitForMessages } from "../../support/actors.ts"
@@ -48,8 +49,24 @@ const executions = async (name: string, count: number) => {
 
 const iso = (date: Date | null) => date?.toISOString() ?? null
 
+const day = 86_400_000
+/** Midnight UTC of the `nth` Sunday of `month` (0-based) in `year`. */
+const nthSunday = (year: number, month: number, nth: number) => {
+  const first = Date.UTC(year, month, 1)
+  return first + (((7 - new Date(first).getUTCDay()) % 7) + 7 * (nth - 1)) * day
+}
+/** The instant `hours:minutes` UTC on the day starting at `midnight`, as the server writes it. */
+const at = (midnight: number, hours: number, minutes = 0) =>
+  new Date(midnight + (hours * 60 + minutes) * 60_000).toISOString()
+let springSunday: number
+let autumnSunday: number
+
 beforeAll(async () => {
   server = await startTestServer()
+  const year = new Date(await serverNow(server)).getUTCFullYear() + 1
+  await moveClockTo(server, Date.UTC(year, 0, 10, 12))
+  springSunday = nthSunday(year, 2, 2)
+  autumnSunday = nthSunday(year, 10, 1)
   const account = await twoStewards(server, { owner: ["clock-agent"], member: [] })
   agent = account.ownerAgents[0] as ConnectedAgent
   const made = await call("POST", "/workspaces", { workspace: { name: "clocks" } }, { "idempotency-key": "ws-clk" })
@@ -102,37 +119,41 @@ describe("Schedule clocks", () => {
   })
 
   it("daily across the spring gap of America/New_York: the gap day has no occurrence; Tokyo keeps 00:00Z", async () => {
-    await moveClockTo(server, "2027-03-13T07:30:01Z")
+    const saturday = springSunday - day
+    const monday = springSunday + day
+    await moveClockTo(server, Date.parse(at(saturday, 7, 30)) + 1_000)
     const [coalesced] = await executions("new-york-0230", 1)
-    expect(iso(coalesced!.scheduled_for)).toBe("2027-03-13T07:30:00.000Z")
-    expect(iso((await scheduleRowOf(server, ids["new-york-0230"]!)).next_run_at)).toBe("2027-03-15T06:30:00.000Z")
+    expect(iso(coalesced!.scheduled_for)).toBe(at(saturday, 7, 30))
+    expect(iso((await scheduleRowOf(server, ids["new-york-0230"]!)).next_run_at)).toBe(at(monday, 6, 30))
     const [tokyo] = await executions("tokyo-0900", 1)
-    expect(iso(tokyo!.scheduled_for)).toBe("2027-03-13T00:00:00.000Z")
-    expect(iso((await scheduleRowOf(server, ids["tokyo-0900"]!)).next_run_at)).toBe("2027-03-14T00:00:00.000Z")
+    expect(iso(tokyo!.scheduled_for)).toBe(at(saturday, 0))
+    expect(iso((await scheduleRowOf(server, ids["tokyo-0900"]!)).next_run_at)).toBe(at(springSunday, 0))
     await executions("new-york-0130", 1)
 
-    await moveClockTo(server, "2027-03-15T06:30:01Z")
+    await moveClockTo(server, Date.parse(at(monday, 6, 30)) + 1_000)
     const [, after] = await executions("new-york-0230", 2)
-    expect(iso(after!.scheduled_for)).toBe("2027-03-15T06:30:00.000Z")
-    expect(iso((await scheduleRowOf(server, ids["new-york-0230"]!)).next_run_at)).toBe("2027-03-16T06:30:00.000Z")
+    expect(iso(after!.scheduled_for)).toBe(at(monday, 6, 30))
+    expect(iso((await scheduleRowOf(server, ids["new-york-0230"]!)).next_run_at)).toBe(at(monday + day, 6, 30))
     const [, tokyoAfter] = await executions("tokyo-0900", 2)
-    expect(iso(tokyoAfter!.scheduled_for)).toBe("2027-03-15T00:00:00.000Z")
-    expect(iso((await scheduleRowOf(server, ids["tokyo-0900"]!)).next_run_at)).toBe("2027-03-16T00:00:00.000Z")
+    expect(iso(tokyoAfter!.scheduled_for)).toBe(at(monday, 0))
+    expect(iso((await scheduleRowOf(server, ids["tokyo-0900"]!)).next_run_at)).toBe(at(monday + day, 0))
     const [, early] = await executions("new-york-0130", 2)
-    expect(iso(early!.scheduled_for)).toBe("2027-03-15T05:30:00.000Z")
+    expect(iso(early!.scheduled_for)).toBe(at(monday, 5, 30))
   })
 
   it("daily across the autumn repeat of America/New_York: the repeated 01:30 counts once, at its earlier instant", async () => {
-    await moveClockTo(server, "2027-11-06T05:30:01Z")
+    const saturday = autumnSunday - day
+    const monday = autumnSunday + day
+    await moveClockTo(server, Date.parse(at(saturday, 5, 30)) + 1_000)
     const [, , before] = await executions("new-york-0130", 3)
-    expect(iso(before!.scheduled_for)).toBe("2027-11-06T05:30:00.000Z")
-    expect(iso((await scheduleRowOf(server, ids["new-york-0130"]!)).next_run_at)).toBe("2027-11-07T05:30:00.000Z")
-    await moveClockTo(server, "2027-11-07T05:30:01Z")
+    expect(iso(before!.scheduled_for)).toBe(at(saturday, 5, 30))
+    expect(iso((await scheduleRowOf(server, ids["new-york-0130"]!)).next_run_at)).toBe(at(autumnSunday, 5, 30))
+    await moveClockTo(server, Date.parse(at(autumnSunday, 5, 30)) + 1_000)
     const [, , , repeated] = await executions("new-york-0130", 4)
-    expect(iso(repeated!.scheduled_for)).toBe("2027-11-07T05:30:00.000Z")
-    expect(iso((await scheduleRowOf(server, ids["new-york-0130"]!)).next_run_at)).toBe("2027-11-08T06:30:00.000Z")
+    expect(iso(repeated!.scheduled_for)).toBe(at(autumnSunday, 5, 30))
+    expect(iso((await scheduleRowOf(server, ids["new-york-0130"]!)).next_run_at)).toBe(at(monday, 6, 30))
     const [, , , tokyo] = await executions("tokyo-0900", 4)
-    expect(iso(tokyo!.scheduled_for)).toBe("2027-11-07T00:00:00.000Z")
-    expect(iso((await scheduleRowOf(server, ids["tokyo-0900"]!)).next_run_at)).toBe("2027-11-08T00:00:00.000Z")
+    expect(iso(tokyo!.scheduled_for)).toBe(at(autumnSunday, 0))
+    expect(iso((await scheduleRowOf(server, ids["tokyo-0900"]!)).next_run_at)).toBe(at(monday, 0))
   })
 })
