@@ -1,13 +1,18 @@
-// Request budgets in tests: move to the start of a minute window and count requests in it as if
-// they had been made, so a test reaches a limit of thousands without sending them.
+// Request budgets in tests: move to the start of a window (a minute's, or the limit's own) and
+// count requests in it as if they had been made, so a test reaches a limit of thousands without
+// sending them.
 import { Clock, Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { TestServer } from "./server.ts"
 
-/** Puts the clock just past a minute boundary, so a window has (almost) a full minute left. */
-export const startOfWindow = async (server: TestServer) => {
+/**
+ * Puts the clock just past a window boundary (of `windowSeconds`, a minute unless given), so the
+ * window has (almost) all its length left and a burst in it cannot straddle two windows.
+ */
+export const startOfWindow = async (server: TestServer, windowSeconds = 60) => {
   const at = await server.run(Clock.currentTimeMillis)
-  server.clock.advance(60_000 - (at % 60_000) + 200)
+  const length = windowSeconds * 1000
+  server.clock.advance(length - (at % length) + 200)
 }
 
 /** The budget subject of a caller (its user row). */

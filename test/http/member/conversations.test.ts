@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
+import { tenYearsAfter } from "../../support/calendar.ts"
 import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
@@ -338,16 +339,15 @@ describe("inputs and the drain", () => {
   it("deliver_at and deliver_in may be up to 10 calendar years ahead (leap days counted), not 10 × 365.25 days", async () => {
     const id = await createConversation()
     const now = await serverNow(server)
-    const bound = new Date(now)
-    bound.setUTCFullYear(bound.getUTCFullYear() + 10)
-    const at = (millis: number) => new Date(bound.getTime() + millis).toISOString()
+    const bound = tenYearsAfter(now)
+    const at = (millis: number) => new Date(bound + millis).toISOString()
     const status = async (members: Record<string, unknown>) => {
       const answer = await input(id, { kind: "message", text: "far", ...members })
       return [answer.status, answer.body.error?.code]
     }
     expect(await status({ deliver_at: at(-60_000) })).toEqual([202, undefined])
     expect(await status({ deliver_at: at(60_000) })).toEqual([422, "deliver_at_too_far"])
-    const days = Math.floor((bound.getTime() - now) / 86_400_000)
+    const days = Math.floor((bound - now) / 86_400_000)
     expect(await status({ deliver_in: `${days}d` })).toEqual([202, undefined])
     expect(await status({ deliver_in: `${days + 1}d` })).toEqual([422, "deliver_at_too_far"])
   })

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
+import { tenYearsAfter } from "../../support/calendar.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { moveClockTo, scheduleRowOf, serverNow } from "../../support/schedules.ts"
@@ -85,11 +86,13 @@ describe("Schedule create bounds", () => {
   })
 
   it("judges each rule member to its bound, naming it; normalizes instants to UTC Z", async () => {
+    // Instants from the server's year, so they stay ahead of it (and within 10 years) in any year.
+    const year = new Date(await serverNow(server)).getUTCFullYear()
     const refused: Array<[Record<string, unknown>, string]> = [
       [{ kind: "interval", every_seconds: 31_536_001 }, "rule.every_seconds"],
       [{ kind: "interval", every_seconds: "600" }, "rule.every_seconds"],
       [{ kind: "interval", every_seconds: 600, starts_at: "2030-01-01T00:00:00" }, "rule.starts_at"],
-      [{ kind: "interval", every_seconds: 600, starts_at: "2099-01-01T00:00:00Z" }, "rule.starts_at"],
+      [{ kind: "interval", every_seconds: 600, starts_at: `${year + 11}-01-01T00:00:00Z` }, "rule.starts_at"],
       [{ kind: "daily", local_time: "24:00", time_zone: "UTC" }, "rule.local_time"],
       [{ kind: "daily", local_time: "07:60", time_zone: "UTC" }, "rule.local_time"],
       [{ kind: "daily", local_time: "07:5", time_zone: "UTC" }, "rule.local_time"],
@@ -110,11 +113,11 @@ describe("Schedule create bounds", () => {
     expect(widest.status).toBe(201)
     const starts = await create({
       prompt: "B",
-      rule: { kind: "interval", every_seconds: 600, starts_at: "2030-06-01T12:00:00+02:00" }
+      rule: { kind: "interval", every_seconds: 600, starts_at: `${year + 1}-06-01T12:00:00+02:00` }
     })
     expect(starts.body.schedule).toMatchObject({
-      rule: { kind: "interval", every_seconds: 600, starts_at: "2030-06-01T10:00:00.000Z" },
-      next_run_at: "2030-06-01T10:00:00.000Z"
+      rule: { kind: "interval", every_seconds: 600, starts_at: `${year + 1}-06-01T10:00:00.000Z` },
+      next_run_at: `${year + 1}-06-01T10:00:00.000Z`
     })
   })
 
@@ -128,9 +131,8 @@ describe("Schedule create bounds", () => {
   })
 
   it("run_at may be up to 10 calendar years ahead (leap days counted), not 10 × 365.25 days", async () => {
-    const bound = new Date(await serverNow(server))
-    bound.setUTCFullYear(bound.getUTCFullYear() + 10)
-    const at = (millis: number) => new Date(bound.getTime() + millis).toISOString()
+    const bound = tenYearsAfter(await serverNow(server))
+    const at = (millis: number) => new Date(bound + millis).toISOString()
     const inside = await create({ prompt: "Far", rule: { kind: "once", run_at: at(-60_000) } })
     expect(inside.status).toBe(201)
     const beyond = await create({ prompt: "Farther", rule: { kind: "once", run_at: at(60_000) } })

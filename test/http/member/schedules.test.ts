@@ -35,6 +35,8 @@ const create = (schedule: Record<string, unknown>, key = `schedule-${++keys}`, c
   call("POST", schedules(conversation), { schedule }, { "idempotency-key": key })
 
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString()
+/** The year after this one: its 1 January is ahead, and within 10 years, whenever the test runs. */
+const nextYear = () => new Date().getUTCFullYear() + 1
 const echo = { model: { model: "local/echo" } }
 
 const parentTurns = () =>
@@ -76,10 +78,11 @@ afterAll(() => server?.close())
 
 describe("Schedule create", () => {
   it("answers 201 with the normalized rule (UTC Z) and replays a repeat verbatim", async () => {
+    const year = nextYear()
     const body = {
       name: "Hourly digest",
       prompt: "Summarize",
-      rule: { kind: "once", run_at: "2030-01-01T10:00:00+02:00" },
+      rule: { kind: "once", run_at: `${year}-01-01T10:00:00+02:00` },
       ...echo
     }
     const first = await create(body, "replayed")
@@ -93,8 +96,8 @@ describe("Schedule create", () => {
       creating_user_public_id: agent.publicId,
       name: "Hourly digest",
       status: "active",
-      rule: { kind: "once", run_at: "2030-01-01T08:00:00.000Z" },
-      next_run_at: "2030-01-01T08:00:00.000Z",
+      rule: { kind: "once", run_at: `${year}-01-01T08:00:00.000Z` },
+      next_run_at: `${year}-01-01T08:00:00.000Z`,
       last_execution: null,
       lock_version: 0,
       model: { model: "local/echo" }
@@ -152,7 +155,7 @@ describe("Schedule create", () => {
         "rule.run_at"
       ],
       [
-        { prompt: "Hi", rule: { kind: "once", run_at: "2099-01-01T10:00:00Z" } },
+        { prompt: "Hi", rule: { kind: "once", run_at: `${nextYear() + 10}-01-01T10:00:00Z` } },
         422,
         "validation_failed",
         "rule.run_at"

@@ -1,6 +1,8 @@
 // Platform: session — POST/GET/DELETE /api/v1/session and GET /api/v1/profile, every rule of the
 // spec's "Platform: session", "Platform plane" and Limits rows, over a real server.
+import { sessionLoginLimit } from "@troupe/domain/kernel/RateLimiter"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startOfWindow } from "../../support/budget.ts"
 import { Browser, bearer, csrfTokenIn, request } from "../../support/http.ts"
 import { apiToken, createHuman, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -128,6 +130,8 @@ describe("POST /api/v1/session", () => {
 
   it("allows 10 attempts per 3-minute window per source IP, then 429 with Retry-After", async () => {
     const address = fromNewAddress()
+    // Windows are fixed since the epoch: the 11 attempts must not straddle two of them.
+    await startOfWindow(server, sessionLoginLimit.windowSeconds)
     for (let attempt = 1; attempt <= 10; attempt++) {
       const response = await signIn({ email: ownerCredentials.email, password: "wrong" }, address)
       expect(response.status).toBe(401)

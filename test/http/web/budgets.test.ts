@@ -5,6 +5,7 @@ import type { Page } from "playwright-core"
 import { expect, it } from "vitest"
 import { serverBesideChromium } from "../../support/browser-pages.ts"
 import { createHuman, createMember, createOwner, memberCredentials, ownerCredentials } from "../../support/people.ts"
+import { serverNow } from "../../support/schedules.ts"
 
 let memberId: string
 const adminCredentials = { email: "admin@example.com", password: "admin password" }
@@ -95,9 +96,11 @@ it("an admin opens a budget; a form without its CSRF token or outside the gramma
   expect(forged?.status()).toBe(403)
   expect(await page.textContent("[role=alert]")).toContain("expired")
 
+  // Next year's first instant: after the owner's budget (opened now), so listed after it, in any year.
+  const nextYear = new Date(await serverNow(file.server)).getUTCFullYear() + 1
   await page.goto(`${file.server.baseUrl}/budgets`)
   await page.click(`${user} details summary`)
-  await page.fill(`${open} input[name=starts_at]`, "2040-01-01T00:00:00Z")
+  await page.fill(`${open} input[name=starts_at]`, `${nextYear}-01-01T00:00:00Z`)
   await page.fill(`${open} input[name=amount]`, "5")
   await page.fill(`${open} input[name=reason]`, "admin")
   await submit(page, `${open} button`)

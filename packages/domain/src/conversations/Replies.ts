@@ -407,6 +407,7 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
         const judged = yield* judgeCreate(catalog, members, asker(request.conversation), false).pipe(Effect.orDie)
         const conversations = yield* ConversationsRepository.make
         const input = "input" in request.from ? yield* conversations.findInput(request.from.input) : undefined
+        const at = yield* now
         const inserted = yield* requests.insertRequest({
           publicId: request.requestId,
           workspaceId: request.conversation.workspace_id,
@@ -417,10 +418,10 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
           billingSubject: request.conversation.billing_subject,
           usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
           askedByConversationId: request.conversation.id,
-          now: new Date()
+          now: at
         })
         // The payer: the input's author; a regeneration's or a summary's, the conversation's creator.
-        yield* recordPayer(inserted.id, input?.author_id ?? request.conversation.creator_id, yield* now)
+        yield* recordPayer(inserted.id, input?.author_id ?? request.conversation.creator_id, at)
         return { publicId: request.requestId, routes: judged.routes, timeoutMs: judged.timeoutMs }
       }),
     prompt: (conversation, inputId, model) =>

@@ -276,7 +276,7 @@ export const makeRunWork = (
           usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
           askedByRunId: run.id,
           askedByRunTaskKey: round.key,
-          now: new Date()
+          now: at
         })
         yield* recordAdmission(inserted.id, admission.budget, at)
         // Each attempt the request sends is announced on the run's progress feed (round_started).
