@@ -11,9 +11,9 @@ import { UpgradeKey } from "@troupe/contracts/platform/Deployment"
 import type { SchemaAST } from "effect"
 import { HttpApi } from "effect/http-api"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { request } from "../support/http.ts"
+import { bearer, request } from "../support/http.ts"
 import { signedIn } from "../support/members.ts"
-import { createOwner, ownerCredentials } from "../support/people.ts"
+import { apiToken, createOwner, ownerCredentials } from "../support/people.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 
 interface Operation {
@@ -341,5 +341,110 @@ describe("the Idempotency-Key header", () => {
       .filter(({ operation }) => keyParameters(operation).length > 0)
       .map(({ method, path }) => `${method} ${path}`)
     expect(documented.sort()).toEqual([...takesKey].sort())
+  })
+})
+
+/** Every schema object under `root` with the member it describes (the nearest `properties` key). */
+const membersIn = (root: unknown, member = "", found: Array<{ member: string; schema: any }> = []) => {
+  if (Array.isArray(root)) for (const item of root) membersIn(item, member, found)
+  else if (root !== null && typeof root === "object") {
+    found.push({ member, schema: root })
+    for (const [key, value] of Object.entries(root)) {
+      if (key === "properties") {
+        for (const [name, schema] of Object.entries(value as object)) membersIn(schema, name, found)
+      } else membersIn(value, member, found)
+    }
+  }
+  return found
+}
+
+/** A response body's schema, its `$ref` to a component followed. */
+const bodyOf = (path: string, method: string, status: string): any => {
+  const schema = spec.paths[path]?.[method]?.responses[status]?.content?.["application/json"]?.schema as any
+  const ref = /^#\/components\/schemas\/(.+)$/.exec(schema?.$ref ?? "")
+  return ref === null ? schema : (spec.components as any).schemas[ref[1]!]
+}
+
+const count = { type: "integer", minimum: 0 }
+
+describe("numbers", () => {
+  it("are never a number-or-string union: no schema carries the non-finite strings (Infinity, NaN)", () => {
+    const nonFinite = membersIn(spec)
+      .filter(
+        ({ schema }) => Array.isArray(schema.enum) && schema.enum.some((v: unknown) => /Infinity|NaN/.test(`${v}`))
+      )
+      .map(({ member }) => member)
+    expect(nonFinite).toEqual([])
+  })
+
+  it("are integers but for the few real-valued members (generation bounds, the updater's byte figures)", () => {
+    const real = new Set(
+      membersIn(spec)
+        .filter(({ schema }) => schema.type === "number")
+        .map(({ member }) => member)
+    )
+    expect([...real].sort()).toEqual(["available_bytes", "maximum", "minimum", "required_bytes", "size_bytes"])
+  })
+
+  it("counters are non-negative integers: a supervisor's, a job's attempts, a stale append's current_revision", () => {
+    const supervisor = bodyOf("/api/v1/admin/supervisors", "get", "200").properties.supervisors.items.properties
+    for (const member of [
+      "version",
+      "restarts",
+      "failures",
+      "quarantines",
+      "live_actors",
+      "actors",
+      "active_actors",
+      "quarantined_actors"
+    ]) {
+      expect(supervisor[member], member).toMatchObject(count)
+    }
+    const actor = bodyOf("/api/v1/admin/actors/{kind}/{id}", "get", "200").properties.actor.properties
+    expect(actor.jobs.items.properties.attempts).toMatchObject(count)
+    expect(actor.dead_letters.items.properties.attempts).toMatchObject(count)
+    const stale = bodyOf("/agent_api/v1/workspaces/{workspace_id}/runs/{run_id}/tasks", "post", "409")
+    expect(stale.properties.error.properties.current_revision).toMatchObject(count)
+    const workspace = bodyOf("/agent_api/v1/workspaces/{workspace_id}", "get", "200").properties.workspace.properties
+    expect(workspace.lock_version).toMatchObject(count)
+  })
+
+  it("the served supervisors hold integers where the document says so", async () => {
+    const documented = bodyOf("/api/v1/admin/supervisors", "get", "200").properties.supervisors.items.properties
+    const integers = Object.keys(documented).filter((member) => documented[member].type === "integer")
+    const served = await request(server.baseUrl, "GET", "/api/v1/admin/supervisors", {
+      headers: bearer(await apiToken(server))
+    })
+    expect(served.status).toBe(200)
+    expect(served.body.supervisors.length).toBeGreaterThan(0)
+    for (const supervisor of served.body.supervisors) {
+      for (const member of integers) expect(Number.isInteger(supervisor[member]), member).toBe(true)
+    }
+  })
+})
+
+describe("open members that have a shape", () => {
+  it("a workspace's metadata and tool_provider_overrides are objects, overrides of strings", () => {
+    const workspace = bodyOf("/agent_api/v1/workspaces/{workspace_id}", "get", "200").properties.workspace.properties
+    expect(workspace.metadata).toMatchObject({ type: "object" })
+    expect(workspace.tool_provider_overrides).toMatchObject({
+      type: "object",
+      additionalProperties: { type: "string" }
+    })
+  })
+
+  it("a run's phases name the current one by label, and a race node its rule", () => {
+    const phases = bodyOf("/agent_api/v1/workspaces/{workspace_id}/runs/{run_id}/phases", "get", "200")
+    expect(phases.properties.current.anyOf).toEqual([
+      expect.objectContaining({ type: "string" }),
+      expect.objectContaining({ type: "null" })
+    ])
+    const graph = bodyOf("/agent_api/v1/workspaces/{workspace_id}/runs/{run_id}/graph", "get", "200")
+    const join = graph.properties.nodes.items.properties.join
+    expect(join.properties.until.anyOf).toEqual([
+      expect.objectContaining({ enum: ["any"] }),
+      expect.objectContaining(count)
+    ])
+    expect(join.properties.losers.enum).toEqual(["cancel", "run_out"])
   })
 })

@@ -11,7 +11,7 @@ import { HttpApiSchema } from "effect/http-api"
 export const ErrorExtras = Schema.Struct({
   path: Schema.optionalKey(Schema.String),
   steps: Schema.optionalKey(Schema.Array(Schema.Struct({ code: Schema.String, path: Schema.String }))),
-  current_revision: Schema.optionalKey(Schema.Number),
+  current_revision: Schema.optionalKey(Schema.Natural),
   conversation_public_id: Schema.optionalKey(Schema.String),
   turn_public_id: Schema.optionalKey(Schema.NullOr(Schema.String))
 })

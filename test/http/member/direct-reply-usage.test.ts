@@ -150,3 +150,31 @@ it("a direct reply that fails counts its attempt (no billed usage, context uncha
   expect(conversation.usage_summary).toMatchObject({ request_count: 1, total_tokens: 0, cost_amount: "0" })
   expect(conversation.context).toBeNull()
 })
+
+it("a provider's odd counts reach the usage as whole numbers ≥ 0 (rounded; negative taken as missing; cached at most the input)", async () => {
+  const id = await createConversation()
+  fake.on(
+    "/chat/completions",
+    sse(
+      chunk({ role: "assistant", content: "fine" }),
+      chunk({}, "stop"),
+      usageChunk({
+        prompt_tokens: 10.6,
+        completion_tokens: -4,
+        prompt_tokens_details: { cached_tokens: 50 },
+        completion_tokens_details: { reasoning_tokens: -0.5 }
+      })
+    )
+  )
+  await reply(id, "hi", "fake/chat")
+  const turn = await settled(id, 1, "completed")
+  const usage = turn.active_variant.usage
+  expect(usage).toMatchObject({
+    input_tokens: 11,
+    cache_read_tokens: 11,
+    uncached_input_tokens: 0,
+    reasoning_tokens: 0
+  })
+  expect(Number.isInteger(usage.output_tokens) && usage.output_tokens > 0).toBe(true)
+  expect((await view(id)).usage_summary).toMatchObject({ input_tokens: 11, cache_read_tokens: 11 })
+})

@@ -27,7 +27,7 @@ export const EffectProfile = Schema.Struct({
 export const ServedTool = Schema.Struct({
   name: Schema.String,
   effect_profile: EffectProfile,
-  timeout_ms: Schema.optionalKey(Schema.Number),
+  timeout_ms: Schema.optionalKey(Schema.Natural),
   description: Schema.optionalKey(Schema.String),
   input_schema: Schema.optionalKey(JsonObject)
 })
@@ -42,7 +42,7 @@ export const executorMembers = {
   kind: Schema.Literals(["agent_application", "runner", "tool_provider"]),
   status: Schema.Literals(["active", "revoked"]),
   display_name: Schema.String,
-  credential_epoch: Schema.Number,
+  credential_epoch: Schema.Natural,
   served_tools: Schema.Array(ServedTool),
   environment: Schema.NullOr(JsonObject),
   served_documents: Schema.Array(ServedDocument),

@@ -52,7 +52,7 @@ export const InboxTask = Schema.Struct({
   task_key: Schema.String,
   started_at: Schema.NullOr(Schema.DateFromString),
   deadline_at: Schema.DateFromString,
-  timeout_ms: Schema.Number,
+  timeout_ms: Schema.Natural,
   claimed: Schema.Boolean,
   addressed_to: AddressedTo,
   target: Schema.optionalKey(TaskTarget),

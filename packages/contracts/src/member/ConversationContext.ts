@@ -45,14 +45,14 @@ export const EstimateBody = wrappedOrTopLevel("context_estimate", EstimateMember
 const Block = Schema.Record(Schema.String, Schema.Unknown)
 
 export const ContextEstimate = Schema.Struct({
-  input_tokens: Schema.Number,
+  input_tokens: Schema.Natural,
   tokenizer_exact: Schema.Boolean,
-  catalog_input_token_limit: Schema.NullOr(Schema.Number),
-  advisory_input_token_limit: Schema.NullOr(Schema.Number),
-  message_count: Schema.Number,
+  catalog_input_token_limit: Schema.NullOr(Schema.Natural),
+  advisory_input_token_limit: Schema.NullOr(Schema.Natural),
+  message_count: Schema.Natural,
   history: Schema.Struct({
-    selected: Schema.Number,
-    skipped: Schema.Number,
+    selected: Schema.Natural,
+    skipped: Schema.Natural,
     skipped_reason: Schema.NullOr(Schema.Literals(["max_entries", "budget_exceeded", "candidate_limit"])),
     compacted: Schema.Boolean
   }),
@@ -60,8 +60,8 @@ export const ContextEstimate = Schema.Struct({
   entries: Schema.optionalKey(Schema.Array(RequestEntry)),
   storage: Schema.optionalKey(
     Schema.Struct({
-      bytes: Schema.Number,
-      bound: Schema.Number,
+      bytes: Schema.Natural,
+      bound: Schema.Natural,
       within_bound: Schema.Boolean,
       refusal: Schema.optionalKey(Schema.Unknown)
     })

@@ -102,13 +102,13 @@ export const Parent = Schema.Struct({
 })
 
 /** The caller-authored queue: its bound and the unconsumed rows counted against it. */
-export const InputQueue = Schema.Struct({ limit: Schema.Number, held: Schema.Number })
+export const InputQueue = Schema.Struct({ limit: Schema.Natural, held: Schema.Natural })
 
 /** Basic projection (lists). */
 export const ConversationSummary = Schema.Struct({
   public_id: Schema.String,
   workspace_public_id: Schema.String,
-  lock_version: Schema.Number,
+  lock_version: Schema.Natural,
   title: Schema.NullOr(Schema.String),
   metadata: Block,
   billing_subject: Schema.NullOr(Schema.String),
@@ -119,7 +119,7 @@ export const ConversationSummary = Schema.Struct({
   side: Schema.Boolean,
   archived_at: Schema.NullOr(Schema.DateFromString),
   active_turn_public_id: Schema.NullOr(Schema.String),
-  context_revision: Schema.Number,
+  context_revision: Schema.Natural,
   last_activity_at: Schema.DateFromString,
   created_at: Schema.DateFromString,
   updated_at: Schema.DateFromString
@@ -150,7 +150,7 @@ export const UploadDescriptor = Schema.Struct({
   public_id: Schema.String,
   filename: Schema.String,
   content_type: Schema.String,
-  byte_size: Schema.Number
+  byte_size: Schema.Natural
 })
 
 /** An input row: the create members as stored (addressee resolved, delivery_mode defaulted) and its state. */
@@ -159,7 +159,7 @@ export const ConversationInput = Schema.Struct({
   conversation_public_id: Schema.String,
   kind: Schema.String,
   text: Schema.NullOr(Schema.String),
-  queue_position: Schema.Number,
+  queue_position: Schema.Natural,
   state: Schema.Literals(["pending", "steering", "blocked", "consumed"]),
   blocked_reason: Schema.NullOr(Schema.String),
   role: Schema.String,
@@ -187,7 +187,7 @@ export const ConversationInput = Schema.Struct({
   steps: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.Unknown))),
   variables: Schema.optionalKey(Schema.NullOr(Block)),
   reasoning_replay: Schema.optionalKey(Schema.Unknown),
-  expected_context_revision: Schema.optionalKey(Schema.NullOr(Schema.Number)),
+  expected_context_revision: Schema.optionalKey(Schema.NullOr(Schema.Natural)),
   expected_tail_turn_public_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   expected_steering_run_public_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   speaker_public_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
@@ -196,7 +196,7 @@ export const ConversationInput = Schema.Struct({
   }),
   sender_run_public_id: Schema.optionalKey(Schema.String).annotate({ description: "kernel mail: the sending run" }),
   sender_task_key: Schema.optionalKey(Schema.String).annotate({ description: "kernel mail: the sending call's task" }),
-  lock_version: Schema.Number,
+  lock_version: Schema.Natural,
   created_at: Schema.DateFromString
 })
 
@@ -211,7 +211,7 @@ export const VariantRound = Schema.Struct({
   status: TaskStatus,
   visibility: Schema.String,
   text_preview: Schema.optionalKey(Schema.String),
-  text_bytes: Schema.optionalKey(Schema.Number),
+  text_bytes: Schema.optionalKey(Schema.Natural),
   usage: Schema.optionalKey(Block),
   started_at: Schema.optionalKey(Schema.DateFromString),
   completed_at: Schema.optionalKey(Schema.DateFromString)
@@ -263,7 +263,7 @@ export const CallbackSource = Schema.Struct({
 /** One timeline position; `speaker` is absent on a compaction_summary (spoken by the system). */
 export const Turn = Schema.Struct({
   public_id: Schema.String,
-  position: Schema.Number,
+  position: Schema.Natural,
   kind: Schema.Literals(turnKinds),
   role: Schema.String,
   status: Schema.Literals(turnStatuses),

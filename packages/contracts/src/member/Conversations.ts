@@ -228,7 +228,7 @@ export const ConversationListResponse = Schema.Struct({
 
 export const ConversationEventsResponse = Schema.Struct({
   events: Schema.Array(FeedItem),
-  pagination: Schema.Struct({ next_after: Schema.NullOr(Schema.String), watermark: Schema.Number })
+  pagination: Schema.Struct({ next_after: Schema.NullOr(Schema.String), watermark: Schema.Natural })
 })
 
 const collection = "/agent_api/v1/workspaces/:workspace_id/conversations"

@@ -79,7 +79,7 @@ export const InferenceRequestListResponse = Schema.Struct({
 
 export const StreamItem = Schema.Struct({
   public_id: Schema.String,
-  sequence: Schema.Number,
+  sequence: Schema.Natural,
   cursor: Schema.String,
   type: Schema.String,
   resource: Schema.Struct({ type: Schema.String, public_id: Schema.String }),
@@ -89,7 +89,7 @@ export const StreamItem = Schema.Struct({
 
 export const InferenceEventsResponse = Schema.Struct({
   events: Schema.Array(StreamItem),
-  pagination: Schema.Struct({ next_after: Schema.NullOr(Schema.String), watermark: Schema.Number })
+  pagination: Schema.Struct({ next_after: Schema.NullOr(Schema.String), watermark: Schema.Natural })
 })
 
 /** `{input_estimate: {...}}`: the create body's selection members (no billing subject). */
@@ -107,10 +107,10 @@ export const InputEstimatePayload = Schema.Struct({
 
 export const InputEstimateResponse = Schema.Struct({
   input_estimate: Schema.Struct({
-    input_tokens: Schema.Number,
+    input_tokens: Schema.Natural,
     tokenizer_exact: Schema.Boolean,
-    catalog_input_token_limit: Schema.optionalKey(Schema.Number),
-    advisory_input_token_limit: Schema.optionalKey(Schema.Number),
+    catalog_input_token_limit: Schema.optionalKey(Schema.Natural),
+    advisory_input_token_limit: Schema.optionalKey(Schema.Natural),
     model: EffectiveModel
   })
 })

@@ -25,8 +25,8 @@ import { NamedAgentName } from "./NamedAgents.ts"
 export const MemoryRow = Schema.Struct({
   path: Schema.String,
   public_id: Schema.String,
-  lock_version: Schema.Number,
-  bytesize: Schema.Number,
+  lock_version: Schema.Natural,
+  bytesize: Schema.Natural,
   description: Schema.NullOr(Schema.String),
   written_at: Schema.DateFromString
 })
@@ -37,7 +37,7 @@ export const MemoryDocument = Schema.Struct({ ...MemoryRow.fields, content: Sche
 export const MemoryResponse = Schema.Struct({ memory: MemoryDocument })
 
 export const MemoryGrepResponse = Schema.Struct({
-  matches: Schema.Array(Schema.Struct({ path: Schema.String, line_number: Schema.Number, text: Schema.String })),
+  matches: Schema.Array(Schema.Struct({ path: Schema.String, line_number: Schema.Natural, text: Schema.String })),
   truncated: Schema.Boolean
 })
 

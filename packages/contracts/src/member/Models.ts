@@ -18,8 +18,8 @@ export const ModelWorkload = Schema.Literals([
 export const GenerationParameter = Schema.Struct({
   kind: Schema.Literals(["integer", "number", "string"]),
   default: Schema.Null,
-  minimum: Schema.NullOr(Schema.Number),
-  maximum: Schema.NullOr(Schema.Number),
+  minimum: Schema.NullOr(Schema.Finite),
+  maximum: Schema.NullOr(Schema.Finite),
   allowed_values: Schema.NullOr(Schema.Array(Schema.String))
 })
 
@@ -51,7 +51,7 @@ export const ModelCapabilities = Schema.Struct({
   }),
   generation_parameters: Schema.Record(Schema.String, GenerationParameter),
   service_tiers: Schema.Array(Schema.String),
-  limits: Schema.Struct({ input_tokens: Schema.Number })
+  limits: Schema.Struct({ input_tokens: Schema.Natural })
 })
 
 /** A model row: the catalog's model as one workload sees it. */

@@ -17,8 +17,8 @@ const Role = Schema.Literals(["system", "developer", "user"])
 export const PromptDocumentSummary = Schema.Struct({
   slot: Schema.String,
   role: Role,
-  bytesize: Schema.Number,
-  version: Schema.Number,
+  bytesize: Schema.Natural,
+  version: Schema.Natural,
   written_at: Schema.DateFromString
 })
 

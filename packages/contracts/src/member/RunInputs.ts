@@ -16,11 +16,11 @@ export const RunInput = Schema.Struct({
   text: Schema.String,
   state: Schema.Literals(["pending", "steering", "consumed"]),
   delivery_mode: Schema.Literals(["queue", "steer"]),
-  queue_position: Schema.Number,
+  queue_position: Schema.Natural,
   deliver_at: Schema.NullOr(Schema.DateFromString),
   author_public_id: Schema.String,
   task_key: Schema.NullOr(Schema.String),
-  lock_version: Schema.Number,
+  lock_version: Schema.Natural,
   created_at: Schema.DateFromString
 })
 

@@ -35,6 +35,9 @@ export const taskStatuses = [
 export const TaskStatus = Schema.Literals(taskStatuses)
 
 export const RunTaskKind = Schema.Literals(["model_task", "tool_task", "await_task", "join_task"])
+const TaskLifetime = Schema.Literals(["conversation", "turn"])
+const TaskWake = Schema.Literals(["auto", "passive"])
+const TaskVisibility = Schema.Literals(["visible", "collapsed", "hidden"])
 
 /** Who a listed row is for; a pool row carries the role alone. */
 export const AddressedTo = Schema.Struct({
@@ -52,10 +55,10 @@ export const TaskTarget = Schema.Struct({
 export const RunTaskRow = Schema.Struct({
   key: Schema.String,
   kind: RunTaskKind,
-  lifetime: Schema.Literals(["conversation", "turn"]),
-  wake: Schema.Literals(["auto", "passive"]),
+  lifetime: TaskLifetime,
+  wake: TaskWake,
   status: TaskStatus,
-  visibility: Schema.Literals(["visible", "collapsed", "hidden"]),
+  visibility: TaskVisibility,
   after: Schema.Array(Schema.String),
   waiting_on: Schema.optionalKey(Schema.Array(Schema.String)),
   mainline: Schema.optionalKey(Schema.Boolean),
@@ -89,7 +92,7 @@ export const ContentBlock = Schema.Union([
     uri: Schema.String,
     name: Schema.String,
     mimeType: Schema.optionalKey(Schema.String),
-    size: Schema.optionalKey(Schema.Number),
+    size: Schema.optionalKey(Schema.Natural),
     title: Schema.optionalKey(Schema.String),
     description: Schema.optionalKey(Schema.String)
   })
@@ -105,7 +108,7 @@ export const RunTaskDetail = Schema.Struct({
   instructions: Schema.optionalKey(Schema.String),
   model: Schema.optionalKey(Schema.Unknown),
   tool_input: Schema.optionalKey(Block),
-  timeout_ms: Schema.optionalKey(Schema.Number),
+  timeout_ms: Schema.optionalKey(Schema.Natural),
   output: Schema.optionalKey(Schema.String),
   output_preview: Schema.optionalKey(Schema.String),
   content: Schema.optionalKey(Schema.Array(ContentBlock)),
@@ -116,24 +119,24 @@ export const RunTaskDetail = Schema.Struct({
   result_type: Schema.optionalKey(Schema.String),
   usage: Schema.optionalKey(Block),
   tool_definitions: Schema.optionalKey(Schema.Array(Block)),
-  request_bytes: Schema.optionalKey(Schema.Number)
+  request_bytes: Schema.optionalKey(Schema.Natural)
 })
 export type RunTaskDetail = typeof RunTaskDetail.Type
 
 /** One counter per task status, zeros included, plus `total`. */
 export const TaskProgress = Schema.Struct({
-  waiting: Schema.Number,
-  needs_approval: Schema.Number,
-  running: Schema.Number,
-  dispatched: Schema.Number,
-  awaiting_input: Schema.Number,
-  completed: Schema.Number,
-  failed: Schema.Number,
-  canceled: Schema.Number,
-  timed_out: Schema.Number,
-  uncertain: Schema.Number,
-  skipped: Schema.Number,
-  total: Schema.Number
+  waiting: Schema.Natural,
+  needs_approval: Schema.Natural,
+  running: Schema.Natural,
+  dispatched: Schema.Natural,
+  awaiting_input: Schema.Natural,
+  completed: Schema.Natural,
+  failed: Schema.Natural,
+  canceled: Schema.Natural,
+  timed_out: Schema.Natural,
+  uncertain: Schema.Natural,
+  skipped: Schema.Natural,
+  total: Schema.Natural
 })
 
 export const Attention = Schema.Struct({
@@ -198,7 +201,7 @@ export const RunTrace = Schema.Struct({
   requester_speaker_public_id: Schema.NullOr(Schema.String),
   default_runner: Schema.NullOr(RunDefaultRunner),
   runner_effects: RunnerEffects,
-  input_queue: Schema.Struct({ limit: Schema.Number, held: Schema.Number }),
+  input_queue: Schema.Struct({ limit: Schema.Natural, held: Schema.Natural }),
   turn: RunTurn,
   created_at: Stamp,
   updated_at: Stamp,
@@ -217,7 +220,7 @@ export const RunReceipt = Schema.Struct({
   accepted_task_keys: Schema.Array(Schema.String),
   steps: Schema.Array(Schema.Unknown),
   deliverable_task_key: Schema.String,
-  revision: Schema.Number,
+  revision: Schema.Natural,
   resolution_tokens: Schema.Record(Schema.String, Schema.String)
 })
 export type RunReceipt = typeof RunReceipt.Type
@@ -239,17 +242,24 @@ export const RunGraph = Schema.Struct({
     Schema.Struct({
       key: Schema.String,
       kind: RunTaskKind,
-      lifetime: Schema.String,
-      wake: Schema.String,
+      lifetime: TaskLifetime,
+      wake: TaskWake,
       status: TaskStatus,
-      visibility: Schema.String,
+      visibility: TaskVisibility,
       after: Schema.Array(Schema.String),
       deliverable: Schema.Boolean,
       input_from: Schema.Array(Schema.String),
       result_from: Schema.Array(Schema.String),
       mainline: Schema.optionalKey(Schema.Boolean),
       expansion_parent: Schema.optionalKey(Schema.String),
-      join: Schema.optionalKey(Schema.Struct({ until: Schema.Unknown, losers: Schema.String }))
+      join: Schema.optionalKey(
+        Schema.Struct({
+          until: Schema.Union([Schema.Literal("any"), Schema.Natural]).annotate({
+            description: "a race's rule as written: any, or the quorum k"
+          }),
+          losers: Schema.Literals(["cancel", "run_out"])
+        })
+      )
     })
   ),
   edges: Schema.Array(Schema.Struct({ from: Schema.String, to: Schema.String, structural: Schema.Boolean })),
@@ -261,13 +271,14 @@ export const RunPhases = Schema.Struct({
     Schema.Struct({
       label: Schema.String,
       keys: Schema.Array(Schema.String),
-      done: Schema.Number,
-      total: Schema.Number,
+      done: Schema.Natural,
+      total: Schema.Natural,
       status: Schema.String
     })
   ),
-  /** The first phase not completed, else null. */
-  current: Schema.Unknown,
+  current: Schema.NullOr(Schema.String).annotate({
+    description: "the label of the first phase not completed, else null"
+  }),
   background: Schema.Array(
     Schema.Struct({
       key: Schema.String,
@@ -289,7 +300,7 @@ const TranscriptCall = Schema.Struct({
   title: Schema.optionalKey(Schema.String),
   metadata: Schema.optionalKey(Block),
   output_preview: Schema.optionalKey(Schema.String),
-  output_bytes: Schema.optionalKey(Schema.Number),
+  output_bytes: Schema.optionalKey(Schema.Natural),
   started_at: Schema.optionalKey(Stamp),
   completed_at: Schema.optionalKey(Stamp)
 })
@@ -298,14 +309,14 @@ const TranscriptRound = Schema.Struct({
   task_key: Schema.String,
   mainline: Schema.Boolean,
   status: TaskStatus,
-  visibility: Schema.String,
+  visibility: TaskVisibility,
   text_preview: Schema.optionalKey(Schema.String),
-  text_bytes: Schema.optionalKey(Schema.Number),
+  text_bytes: Schema.optionalKey(Schema.Natural),
   usage: Schema.optionalKey(Block),
   error: Schema.optionalKey(Block),
   started_at: Schema.NullOr(Stamp),
   completed_at: Schema.NullOr(Stamp),
-  calls: Schema.Struct({ count: Schema.Number, items: Schema.Array(TranscriptCall) }),
+  calls: Schema.Struct({ count: Schema.Natural, items: Schema.Array(TranscriptCall) }),
   branches: Schema.Array(Schema.String)
 })
 

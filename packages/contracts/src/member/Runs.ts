@@ -69,7 +69,7 @@ export const SealedRequestResponse = Schema.Struct({
 /** A standalone run's feed replayed (runs supplement "Run feed"), as the other replay streams. */
 export const RunEventsResponse = Schema.Struct({
   events: Schema.Array(StreamItem),
-  pagination: Schema.Struct({ next_after: Schema.NullOr(Schema.String), watermark: Schema.Number })
+  pagination: Schema.Struct({ next_after: Schema.NullOr(Schema.String), watermark: Schema.Natural })
 })
 
 const collection = "/agent_api/v1/workspaces/:workspace_id/runs"

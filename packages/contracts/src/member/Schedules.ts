@@ -76,7 +76,7 @@ export const ScheduleShape = Schema.Struct({
   last_input_public_id: Schema.NullOr(Schema.String),
   last_error_code: Schema.NullOr(Schema.String),
   last_execution: Schema.NullOr(ExecutionShape),
-  lock_version: Schema.Number,
+  lock_version: Schema.Natural,
   created_at: Schema.String,
   updated_at: Schema.String
 })

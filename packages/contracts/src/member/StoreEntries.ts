@@ -27,7 +27,7 @@ export const StoreEntrySummary = Schema.Struct({
   public_id: Schema.String,
   namespace: Schema.String,
   key: Schema.String,
-  lock_version: Schema.Number,
+  lock_version: Schema.Natural,
   created_at: Schema.DateFromString,
   updated_at: Schema.DateFromString
 })

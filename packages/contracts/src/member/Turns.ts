@@ -35,8 +35,8 @@ import {
 export const TurnListResponse = Schema.Struct({
   turns: Schema.Array(Turn),
   pagination: Schema.Struct({
-    before_position: Schema.NullOr(Schema.Number).annotate({ description: "the first returned turn's position" }),
-    after_position: Schema.NullOr(Schema.Number).annotate({ description: "the last returned turn's position" }),
+    before_position: Schema.NullOr(Schema.Natural).annotate({ description: "the first returned turn's position" }),
+    after_position: Schema.NullOr(Schema.Natural).annotate({ description: "the last returned turn's position" }),
     has_older: Schema.Boolean,
     has_newer: Schema.Boolean
   })

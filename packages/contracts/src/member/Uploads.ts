@@ -16,7 +16,7 @@ export const UploadDescriptor = Schema.Struct({
   public_id: Schema.String,
   filename: Schema.String,
   content_type: Schema.String,
-  byte_size: Schema.Int,
+  byte_size: Schema.Natural,
   created_at: Schema.DateFromString
 })
 

@@ -65,8 +65,8 @@ export const Workspace = Schema.Struct({
   public_id: Schema.String,
   name: Schema.String,
   access_mode: AccessMode,
-  metadata: Schema.Unknown,
-  lock_version: Schema.Number,
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
+  lock_version: Schema.Natural,
   state: Schema.Literals(["active", "archiving", "archived", "restoring", "tombstoned"]),
   archived_at: Schema.NullOr(Schema.Date).annotate({
     description: "The instant archival was accepted; null while live (restoration clears it)"
@@ -80,7 +80,9 @@ export const Workspace = Schema.Struct({
     display_name: Schema.String,
     kind: Schema.Literals(["human", "agent"])
   }).annotate({ description: "The principal that created the workspace" }),
-  tool_provider_overrides: Schema.Unknown,
+  tool_provider_overrides: Schema.Record(Schema.String, Schema.String).annotate({
+    description: "namespace → tool provider public_id"
+  }),
   created_at: Schema.Date,
   updated_at: Schema.Date
 })
@@ -104,7 +106,7 @@ export const Messaging = Schema.Struct({
       allowed_sender_public_ids: Schema.Array(Schema.String)
     })
   ),
-  lock_version: Schema.Number
+  lock_version: Schema.Natural
 })
 
 export const MessagingResponse = Schema.Struct({ messaging: Messaging })
@@ -112,7 +114,7 @@ export const MessagingResponse = Schema.Struct({ messaging: Messaging })
 export const OverridesResponse = Schema.Struct({
   tool_provider_overrides: Schema.Struct({
     overrides: Schema.Record(Schema.String, Schema.String),
-    lock_version: Schema.Number
+    lock_version: Schema.Natural
   })
 })
 

@@ -76,8 +76,8 @@ const DeviceAuthorization = Schema.Struct({
   user_code: described(text, "XXXX-XXXX, for the human"),
   verification_uri: text,
   verification_uri_complete: described(text, "verification_uri carrying the user code"),
-  expires_in: described(Schema.Int, "Seconds (900)"),
-  interval: described(Schema.Int, "Seconds between polls (5)")
+  expires_in: described(Schema.Natural, "Seconds (900)"),
+  interval: described(Schema.Natural, "Seconds between polls (5)")
 })
 
 const InitializationRequired = Schema.Struct({
@@ -108,7 +108,7 @@ const TokenRequest = {
 const RunnerBundle = Schema.Struct({
   access_token: text,
   token_type: Schema.Literal("Bearer"),
-  expires_in: described(Schema.Int, "Seconds"),
+  expires_in: described(Schema.Natural, "Seconds"),
   refresh_token: text
 })
 
@@ -136,7 +136,9 @@ const ApplicationTokens = described(
 
 const TokenError = Schema.Struct({
   ...oauthErrorFields,
-  interval: Schema.optionalKey(described(Schema.Int, "slow_down only: the polling interval now required, in seconds"))
+  interval: Schema.optionalKey(
+    described(Schema.Natural, "slow_down only: the polling interval now required, in seconds")
+  )
 }).pipe(HttpApiSchema.status(400))
 
 const Revocation = {

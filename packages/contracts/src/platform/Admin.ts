@@ -9,7 +9,7 @@ import { Pagination } from "../Pagination.ts"
 import { PlatformAuthentication } from "./Caller.ts"
 
 /** A stored sequence number (bigint) as a JSON number. */
-const Seq = Schema.Int.pipe(
+const Seq = Schema.Natural.pipe(
   Schema.decodeTo(
     Schema.BigInt,
     SchemaTransformation.transform({ decode: (seq: number) => BigInt(seq), encode: (seq: bigint) => Number(seq) })
@@ -20,21 +20,21 @@ const Seq = Schema.Int.pipe(
 export const Supervisor = Schema.Struct({
   kind: Schema.String,
   machine: Schema.String,
-  version: Schema.Number,
+  version: Schema.Natural,
   status: Schema.Literal("running"),
   startedAt: Schema.DateFromString,
-  restarts: Schema.Number,
-  failures: Schema.Number,
-  quarantines: Schema.Number,
+  restarts: Schema.Natural,
+  failures: Schema.Natural,
+  quarantines: Schema.Natural,
   lastFailure: Schema.NullOr(
     Schema.Struct({ actorId: Schema.String, error: Schema.String, at: Schema.DateFromString }).pipe(
       Schema.encodeKeys({ actorId: "actor_id" })
     )
   ),
-  live_actors: Schema.Number,
-  actors: Schema.Number,
-  active_actors: Schema.Number,
-  quarantined_actors: Schema.Number
+  live_actors: Schema.Natural,
+  actors: Schema.Natural,
+  active_actors: Schema.Natural,
+  quarantined_actors: Schema.Natural
 }).pipe(Schema.encodeKeys({ startedAt: "started_at", lastFailure: "last_failure" }))
 
 /** An actor's snapshot row and whether it is stuck. */
@@ -42,7 +42,7 @@ const actorFields = {
   kind: Schema.String,
   actor_id: Schema.String,
   machine: Schema.String,
-  version: Schema.Number,
+  version: Schema.Natural,
   seq: Seq,
   state_value: Schema.String,
   status: Schema.String,
@@ -69,7 +69,7 @@ export const JournalEntry = Schema.Struct({
 const PendingMessage = Schema.Struct({
   from: Schema.NullOr(Schema.Struct({ kind: Schema.String, id: Schema.String })),
   event: Schema.Unknown,
-  attempts: Schema.Number,
+  attempts: Schema.Natural,
   next_attempt_at: Schema.DateFromString,
   waiting: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromString
@@ -79,7 +79,7 @@ const PendingMessage = Schema.Struct({
       from_kind: Schema.NullOr(Schema.String),
       from_actor_id: Schema.NullOr(Schema.String),
       event: Schema.Unknown,
-      attempts: Schema.Number,
+      attempts: Schema.Natural,
       next_attempt_at: Schema.Date,
       last_error: Schema.NullOr(Schema.String),
       created_at: Schema.Date
@@ -114,11 +114,11 @@ export const ActorDetail = Schema.Struct({
     Schema.Struct({
       name: Schema.String,
       state: Schema.String,
-      attempts: Schema.Number,
+      attempts: Schema.Natural,
       next_attempt_at: Schema.DateFromString,
       last_error: Schema.NullOr(Schema.String),
       seq: Seq,
-      action_index: Schema.Number
+      action_index: Schema.Natural
     })
   ),
   /** Messages told to this actor and not yet applied or refused: they wait while it is quarantined. */
@@ -128,7 +128,7 @@ export const ActorDetail = Schema.Struct({
     Schema.Struct({
       event: Schema.Unknown,
       error: Schema.String,
-      attempts: Schema.Number,
+      attempts: Schema.Natural,
       at: Schema.DateFromString
     })
   )
@@ -144,7 +144,7 @@ export const ActorDetail = Schema.Struct({
 export const MachineDescription = Schema.Struct({
   kind: Schema.String,
   machine: Schema.String,
-  version: Schema.Number,
+  version: Schema.Natural,
   states: Schema.Array(Schema.String),
   definition: Schema.Unknown,
   mermaid: Schema.String

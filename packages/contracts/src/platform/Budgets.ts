@@ -24,7 +24,7 @@ export const Budget = Schema.Struct({
 })
 
 export const BudgetEntry = Schema.Struct({
-  sequence: Schema.Number,
+  sequence: Schema.Natural,
   kind: Schema.Literals(["credit", "debit"]),
   amount: Amount,
   reason: Schema.String,

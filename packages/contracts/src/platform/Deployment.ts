@@ -71,8 +71,8 @@ export const Preflight = Schema.Struct({
       status: Schema.Literals(["passed", "blocked", "warning"]),
       message: Schema.String,
       next_step: Schema.optionalKey(Schema.String),
-      available_bytes: Schema.optionalKey(Schema.Number),
-      required_bytes: Schema.optionalKey(Schema.Number)
+      available_bytes: Schema.optionalKey(Schema.Finite),
+      required_bytes: Schema.optionalKey(Schema.Finite)
     })
   )
 })
@@ -106,7 +106,7 @@ export const UpgradeReceipt = Schema.Struct({
   log_cursor: Schema.optionalKey(Schema.String),
   backup: Schema.Boolean,
   database_backup: Schema.NullOr(
-    Schema.Struct({ created_at: Schema.String, size_bytes: Schema.Number, available: Schema.Boolean })
+    Schema.Struct({ created_at: Schema.String, size_bytes: Schema.Finite, available: Schema.Boolean })
   )
 })
 export type UpgradeReceipt = typeof UpgradeReceipt.Type

@@ -53,6 +53,10 @@ const Usage = Schema.Struct({
 })
 type Usage = typeof Usage.Type
 
+/** A reported count as a whole number ≥ 0; undefined when absent, negative or not finite. */
+const countOf = (reported: number | null | undefined) =>
+  reported == null || !Number.isFinite(reported) || reported < 0 ? undefined : Math.round(reported)
+
 const ChunkToolCall = Schema.Struct({
   index: Schema.optional(Schema.Number),
   id: OptionalText,
@@ -200,18 +204,26 @@ export const makeOpenAiCompatible = (config: OpenAiCompatibleConfig): Provider =
       return Exit.isSuccess(decoded) ? Effect.succeed(decoded.value) : Effect.fail(garbled(`${what}: ${decoded.cause}`))
     }
 
-  /** The usage the server reported, its missing counts counted here. */
+  /**
+   * The usage the server reported, its missing counts counted here. A count that is not a whole
+   * number ≥ 0 is rounded or, negative or not finite, taken as missing; cached tokens are at most
+   * the input's, so every count a usage record shows stays a whole number ≥ 0.
+   */
   const usageOf = Effect.fnUntraced(function* (
     call: ProviderCall,
     usage: Usage | null | undefined,
     generated: string
   ): Effect.fn.Return<ProviderUsage> {
+    const inputTokens =
+      countOf(usage?.prompt_tokens) ?? countOf(usage?.input_tokens) ?? (yield* countCallInput(call)).tokens
     return {
-      inputTokens: usage?.prompt_tokens ?? usage?.input_tokens ?? (yield* countCallInput(call)).tokens,
+      inputTokens,
       outputTokens:
-        usage?.completion_tokens ?? usage?.output_tokens ?? (yield* countOutputText(call.upstreamModel, generated)),
-      reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
-      cacheReadTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+        countOf(usage?.completion_tokens) ??
+        countOf(usage?.output_tokens) ??
+        (yield* countOutputText(call.upstreamModel, generated)),
+      reasoningTokens: countOf(usage?.completion_tokens_details?.reasoning_tokens) ?? 0,
+      cacheReadTokens: Math.min(countOf(usage?.prompt_tokens_details?.cached_tokens) ?? 0, inputTokens),
       cacheCreationTokens: 0
     }
   })
