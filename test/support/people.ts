@@ -3,7 +3,7 @@ import { Accounts } from "@troupe/domain/accounts/Accounts"
 import { Credentials } from "@troupe/domain/accounts/Credentials"
 import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import { Effect } from "effect"
-import { request } from "./http.ts"
+import { Browser, csrfTokenIn, request } from "./http.ts"
 import type { TestServer } from "./server.ts"
 
 export const ownerCredentials = { email: "owner@example.com", password: "correct horse battery" }
@@ -46,4 +46,16 @@ export const apiToken = async (server: TestServer, credentials = ownerCredential
   const response = await request(server.baseUrl, "POST", "/api/v1/session", { body: credentials })
   if (response.status !== 201) throw new Error(`sign-in failed: ${response.status} ${JSON.stringify(response.body)}`)
   return response.body.token as string
+}
+
+/** Creates the owner (`ownerCredentials`) of a fresh installation on its /setup page, as a person would. */
+export const setUpOwner = async (baseUrl: string) => {
+  const browser = new Browser(baseUrl)
+  const form = await browser.get("/setup")
+  const done = await browser.post("/setup", {
+    display_name: "Olive Owner",
+    ...ownerCredentials,
+    csrf_token: csrfTokenIn(form.text)
+  })
+  if (done.status !== 303) throw new Error(`setup failed: ${done.status} ${done.text}`)
 }
