@@ -16,7 +16,7 @@ describe("apiSession machine", () => {
     expect(sessionLifeMillis).toBe(30 * 24 * 3600 * 1000)
   })
 
-  it("API session: active → revoked on DELETE /api/v1/session", () => {
+  it("API session: active --DELETE /api/v1/session--> revoked", () => {
     const [active] = issued()
     const [revoked, actions] = transition(apiSessionMachine, active, { type: "session.revoke" })
     expect(revoked.value).toBe("revoked")
@@ -25,7 +25,7 @@ describe("apiSession machine", () => {
     expect(actions[1]?.params).toEqual({ event: { type: "session.revoked" } })
   })
 
-  it("API session: active → expired when 30 days have passed", () => {
+  it("API session: active --time, 30 days from issuance--> expired", () => {
     const [active] = issued()
     const [expired, actions] = transition(apiSessionMachine, active, { type: "session.expire" })
     expect(expired.value).toBe("expired")

@@ -164,7 +164,7 @@ describe("conversation machine", () => {
   })
 
   describe("Conversation", () => {
-    it("Conversation | active | archive | not a subagent or side → archived (conversation_ended archived)", () => {
+    it("Conversation: active --archive, not a subagent or side--> archived: conversation_ended with reason archived", () => {
       const [archived, actions] = step(start(), archive)
       expect(archived.value).toBe("archived")
       expect(described(actions)).toEqual([
@@ -205,7 +205,7 @@ describe("conversation machine", () => {
       expect(active.context.queue).toEqual([])
     })
 
-    it("Conversation | archived | unarchive | not a subagent or side → active", () => {
+    it("Conversation: archived --unarchive, not a subagent or side--> active", () => {
       const archived = play(start(), archive)
       const [active, actions] = step(archived, { type: "conversation.unarchive" })
       expect(active.value).toBe("active")
@@ -222,7 +222,7 @@ describe("conversation machine", () => {
       }
     })
 
-    it("Conversation | any | delete | no live work → tombstoned, reaped after 30 days (timer)", () => {
+    it("Conversation: any --delete, no live work in tree--> tombstoned: reaped after 30 days (timer)", () => {
       for (const from of [start(), play(start(), archive)]) {
         const [tombstoned, actions] = step(from, { type: "conversation.tombstone" })
         expect(tombstoned.value).toBe("tombstoned")
@@ -265,7 +265,7 @@ describe("conversation machine", () => {
       expect(described(ignored[1])).toEqual([])
     })
 
-    it("Conversation | any | delete | no live work in tree → tombstoned: the fence is asked first, then whatever hosted run is left is told to stop by force", () => {
+    it("Conversation: any --delete, no live work in tree--> tombstoned: the fence is asked first, then whatever hosted run is left is told to stop by force", () => {
       const judging = step(start(), directReply("r", { reply: { ...echo, engine: "run" } }))[0]
       const running = step(judging, { ...judged("r", 0), plan: {} } as Event)[0]
       const settledEarly = step(running, {
@@ -293,7 +293,7 @@ describe("conversation machine", () => {
       expect(paramsOf(ending, "conversation.stopHostedRuns")).toEqual([{ except: "request-s" }])
     })
 
-    it("Conversation | archived | a returned result (kernel task_result) → recorded as a message turn, no reply; unarchive starts nothing", () => {
+    it("Conversation: archived --a returned result (kernel task_result)--> archived: recorded as a message turn, no reply; unarchive starts nothing", () => {
       const result = (name: string) =>
         accepted(name, { kind: "direct_reply", kernel: true, row: { text: name, origin: "task_result" } })
       const [recorded, actions] = step(play(start(), archive), result("r"))
@@ -418,7 +418,7 @@ describe("conversation machine", () => {
   })
 
   describe("Input", () => {
-    it("Input | pending | drain | lane idle, no block → consumed into a turn", () => {
+    it("Input: pending --drain, lane idle, no block--> consumed into a turn", () => {
       const [drained, actions] = step(start(), message("a"))
       expect(described(actions)).toEqual([
         "conversation.insertInput",
@@ -491,7 +491,7 @@ describe("conversation machine", () => {
       expect(drained.context.tail?.turnId).toBe("turn-c")
     })
 
-    it("Input | pending | drain | cannot be served → blocked (FIFO held behind it)", () => {
+    it("Input: pending --drain, cannot be served--> blocked: FIFO held behind it", () => {
       const unknown = { ...echo, model: "nobody/none", modelKnown: false }
       const [blocked, actions] = step(start(), directReply("a", { reply: unknown }))
       expect(described(actions)).toEqual([
@@ -558,7 +558,7 @@ describe("conversation machine", () => {
       expect(landed.context.lane).toBeNull()
     })
 
-    it("Input | blocked | edit → pending (re-judged)", () => {
+    it("Input: blocked --edit--> pending: re-judged", () => {
       const unknown = { ...echo, model: "nobody/none", modelKnown: false }
       const blocked = play(start(), directReply("a", { reply: unknown }), message("b"))
       const lockVersion = blocked.context.queue[0]!.lockVersion
@@ -612,7 +612,7 @@ describe("conversation machine", () => {
       expect(edited.context.queue[0]).toMatchObject({ state: "blocked", lockVersion: 1 })
     })
 
-    it("Input | pending or blocked | delete → gone", () => {
+    it("Input: pending or blocked --delete--> gone", () => {
       const unknown = { ...echo, model: "nobody/none", modelKnown: false }
       const blocked = play(start(), directReply("a", { reply: unknown }), message("b"))
       const [drained, actions] = step(blocked, { type: "input.delete", inputId: "input-a" })
@@ -811,7 +811,7 @@ describe("conversation machine", () => {
       expect(queued.context.queue.map((entry) => entry.state)).toEqual(["pending", "pending"])
     })
 
-    it("Steering input | held | edit delivery_mode steer_now → promoted", () => {
+    it("Steering input: held --edit delivery_mode steer_now--> promoted", () => {
       const held = play(replying(start(), "a"), message("s", { deliveryMode: "steer" }))
       expectRefused(held, { type: "input.promote", inputId: "input-s", expectedLockVersion: 3 }, "stale_object")
       const [promoted, actions] = step(held, { type: "input.promote", inputId: "input-s", expectedLockVersion: 0 })

@@ -54,7 +54,7 @@ describe("deviceAuthorization machine", () => {
     })
   })
 
-  it("Device authorization: pending → approved when the human approves", () => {
+  it("Device authorization: pending --human approves in the browser--> approved, for the winning poll", () => {
     const [snapshot, actions] = step(pending(), approve)
     expect(snapshot.value).toBe("approved")
     expect(snapshot.status).toBe("active")
@@ -81,7 +81,7 @@ describe("deviceAuthorization machine", () => {
     expect(actions).toEqual([])
   })
 
-  it("Device authorization: pending → denied when the human denies", () => {
+  it("Device authorization: pending --human denies--> denied", () => {
     const [snapshot, actions] = step(pending(), { type: "device.deny", approverPublicId: approver, at: 0 })
     expect(snapshot.value).toBe("denied")
     expect(snapshot.status).toBe("done")
@@ -92,7 +92,7 @@ describe("deviceAuthorization machine", () => {
     ])
   })
 
-  it("Device authorization: approved → consumed on the winning poll", () => {
+  it("Device authorization: approved --winning poll--> consumed: credentials issued once (connect)", () => {
     const [snapshot, actions] = step(approved(), { type: "device.consume", at: 0 })
     expect(snapshot.value).toBe("consumed")
     expect(snapshot.status).toBe("done")
@@ -129,21 +129,21 @@ describe("deviceAuthorization machine", () => {
     }
   })
 
-  it("Device authorization: pending → canceled by the cancellation call", () => {
+  it("Device authorization: pending --cancellation call--> canceled", () => {
     const [snapshot, actions] = step(pending(), { type: "device.cancel" })
     expect(snapshot.value).toBe("canceled")
     expect(snapshot.status).toBe("done")
     expect(typesAndParams(actions)).toEqual([[deviceAuthorizationEffects.recordState, { state: "canceled" }]])
   })
 
-  it("Device authorization: approved → canceled by the cancellation call", () => {
+  it("Device authorization: approved --cancellation call--> canceled", () => {
     const [snapshot, actions] = step(approved(), { type: "device.cancel" })
     expect(snapshot.value).toBe("canceled")
     expect(snapshot.status).toBe("done")
     expect(typesAndParams(actions)).toEqual([[deviceAuthorizationEffects.recordState, { state: "canceled" }]])
   })
 
-  it("Device authorization: pending → invalidated when a poll finds the registration drifted", () => {
+  it("Device authorization: pending --poll, registration drifted--> invalidated", () => {
     const [snapshot, actions] = step(pending(), { type: "device.invalidate", reason: "kind differs" })
     expect(snapshot.value).toBe("invalidated")
     expect(snapshot.status).toBe("done")
@@ -151,7 +151,7 @@ describe("deviceAuthorization machine", () => {
     expect(typesAndParams(actions)).toEqual([[deviceAuthorizationEffects.recordState, { state: "invalidated" }]])
   })
 
-  it("Device authorization: approved → invalidated (reason kept)", () => {
+  it("Device authorization: approved --poll, registration drifted--> invalidated (reason kept)", () => {
     const [snapshot, actions] = step(approved(), { type: "device.invalidate", reason: "scope differs" })
     expect(snapshot.value).toBe("invalidated")
     expect(snapshot.status).toBe("done")
@@ -163,7 +163,7 @@ describe("deviceAuthorization machine", () => {
     expect(typesAndParams(actions)).toEqual([[deviceAuthorizationEffects.recordState, { state: "invalidated" }]])
   })
 
-  it("Device authorization: any non-terminal → expired after 900 seconds", () => {
+  it("Device authorization: any --900 seconds elapse--> expired", () => {
     const [initial, scheduled] = started()
     expect(deviceLifeMillis).toBe(900 * 1000)
     expect(typesAndParams(scheduled)).toEqual([

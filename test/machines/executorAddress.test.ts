@@ -42,7 +42,7 @@ describe("executorAddress machine", () => {
     expect(actions).toEqual([])
   })
 
-  it("Executor address: active → active, same public_id, epoch advanced on a re-pair", () => {
+  it("Executor address: active --connection by the same identifier--> active, same public_id, epoch advanced", () => {
     const [active] = paired("runner", 1)
     const [repaired, actions] = step(active, { type: "executor.repaired", epoch: 2, displayName: "Laptop" })
     expect(repaired.value).toBe("active")
@@ -56,7 +56,7 @@ describe("executorAddress machine", () => {
     expect(again.context).toEqual({ kind: "runner", epoch: 3 })
   })
 
-  it("Agent application address: active → active, epoch advanced on agent removal", () => {
+  it("Agent application address: active --agent removal--> active, epoch advanced", () => {
     const [active] = paired("agent_application", 4)
     const [after, actions] = step(active, { type: "executor.agentRemoved", epoch: 5 })
     expect(after.value).toBe("active")
@@ -72,7 +72,7 @@ describe("executorAddress machine", () => {
     expect(actions).toEqual([])
   })
 
-  it("Agent application address: active → active, a reconnection at the epoch an agent removal took renames it", () => {
+  it("Agent application address: active --agent removal, then a reconnection at its epoch--> active, renamed", () => {
     const [removed] = step(paired("agent_application", 1)[0], { type: "executor.agentRemoved", epoch: 2 })
     const [reconnected, actions] = step(removed, { type: "executor.repaired", epoch: 2, displayName: "Restored" })
     expect(reconnected.context).toEqual({ kind: "agent_application", epoch: 2 })
@@ -90,7 +90,7 @@ describe("executorAddress machine", () => {
     }
   })
 
-  it("Executor address: active → active, served tools, environment and documents replaced by an announcement", () => {
+  it("Executor address: active --announcement--> active, served tools, environment and documents replaced", () => {
     const [active] = paired("tool_provider", 2)
     const [after, actions] = step(active, { type: "executor.announce", announcement })
     expect(after.value).toBe("active")
@@ -98,7 +98,7 @@ describe("executorAddress machine", () => {
     expect(requests(actions)).toEqual([{ type: executorAddressEffects.recordAnnouncement, params: { announcement } }])
   })
 
-  it("Executor address: active → revoked by explicit revocation", () => {
+  it("Executor address: active --explicit revocation--> revoked", () => {
     const [active] = paired("runner", 2)
     const [revoked, actions] = step(active, { type: "executor.revoke" })
     expect(revoked.value).toBe("revoked")

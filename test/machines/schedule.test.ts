@@ -37,7 +37,7 @@ describe("schedule machine", () => {
     ])
   })
 
-  it("Schedule: active → paused on pause (future occurrences only)", () => {
+  it("Schedule: active --pause--> paused: future occurrences only", () => {
     const [active] = start()
     const [paused, actions] = step(active, { type: "schedule.pause", at: t0 + 1 })
     expect(paused.value).toBe("paused")
@@ -47,7 +47,7 @@ describe("schedule machine", () => {
     expect(step(paused, due(active, t0 + minute, t0 + 2 * minute))[1]).toEqual([])
   })
 
-  it("Schedule: paused → active on resume (the next future occurrence), not an expired one-time", () => {
+  it("Schedule: paused --resume, not expired one-time--> active: the next future occurrence", () => {
     const [paused] = step(start()[0], { type: "schedule.pause", at: t0 + 1 })
     const [active, actions] = step(paused, { type: "schedule.resume", at: t0 + 90_000, nextRunAt: t0 + 2 * minute })
     expect(active.value).toBe("active")
@@ -67,7 +67,7 @@ describe("schedule machine", () => {
     expect(step(start(once)[0], { type: "schedule.resume", at: t0, nextRunAt: null })[1]).toEqual([])
   })
 
-  it("Schedule: active or paused → canceled on cancel, removing a still-queued last child input", () => {
+  it("Schedule: active or paused --cancel--> canceled: removes a still-queued last child input", () => {
     const [active] = start()
     const [ran] = step(active, { type: "schedule.run", at: t0 + 1, childId: "c", inputId: "i" })
     const [canceled, actions] = step(ran, { type: "schedule.cancel", at: t0 + 2 })
@@ -82,7 +82,7 @@ describe("schedule machine", () => {
     expect(step(canceled, { type: "schedule.cancel", at: t0 + 3 })[1]).toEqual([])
   })
 
-  it("Schedule: active → completed when the one-time clock is dispatched", () => {
+  it("Schedule: active --one-time clock dispatched--> completed", () => {
     const [active] = start(once)
     const [completed, actions] = step(active, due(active, t0 + minute, null))
     expect([completed.value, completed.status]).toEqual(["completed", "done"])
@@ -91,7 +91,7 @@ describe("schedule machine", () => {
     expect(recorded(actions)).toMatchObject({ status: "completed", nextRunAt: null, lastInputId: "input-1" })
   })
 
-  it("Schedule: active or paused → unchanged on run with no unfinished execution (one child started now)", () => {
+  it("Schedule: active or paused --run, no unfinished execution--> unchanged: one child started now", () => {
     for (const [snapshot, status] of [
       [start()[0], "active"],
       [step(start()[0], { type: "schedule.pause", at: t0 })[0], "paused"]

@@ -16,7 +16,7 @@ describe("workspace machine", () => {
     expect(actions).toEqual([])
   })
 
-  it("Workspace: active → archiving, then archived on the archival command", () => {
+  it("Workspace: active --archival command--> archiving, then archived", () => {
     const [active] = initialTransition(workspaceMachine, {})
     const [archiving, actions] = step(active, { type: "workspace.archive", lockVersion: 3 })
     expect(archiving.value).toBe("archiving")
@@ -29,7 +29,7 @@ describe("workspace machine", () => {
     expect(settled.map((action) => action.params)).toEqual([{ state: "archived", lockVersion: undefined }])
   })
 
-  it("Workspace: archived → restoring, then active on the restoration command", () => {
+  it("Workspace: archived --restoration command--> restoring, then active", () => {
     const [active] = initialTransition(workspaceMachine, {})
     const [archived] = step(step(active, { type: "workspace.archive", lockVersion: 0 })[0], {
       type: "workspace.settled"

@@ -201,7 +201,7 @@ describe("the conversation channel's durable feeds", () => {
     expect(ended).toEqual((await replay(id)).at(-1))
   })
 
-  it("a tombstone's conversation_ended reaches a subscriber last; the subscription is refused after", async () => {
+  it("Conversation: any --delete--> tombstoned: conversation_ended with reason tombstoned reaches a subscriber last; the subscription is refused after", async () => {
     const id = await open()
     const params = { workspace_id: workspaceId, conversation_id: id }
     const cable = await welcomed({ token: agent.token })

@@ -37,7 +37,7 @@ const row = (publicId: string) =>
 const refresh = (refreshToken: string) =>
   form(server, "/oauth/token", { grant_type: "refresh_token", refresh_token: refreshToken, client_id: connector })
 
-it("Executor address: active → active on a re-pair; the new credentials speak at once, the row follows the address's step", async () => {
+it("Executor address: active --connection by the same identifier--> active, epoch advanced: the new credentials speak at once, the old are fenced, the row follows the address's step", async () => {
   const first = await connect(machineFields("held-runner"))
   const before = (await get("/agent_api/v1/executor", first.access_token)).body.executor
   expect(before).toMatchObject({ credential_epoch: 1, display_name: "Runner held-runner" })
@@ -82,7 +82,7 @@ it("Executor address: active → active on a re-pair; the new credentials speak 
   expect((await get("/agent_api/v1/executor", first.access_token)).status).toBe(401)
 })
 
-it("Executor address: a third pairing before the second's step is told the epoch past both", async () => {
+it("Executor address: active --connection by the same identifier, twice before its step--> active, told the epoch past both", async () => {
   const first = await connect(machineFields("quick-runner"))
   const publicId = (await get("/agent_api/v1/executor", first.access_token)).body.executor.public_id
   await server.run(

@@ -1,7 +1,8 @@
-// Conversation | any | delete | no live work → tombstoned, reclaimed after 30 days by a durable
+// Conversation: any --delete, no live work in tree--> tombstoned, reclaimed after 30 days by a durable
 // timer: the row, its turns and variants, the inference requests its replies asked, its store
 // entries and conversation memory go; a forked-from source keeps its turns for the fork. Its own
 // server: the clock moves a month.
+import { TimerRunner } from "@troupe/actors/TimerRunner"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -63,7 +64,7 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 describe("Conversation reap", () => {
-  it("Conversation | any | delete → tombstoned, reclaimed after 30 days (a durable timer) with everything it holds", async () => {
+  it("Conversation: any --delete--> tombstoned: reclaimed after 30 days (a durable timer) with everything it holds", async () => {
     const id = (await call("POST", `/workspaces/${workspaceId}/conversations`, { conversation: {} })).body.conversation
       .public_id
     await replied(id)
@@ -85,7 +86,10 @@ describe("Conversation reap", () => {
     expect(await count(id)).toEqual({ conversations: 1, turns: 1, requests: 1, entries: 1, documents: 1 })
     expect((await call("DELETE", path(id))).status).toBe(204)
     expect((await call("DELETE", path(source))).status).toBe(204)
-    server.clock.advance("30 days")
+    server.clock.advance("29 days")
+    await server.run(Effect.flatMap(TimerRunner, (runner) => runner.runDue))
+    expect((await count(id)).conversations).toBe(1)
+    server.clock.advance("1 day")
     server.clock.advance("1 second")
     await waitForActorState(server, "conversation", id, "reaped")
     await waitForActorState(server, "conversation", source, "reaped")

@@ -100,7 +100,7 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 describe("conversation replies", () => {
-  it("Input | pending | drain | lane idle → a direct reply asks local/echo and its turn completes", async () => {
+  it("Input: pending --drain, lane idle--> consumed into a turn: a direct reply (by the service) asks local/echo and its turn completes", async () => {
     const created = await conversations((service) => service.create(caller, workspaceId, { title: "first" }))
     const id = created.public_id
     await accept(id, "direct_reply", "hello")

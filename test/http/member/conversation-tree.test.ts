@@ -102,7 +102,7 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 describe("the tree", () => {
-  it("Archive first tombstones the sides (work canceled), narrates conversation_ended {reason: archived}; unarchive revives no side", async () => {
+  it("Conversation: archived --unarchive, not a subagent or side--> active: reaped sides do not return (archive first tombstones them, work canceled, and narrates conversation_ended {reason: archived})", async () => {
     const id = await createConversation()
     await input(id, { kind: "message", text: "hello", visible_in_context: false })
     await until(id, async () => (await turns(id)).length === 1)
@@ -137,7 +137,7 @@ describe("the tree", () => {
     expect(await stateOf(side)).toBe("tombstoned")
   })
 
-  it("a subagent child follows its parent: archived and unarchived with it; its own archive or unarchive is 409 subagent_follows_parent", async () => {
+  it("Conversation: active --archive--> archived, subagent tree included: a child follows its parent both ways; its own archive or unarchive is 409 subagent_follows_parent", async () => {
     const parent = await createConversation()
     const child = await subagentOf(parent)
     const children = await call("GET", path(parent, "/children"))
@@ -158,7 +158,7 @@ describe("the tree", () => {
     expect((await call("GET", path(child))).body.conversation.archived_at).toBeNull()
   })
 
-  it("DELETE: 409 conversation_busy while a turn runs anywhere in the tree (a side, a child); then the tree goes with it", async () => {
+  it("Conversation: any --delete, no live work in tree--> tombstoned: 409 conversation_busy while a turn runs anywhere in the tree (a side, a child); then the tree goes with it", async () => {
     const id = await createConversation()
     await input(id, { kind: "message", text: "hello", visible_in_context: false })
     await until(id, async () => (await turns(id)).length === 1)

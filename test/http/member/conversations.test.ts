@@ -163,7 +163,7 @@ describe("conversations", () => {
     expect(large.status).toBe(413)
   })
 
-  it("Conversation | active | archive → archived (conversation_ended archived); writes 409 conversation_archived; unarchive → active", async () => {
+  it("Conversation: active --archive, not a subagent or side--> archived: conversation_ended with reason archived; writes 409 conversation_archived; unarchive brings it back", async () => {
     const id = await createConversation()
     const archived = await call("POST", path(id, "/archive"))
     expect(archived.status).toBe(200)
@@ -180,9 +180,11 @@ describe("conversations", () => {
     expect(back.status).toBe(200)
     expect(back.body.conversation.archived_at).toBeNull()
     expect(await feedTypes(id)).toEqual(["conversation_ended", "access_changed"])
+    const [ended] = (await call("GET", path(id, "/events?limit=1"))).body.events
+    expect(ended.payload).toEqual({ reason: "archived" })
   })
 
-  it("Conversation | any | delete | no live work → tombstoned: 204, then every door 404; a running reply is 409 conversation_busy", async () => {
+  it("Conversation: any --delete, no live work in tree--> tombstoned: 204, then every door 404; a running reply is 409 conversation_busy", async () => {
     const id = await createConversation()
     await input(id, { kind: "direct_reply", text: slow(), model: { model: "local/script" } })
     await waitForConversation(server, id, async () => (await turns(id)).at(-1)?.status === "running")
@@ -220,7 +222,7 @@ describe("conversations", () => {
 })
 
 describe("inputs and the drain", () => {
-  it("Input | pending | drain | lane idle, no block → consumed into a turn: a direct reply on local/echo completes", async () => {
+  it("Input: pending --drain, lane idle, no block--> consumed into a turn: a direct reply on local/echo completes", async () => {
     const id = await createConversation()
     const accepted = await input(id, { kind: "direct_reply", text: "hello", model: { model: "local/echo" } })
     expect(accepted.status).toBe(202)
@@ -267,21 +269,49 @@ describe("inputs and the drain", () => {
     expect(view.context).toMatchObject({ as_of_model: { model_ref: "local/echo" } })
   })
 
-  it("Input | pending | drain | cannot be served → blocked (FIFO held behind it); Input | blocked | edit → pending (re-judged)", async () => {
+  /** A conversation whose head (a reply on an unknown model) blocked, a message queued behind it. */
+  const blockedHead = async () => {
     const id = await createConversation()
     const head = await input(id, { kind: "direct_reply", text: "x", model: { model: "nowhere/none" } })
     await input(id, { kind: "message", text: "behind" })
     await waitForConversation(server, id, async () =>
       ((await call("GET", path(id, "/inputs"))).body.inputs as Array<any>).some((row) => row.state === "blocked")
     )
+    return { id, headId: head.body.input.public_id as string }
+  }
+
+  it("Input: pending --drain, cannot be served--> blocked: FIFO held behind it", async () => {
+    const { id } = await blockedHead()
     const queue = (await call("GET", path(id, "/inputs"))).body
     expect(queue.inputs.map((row: any) => [row.state, row.blocked_reason])).toEqual([
       ["blocked", "unknown_model"],
       ["pending", null]
     ])
     expect(queue.input_queue).toEqual({ limit: 16, held: 2 })
-    const edited = await call("PATCH", path(id, `/inputs/${head.body.input.public_id}`), {
-      input: { model: { model: "local/echo" }, expected_lock_version: 0 }
+    // The message behind would become a turn at once were the lane not held by the blocked head.
+    expect(await turns(id)).toEqual([])
+    expect(await feedTypes(id)).not.toContain("turn_created")
+  })
+
+  it("Input: blocked --edit--> pending: re-judged, then served in order", async () => {
+    const { id, headId } = await blockedHead()
+    const unknown = await call("PATCH", path(id, `/inputs/${headId}`), {
+      input: { model: { model: "elsewhere/none" } }
+    })
+    expect(unknown.status).toBe(200)
+    // The edit returns the row to pending and the drain judges it again in the same step.
+    const judged = ((await call("GET", path(id, "/events?limit=200"))).body.events as Array<any>)
+      .filter((item) => item.payload.input_public_id === headId && item.type !== "input_accepted")
+      .map((item) => [item.type, item.payload.state ?? null])
+    expect(judged).toEqual([
+      ["input_blocked", null],
+      ["input_edited", "pending"],
+      ["input_blocked", null]
+    ])
+    const reblocked = (await call("GET", path(id, "/inputs"))).body.inputs[0]
+    expect([reblocked.state, reblocked.blocked_reason]).toEqual(["blocked", "unknown_model"])
+    const edited = await call("PATCH", path(id, `/inputs/${headId}`), {
+      input: { model: { model: "local/echo" }, expected_lock_version: reblocked.lock_version }
     })
     expect(edited.status).toBe(200)
     await settled(id, 2)
@@ -291,13 +321,18 @@ describe("inputs and the drain", () => {
     ])
   })
 
-  it("Input | pending or blocked | delete → gone; consumed rows answer 404", async () => {
+  it("Input: pending or blocked --delete, origin is not task_result or child--> gone: consumed rows answer 404", async () => {
     const id = await createConversation()
     const blocked = await input(id, { kind: "direct_reply", text: "x", model: { model: "nowhere/none" } })
     const rowId = blocked.body.input.public_id
     expect((await call("DELETE", path(id, `/inputs/${rowId}`))).status).toBe(204)
     expect((await call("DELETE", path(id, `/inputs/${rowId}`))).status).toBe(404)
     expect((await call("GET", path(id, "/inputs"))).body.inputs).toEqual([])
+    const pending = await input(id, { kind: "message", text: "later", deliver_in: "1h" })
+    expect(pending.body.input.state).toBe("pending")
+    expect((await call("DELETE", path(id, `/inputs/${pending.body.input.public_id}`))).status).toBe(204)
+    expect((await call("GET", path(id, "/inputs"))).body.inputs).toEqual([])
+    expect(await turns(id)).toEqual([])
   })
 
   it("the queue bound holds at 16 caller rows (scheduled ones too); the 17th is 409 input_queue_full", async () => {
@@ -371,7 +406,7 @@ describe("inputs and the drain", () => {
     await settled(id, 1)
   })
 
-  it("Steering input | held | edit delivery_mode steer_now → promoted; released (steer_released) when a direct reply settles", async () => {
+  it("Steering input: held --edit delivery_mode steer_now--> promoted; released (steer_released) when a direct reply settles", async () => {
     const id = await createConversation()
     await input(id, { kind: "direct_reply", text: slow(1500), model: { model: "local/script" } })
     await waitForConversation(server, id, async () => (await turns(id)).at(-1)?.status === "running")
@@ -495,7 +530,7 @@ describe("inputs and the drain", () => {
     )
   })
 
-  it("Input | pending | drain | cannot be served → blocked author_not_authorized when its author is no longer active", async () => {
+  it("Input: pending --drain, cannot be served--> blocked author_not_authorized when its author is no longer active", async () => {
     const room = (await as(sibling, "POST", "/workspaces", { workspace: { name: "own room" } }, key())).body.workspace
       .public_id
     const id = (await as(sibling, "POST", `/workspaces/${room}/conversations`, { conversation: {} }, key())).body

@@ -142,7 +142,7 @@ describe("an OpenAI-compatible provider", () => {
     expect(done.usage_summary.request_count).toBe(4)
   }, 20_000)
 
-  it("a provider that hangs after its headers is cut by the deadline: timed_out, the call aborted", async () => {
+  it("InferenceRequest: running --finish--> timed_out: a provider that hangs after its headers is cut by the deadline, the call aborted", async () => {
     fake.on("/chat/completions", (_request, response) => {
       openSse(response)
       sendEvent(response, chunk({ role: "assistant", content: "" }))

@@ -1,5 +1,6 @@
 // InferenceRequest: terminal --DELETE--> tombstoned, reaped by a durable timer 30 days later: the
 // row goes with the upload namings it wrote. Its own server: the clock moves a month.
+import { TimerRunner } from "@troupe/actors/TimerRunner"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -41,7 +42,7 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 describe("InferenceRequest reap", () => {
-  it("tombstoned --30 days (a durable timer)--> reaped: the row and its upload namings go", async () => {
+  it("InferenceRequest: terminal --DELETE--> tombstoned: the 30-day reap clock (a durable timer) takes the row and its upload namings", async () => {
     const form = fileForm(onePixelPng, "dot.png")
     const uploaded = await request(server.baseUrl, "POST", "/agent_api/v1/uploads", {
       headers: { ...bearer(agent.token), "content-type": form.contentType },
@@ -63,7 +64,10 @@ describe("InferenceRequest reap", () => {
     expect((await rows()).namings).toHaveLength(1)
     expect((await call("DELETE", `${requests()}/${id}`)).status).toBe(204)
     expect((await rows()).requests).toHaveLength(1)
-    server.clock.advance("30 days")
+    server.clock.advance("29 days")
+    await server.run(Effect.flatMap(TimerRunner, (runner) => runner.runDue))
+    expect((await rows()).requests).toHaveLength(1)
+    server.clock.advance("1 day")
     server.clock.advance("1 second")
     await waitForActorState(server, "inferenceRequest", id, "reaped")
     expect(await rows()).toEqual({ requests: [], namings: [] })

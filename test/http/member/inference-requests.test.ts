@@ -74,7 +74,21 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 describe("InferenceRequest transitions", () => {
-  it("queued --start--> running --finish--> completed: local/echo streams one word per text_delta", async () => {
+  it("InferenceRequest: queued --start--> running: the show and its replay say so", async () => {
+    const created = await text("local/script", JSON.stringify({ delay_ms: 60_000 }))
+    expect(created.body.inference_request.status).toBe("queued")
+    const id = created.body.inference_request.public_id
+    await waitForActorState(server, "inferenceRequest", id, "live.running")
+    const shown = (await call("GET", `${requests()}/${id}`)).body.inference_request
+    expect([shown.status, shown.result]).toEqual(["running", undefined])
+    expect(shapes((await events(id)).events)).toEqual([
+      "run_status(queued,local/script,1)",
+      "run_status(running,local/script,1)"
+    ])
+    expect((await call("POST", `${requests()}/${id}/cancellation`)).body.inference_request.status).toBe("canceled")
+  })
+
+  it("InferenceRequest: running --finish--> completed: local/echo streams one word per text_delta, usage, then run_status and result last", async () => {
     const created = await text("local/echo", "hello there")
     expect(created.status).toBe(202)
     expect(created.body.inference_request).toMatchObject({
@@ -127,7 +141,7 @@ describe("InferenceRequest transitions", () => {
     }
   })
 
-  it("running --classifier refusal, next permitted candidate--> queued on it with model_change", async () => {
+  it("InferenceRequest: running --classifier refusal, next permitted candidate exists--> queued on the next route: run_status with model_change", async () => {
     const created = await text("local/script", JSON.stringify({ refuse: "policy" }), {
       fallback_models: ["local/embed", "local/echo"]
     })
@@ -153,7 +167,28 @@ describe("InferenceRequest transitions", () => {
     expect(done.usage_summary.request_count).toBe(2)
   })
 
-  it("running --exhausted retryable failure--> waiting (queued) then running again: backoff 500 ms", async () => {
+  it("InferenceRequest: running --exhausted retryable failure, next permitted candidate exists--> queued on the next route: run_status with model_change", async () => {
+    const created = await text("local/script", JSON.stringify({ fail: "provider_error" }), {
+      fallback_models: ["local/echo"]
+    })
+    const id = created.body.inference_request.public_id
+    const done = await settled(id, "completed")
+    expect(done.result.model_change).toMatchObject({ from: "local/script", to: "local/echo", reason: "provider_error" })
+    const page = await events(id)
+    expect(shapes(page.events).slice(0, 8)).toEqual([
+      "run_status(queued,local/script,1)",
+      "run_status(running,local/script,1)",
+      "rollback(retry,1)",
+      "run_status(queued,local/script,2)",
+      "run_status(running,local/script,2)",
+      "rollback(retry,2)",
+      "run_status(queued,local/echo,3,change)",
+      "run_status(running,local/echo,3)"
+    ])
+    expect(page.events[6].payload.model_change).toMatchObject({ from: "local/script", to: "local/echo" })
+  })
+
+  it("InferenceRequest: running --retryable failure, attempts left--> waiting (queued), then running again: backoff 500 ms", async () => {
     const created = await text("local/script", JSON.stringify({ fail: "provider_error", fail_times: 1, reply: "fine" }))
     const id = created.body.inference_request.public_id
     const done = await settled(id, "completed")
@@ -168,7 +203,7 @@ describe("InferenceRequest transitions", () => {
     expect(page.events[3].payload.retry_after_ms).toBe(500)
   })
 
-  it("a refusal with no candidate fails model_refused; provider_model_unavailable never retries", async () => {
+  it("InferenceRequest: running --finish--> failed: a refusal with no candidate fails model_refused; provider_model_unavailable never retries", async () => {
     const refused = await text("local/script", JSON.stringify({ refuse: true }))
     const failed = await settled(refused.body.inference_request.public_id, "failed")
     expect(failed.result).toMatchObject({
@@ -182,19 +217,32 @@ describe("InferenceRequest transitions", () => {
     expect(final.usage_summary.request_count).toBe(1)
   })
 
-  it("queued or running --cancellation--> canceled; terminal --DELETE--> tombstoned (running is 409 not_terminal)", async () => {
+  it("InferenceRequest: queued or running --cancellation--> canceled: terminal work is unchanged", async () => {
+    const created = await text("local/script", JSON.stringify({ delay_ms: 60_000 }))
+    const id = created.body.inference_request.public_id
+    await waitForActorState(server, "inferenceRequest", id, "live.running")
+    const canceled = await call("POST", `${requests()}/${id}/cancellation`)
+    expect(canceled.status).toBe(200)
+    expect(canceled.body.inference_request.status).toBe("canceled")
+    expect(canceled.body.inference_request.result).toMatchObject({ status: "canceled" })
+    const again = await call("POST", `${requests()}/${id}/cancellation`)
+    expect(again.body.inference_request).toEqual(canceled.body.inference_request)
+    const finished = (await text("local/echo", "done already")).body.inference_request.public_id
+    const completed = await settled(finished, "completed")
+    const late = await call("POST", `${requests()}/${finished}/cancellation`)
+    expect(late.status).toBe(200)
+    expect(late.body.inference_request).toEqual(completed)
+    expect(shapes((await events(finished)).events).at(-2)).toBe("run_status(completed,local/echo,1)")
+  })
+
+  it("InferenceRequest: terminal --DELETE--> tombstoned: running is 409 not_terminal; then every door 404", async () => {
     const created = await text("local/script", JSON.stringify({ delay_ms: 60_000 }))
     const id = created.body.inference_request.public_id
     await waitForActorState(server, "inferenceRequest", id, "live.running")
     const early = await call("DELETE", `${requests()}/${id}`)
     expect(early.status).toBe(409)
     expect(early.body.error.code).toBe("not_terminal")
-    const canceled = await call("POST", `${requests()}/${id}/cancellation`)
-    expect(canceled.status).toBe(200)
-    expect(canceled.body.inference_request.status).toBe("canceled")
-    expect(canceled.body.inference_request.result).toMatchObject({ status: "canceled" })
-    const again = await call("POST", `${requests()}/${id}/cancellation`)
-    expect(again.body.inference_request.status).toBe("canceled")
+    expect((await call("POST", `${requests()}/${id}/cancellation`)).body.inference_request.status).toBe("canceled")
     const removed = await call("DELETE", `${requests()}/${id}`)
     expect(removed.status).toBe(204)
     expect((await call("GET", `${requests()}/${id}`)).status).toBe(404)

@@ -283,8 +283,13 @@ describe("Commit body faults, first found wins", () => {
 })
 
 describe("What a commit keeps", () => {
-  it("200 {task} settled; the task read shows output (text blocks joined by \\n), content, is_error, title, metadata, result_type, structured_content", async () => {
+  it("Claimed task: claimed --commit, token matches--> settled: 200 {task}; the task read shows output (text blocks joined by \\n), content, is_error, title, metadata, result_type, structured_content", async () => {
     const { id, token } = await claimedTask()
+    expect(refusal(await inbox.commit(id, "s1-tool-1", { claim_token: `${token}x`, content: "x" }))).toEqual([
+      409,
+      "not_claimant"
+    ])
+    expect((await inbox.check(id, "s1-tool-1", token)).body).toEqual({ claim: { active: true } })
     const committed = await inbox.commit(id, "s1-tool-1", {
       claim_token: token,
       content: [
@@ -313,6 +318,7 @@ describe("What a commit keeps", () => {
       metadata: { checkpoint: "abc" },
       result_type: "grep.hits"
     })
+    expect((await inbox.check(id, "s1-tool-1", token)).body).toEqual({ claim: { active: false } })
   })
 
   it("outcome failed settles the task failed tool_failed", async () => {

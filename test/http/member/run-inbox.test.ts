@@ -189,7 +189,7 @@ describe("Claim refusals, in order", () => {
     expect(refusal(await inbox.claim(id, "s1-tool-1"))).toEqual([409, "already_claimed"])
   })
 
-  it("a claim answers {task, claim: {claim_token, deadline_at}} and restarts the deadline at claim time + timeout_ms", async () => {
+  it("Claimed task: dispatched --claim, addressed here, eligible--> claimed by one executor: {task, claim: {claim_token, deadline_at}}, the deadline restarted at claim time + timeout_ms", async () => {
     const id = await started([{ tool: { name: "grep" } }])
     const before = await serverNow()
     const answer = await inbox.claim(id, "s1-tool-1")
@@ -200,6 +200,8 @@ describe("Claim refusals, in order", () => {
     expect(deadline).toBeGreaterThanOrEqual(before + grepTimeout)
     expect(deadline).toBeLessThanOrEqual(after + grepTimeout)
     expect(answer.body.task.deadline_at).toBe(answer.body.claim.deadline_at)
+    const read = (await calls.call("GET", `/${id}/tasks/s1-tool-1`)).body.task
+    expect(read.claimed_by).toEqual({ executor_public_id: runner.publicId })
   })
 
   it("the claim's and an extension's task is the row an inbox read shows right after them", async () => {

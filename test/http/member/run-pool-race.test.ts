@@ -104,7 +104,7 @@ const rowOf = async (executor: Executor, id: string) =>
   )
 
 describe("two tool providers racing for one pool row", { timeout: 60_000 }, () => {
-  it("20 runs: each race grants exactly one claim (200) and refuses the other (409); only the winner commits", async () => {
+  it("Claimed task: dispatched --claim, addressed here, eligible--> claimed by one executor: 20 pool races each grant exactly one claim (200) and refuse the other (409); only the winner commits", async () => {
     const runs = 20
     const ids: Array<string> = []
     for (let index = 0; index < runs; index++) ids.push(await poolRun("grep", `race-${index}`))
@@ -216,7 +216,7 @@ describe("a claimant that never commits", { timeout: 30_000 }, () => {
 describe("a token from before a retry", { timeout: 30_000 }, () => {
   // A model's call (the only pool row) absorbs its failure and is never retried; an authored tool
   // step always has a runner, so the retry is shown on a runner's row.
-  it("commits nothing after the re-claim in the new generation: 409 not_claimant; the new token commits", async () => {
+  it("Claimed task: dispatched --claim--> claimed, token rotates: the old token commits nothing after the re-claim in the new generation (409 not_claimant); the new token commits", async () => {
     const runner = await world.runner("retry-runner", [readOnlyTool("lint")])
     const inbox = inboxCalls(server, runner.token)
     const created = await calls.create({

@@ -129,7 +129,7 @@ describe("a runner revoked on the runners page", () => {
 })
 
 describe("the creating agent removed on the agents page", () => {
-  it("every live run it created is force-stopped: running, paused and pending runs end canceled", async () => {
+  it("Agent application address: active --agent removal--> active, epoch advanced: related work force-stopped asynchronously (running, paused and pending runs end canceled)", async () => {
     const runner = await world.runner("stop-runner", [readOnlyTool("grep")])
     const running = await started({
       default_runner_executor_public_id: runner.publicId,

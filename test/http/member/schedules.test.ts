@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
+import { waitForMessages } from "../../support/actors.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { executionsOf } from "../../support/schedules.ts"
@@ -320,7 +321,7 @@ describe("Schedule children", () => {
 })
 
 describe("Schedule run and executions", () => {
-  it("active or paused --run, no unfinished execution--> unchanged: one child started now; its reply returns as task_result", async () => {
+  it("Schedule: active or paused --run, no unfinished execution--> unchanged: one child started now; its reply returns as task_result", async () => {
     const made = await create({ prompt: "Ping", rule: { kind: "once", run_at: inAnHour() }, ...echo })
     const id = made.body.schedule.public_id
     const ran = await call("POST", `${schedules()}/${id}/run`)
@@ -357,6 +358,15 @@ describe("Schedule run and executions", () => {
     const returned = (await parentTurns()).find((turn) => turn.origin === "task_result")!
     expect(returned.kind).toBe("message")
     expect(returned.prompt).toContain("Ping")
+    // Paused, the schedule still runs now and stays paused.
+    expect((await call("POST", `${schedules()}/${id}/pause`)).body.schedule.status).toBe("paused")
+    const again = await call("POST", `${schedules()}/${id}/run`)
+    expect(again.status).toBe(200)
+    expect(again.body.schedule).toMatchObject({ status: "paused", next_run_at: null })
+    expect(again.body.schedule.last_execution.child_conversation_public_id).not.toBe(
+      execution.child_conversation_public_id
+    )
+    expect(await executionsOf(server, id)).toHaveLength(2)
   })
 
   it("refuses run while an execution is unfinished (409 execution_in_progress)", async () => {
@@ -388,17 +398,28 @@ describe("Schedule run and executions", () => {
 })
 
 describe("Schedule verbs", () => {
-  it("active --pause--> paused; a repeat is 200 unchanged", async () => {
+  it("Schedule: active --pause--> paused: future occurrences only (the execution under way keeps its input); a repeat is 200 unchanged", async () => {
+    // No model: the child's first input blocks (unknown_model), so its execution stays queued.
     const made = await create({ prompt: "P", rule: { kind: "interval", every_seconds: 600 } })
     const id = made.body.schedule.public_id
+    const ran = await call("POST", `${schedules()}/${id}/run`)
+    const { child_conversation_public_id: child, input_public_id: input } = ran.body.schedule.last_execution
+    const childInputs = async () =>
+      (await call("GET", `/workspaces/${workspaceId}/conversations/${child}/inputs`)).body.inputs as Array<any>
+    await waitForSteps(server, async () => (await childInputs())[0]?.state === "blocked")
     const paused = await call("POST", `${schedules()}/${id}/pause`)
-    expect(paused.body.schedule).toMatchObject({ status: "paused", next_run_at: null, lock_version: 1 })
+    expect(paused.body.schedule).toMatchObject({ status: "paused", next_run_at: null, lock_version: 2 })
     const repeat = await call("POST", `${schedules()}/${id}/pause`, {})
     expect(repeat.status).toBe(200)
-    expect(repeat.body.schedule.lock_version).toBe(1)
+    expect(repeat.body.schedule.lock_version).toBe(2)
+    // Nothing told the child to drop its input (a cancel would have).
+    await waitForMessages(server, "conversation", child)
+    expect((await childInputs()).map((row) => row.public_id)).toEqual([input])
+    const listed = await call("GET", `${schedules()}/${id}/executions`)
+    expect(listed.body.executions).toMatchObject([{ input_public_id: input, status: "queued" }])
   })
 
-  it("paused --resume, not expired one-time--> active: the next future occurrence", async () => {
+  it("Schedule: paused --resume, not expired one-time--> active: the next future occurrence", async () => {
     const made = await create({ prompt: "R", rule: { kind: "interval", every_seconds: 600 } })
     const id = made.body.schedule.public_id
     await call("POST", `${schedules()}/${id}/pause`)
@@ -408,7 +429,7 @@ describe("Schedule verbs", () => {
     expect((await call("POST", `${schedules()}/${id}/resume`)).body.schedule.lock_version).toBe(2)
   })
 
-  it("active or paused --cancel--> canceled: removes a still-queued last child input", async () => {
+  it("Schedule: active or paused --cancel--> canceled: removes a still-queued last child input", async () => {
     const made = await create({ prompt: "Blocked", rule: { kind: "interval", every_seconds: 600 } })
     const id = made.body.schedule.public_id
     const ran = await call("POST", `${schedules()}/${id}/run`)

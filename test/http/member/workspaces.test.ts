@@ -227,8 +227,20 @@ describe("changes", () => {
 })
 
 describe("lifecycle", () => {
-  it("Workspace: active → archiving, then archived; archived → restoring, then active; DELETE tombstones", async () => {
+  /** An archived workspace, through its archival command. */
+  const archivedWorkspace = async (name: string) => {
+    const ws = (await create(ownerToken, { name })).body.workspace
+    await call("POST", `/workspaces/${ws.public_id}/archival`, ownerToken, { command: { lock_version: 0 } })
+    await waitForActorState(server, "workspace", ws.public_id, "archived")
+    return (await call("GET", `/workspaces/${ws.public_id}`, ownerToken)).body.workspace
+  }
+
+  it("Workspace: active --archival command, lock_version matches--> archiving, then archived", async () => {
     const ws = (await create(ownerToken, { name: "Seasonal" })).body.workspace
+    const stale = await call("POST", `/workspaces/${ws.public_id}/archival`, ownerToken, {
+      command: { lock_version: 7 }
+    })
+    expect([stale.status, stale.body.error.code]).toEqual([409, "stale_object"])
     const archival = await call("POST", `/workspaces/${ws.public_id}/archival`, ownerToken, {
       command: { lock_version: 0 }
     })
@@ -251,21 +263,31 @@ describe("lifecycle", () => {
       command: { lock_version: archived.lock_version }
     })
     expect(again.body.error.code).toBe("workspace_not_active")
-    const stale = await call("POST", `/workspaces/${ws.public_id}/restoration`, ownerToken, {
+  })
+
+  it("Workspace: archived --restoration command, lock_version matches--> restoring, then active; DELETE tombstones", async () => {
+    const archived = await archivedWorkspace("Returning")
+    const stale = await call("POST", `/workspaces/${archived.public_id}/restoration`, ownerToken, {
       command: { lock_version: 0 }
     })
     expect(stale.body.error.code).toBe("stale_object")
-    const restoring = await call("POST", `/workspaces/${ws.public_id}/restoration`, ownerToken, {
+    const restoring = await call("POST", `/workspaces/${archived.public_id}/restoration`, ownerToken, {
       command: { lock_version: archived.lock_version }
     })
     expect(restoring.body.workspace).toMatchObject({ state: "restoring", archived_at: null })
-    await waitForActorState(server, "workspace", ws.public_id, "active")
-    const active = (await call("GET", `/workspaces/${ws.public_id}`, ownerToken)).body.workspace
+    await waitForActorState(server, "workspace", archived.public_id, "active")
+    const active = (await call("GET", `/workspaces/${archived.public_id}`, ownerToken)).body.workspace
     expect(active).toMatchObject({ state: "active", archived_at: null })
-    expect((await call("DELETE", `/workspaces/${ws.public_id}`, ownerToken)).body.error.code).toBe("parameter_missing")
-    const deleted = await call("DELETE", `/workspaces/${ws.public_id}?lock_version=${active.lock_version}`, ownerToken)
+    expect((await call("DELETE", `/workspaces/${archived.public_id}`, ownerToken)).body.error.code).toBe(
+      "parameter_missing"
+    )
+    const deleted = await call(
+      "DELETE",
+      `/workspaces/${archived.public_id}?lock_version=${active.lock_version}`,
+      ownerToken
+    )
     expect(deleted.body.workspace.state).toBe("tombstoned")
-    expect((await call("GET", `/workspaces/${ws.public_id}`, ownerToken)).status).toBe(404)
+    expect((await call("GET", `/workspaces/${archived.public_id}`, ownerToken)).status).toBe(404)
   })
 })
 

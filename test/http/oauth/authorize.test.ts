@@ -1,7 +1,7 @@
 // The application client (svc-application): /oauth/authorize with PKCE S256 and state, exact
 // callback matching under the default local/private policy or an explicit list, connect and
 // login modes, first-boot resume, and five-minute single-use codes bound to client, callback
-// and challenge ("Authorization code: issued → used").
+// and challenge ("Authorization code: issued --token exchange--> used").
 import { createHash, randomBytes } from "node:crypto"
 import { Inspection } from "@troupe/actors/Inspection"
 import { Effect } from "effect"
@@ -181,7 +181,7 @@ describe("codes", () => {
     expect(issued.body.runner).toBeUndefined()
   })
 
-  it("a code is bound to its verifier and callback, lives 5 minutes, and denial goes back as access_denied", async () => {
+  it("Authorization code: issued --token exchange, within 5 minutes, verifier matches--> used: single use; denial goes back as access_denied", async () => {
     const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
     const wrongVerifier = pkce()
     const first = await approve(browser, authorizeUrl({ code_challenge: wrongVerifier.challenge, ...agent }))
@@ -198,6 +198,7 @@ describe("codes", () => {
     const fourth = await approve(browser, authorizeUrl({ code_challenge: onTime.challenge, ...agent }))
     server.clock.advance("299 seconds")
     expect((await exchange(fourth.searchParams.get("code")!, onTime.verifier)).status).toBe(200)
+    expect((await exchange(fourth.searchParams.get("code")!, onTime.verifier)).body.error).toBe("invalid_grant")
     const late = pkce()
     const third = await approve(browser, authorizeUrl({ code_challenge: late.challenge, ...agent }))
     server.clock.advance("300 seconds")

@@ -84,7 +84,7 @@ describe("after first boot", () => {
     ])
   })
 
-  it("a live match with another scope and agent binding is invalidated (access_denied)", async () => {
+  it("Device authorization: pending --poll, live match's scope or agent assignment differs--> invalidated: poll answers access_denied", async () => {
     const first = await startDevice(server, machineFields("scoped-2"))
     await decide(owner, first.user_code, "approve", "account_wide")
     expect((await poll(server, first.device_code)).status).toBe(200)
@@ -94,14 +94,14 @@ describe("after first boot", () => {
   })
 })
 
-describe("Device authorization: any → expired after 900 seconds, by the durable timer, across a restart", () => {
+describe("expiry by the durable timer, across a restart", () => {
   let database: TestDatabase
   beforeAll(async () => {
     database = await freshDatabase()
   })
   afterAll(() => database?.drop())
 
-  it("expires while the server is down and answers expired_token after it starts again", async () => {
+  it("Device authorization: any --900 seconds elapse--> expired: while the server is down, by the durable timer; expired_token after it starts again", async () => {
     const first = await startTestServer({ database: { ...database, drop: async () => {} } })
     await createOwner(first)
     const started = await startDevice(first, agentFields("sleeper"))

@@ -101,14 +101,14 @@ describe("polling", () => {
     expect((await poll(server, started.device_code)).status).toBe(200)
   })
 
-  it("Device authorization: any → expired after 900 seconds", async () => {
+  it("Device authorization: any --900 seconds elapse--> expired: the poll answers expired_token, the page 404", async () => {
     const started = await startDevice(server, agentFields("late-agent"))
     server.clock.advance("901 seconds")
     expect((await poll(server, started.device_code)).body.error).toBe("expired_token")
     expect((await decide(owner, started.user_code, "approve")).status).toBe(404)
   })
 
-  it("Device authorization: pending → canceled by the cancellation call; a consumed one answers consumed", async () => {
+  it("Device authorization: pending --cancellation call--> canceled: polls answer access_denied; a consumed one answers consumed", async () => {
     const started = await startDevice(server, agentFields("cancel-agent"))
     const canceled = await form(server, "/oauth/device_authorization/cancellation", {
       client_id: connector,
@@ -128,8 +128,14 @@ describe("polling", () => {
 })
 
 describe("branch A: an agent", () => {
-  it("Device authorization: pending → consumed on the winning poll; credentials issued once", async () => {
-    const issued = await connect(agentFields("agent-a"))
+  it("Device authorization: pending --human approves in the browser--> consumed on the winning poll: credentials issued once", async () => {
+    const started = await startDevice(server, agentFields("agent-a"))
+    expect((await decide(owner, started.user_code, "approve")).status).toBe(200)
+    const winning = await poll(server, started.device_code)
+    expect(winning.status).toBe(200)
+    const again = await poll(server, started.device_code)
+    expect([again.status, again.body.error]).toEqual([400, "invalid_grant"])
+    const issued = winning.body
     expect(issued).toMatchObject({ token_type: "Bearer", expires_in: 1209600, plane: "member" })
     expect(issued.access_token).toMatch(/^sk-svc-api-v1-/)
     expect(issued.refresh_token).toMatch(/^rt-svc-api-v1-/)
@@ -147,7 +153,7 @@ describe("branch A: an agent", () => {
     expect(executor.body.executor).toMatchObject({ kind: "agent_application", status: "active", credential_epoch: 1 })
   })
 
-  it("Executor address: active → active, same public_id, epoch advanced on a reconnect; previous credentials fenced", async () => {
+  it("Executor address: active --connection by the same identifier--> active, same public_id, epoch advanced: previous credentials fenced", async () => {
     const first = await connect(agentFields("agent-repair"))
     const before = (await get("/agent_api/v1/executor", first.executor_access_token)).body.executor
     const second = await connect({ ...agentFields("agent-repair"), agent_display_name: "Renamed agent" })
@@ -180,7 +186,7 @@ describe("branch A: an agent", () => {
     expect(refresh.body.error).toBe("invalid_grant")
   })
 
-  it("another human cannot connect an agent someone else stewards", async () => {
+  it("Device authorization: pending --human approves in the browser, not the steward--> refused (403), still pending", async () => {
     await connect(agentFields("owned-agent"))
     const member = await signedInBrowser(server, memberCredentials.email, memberCredentials.password)
     const started = await startDevice(server, agentFields("owned-agent"))
@@ -200,14 +206,14 @@ describe("branch B: a machine", () => {
     expect((await get("/agent_api/v1/profile", issued.access_token)).status).toBe(401)
   })
 
-  it("Device authorization: pending → invalidated when the live machine's kind differs (access_denied)", async () => {
+  it("Device authorization: pending --poll, live machine registration kind differs--> invalidated: poll answers access_denied", async () => {
     await connect(machineFields("drift-machine"), "user_private")
     const started = await startDevice(server, machineFields("drift-machine", { executor_kind: "tool_provider" }))
     await decide(owner, started.user_code, "approve")
     expect((await poll(server, started.device_code)).body.error).toBe("access_denied")
   })
 
-  it("Executor address: active → revoked by explicit revocation, which fences its transport at once", async () => {
+  it("Executor address: active --explicit revocation (its actor)--> revoked: transport fenced at once; a new connection creates a new address", async () => {
     const issued = await connect(machineFields("revoked-runner"), "user_private")
     const executor = (await get("/agent_api/v1/executor", issued.access_token)).body.executor
     const { ActorHost } = await import("@troupe/actors/ActorHost")

@@ -97,7 +97,7 @@ describe("actors", () => {
     expect(actor.journal.map((entry: { event: { type: string } }) => entry.event.type)).toEqual(["xstate.init"])
   })
 
-  it("API session: active → revoked is a step of the session's actor", async () => {
+  it("API session: active --DELETE /api/v1/session--> revoked: a step of the session's actor", async () => {
     const token = await apiToken(server)
     const id = await sessionOf(token)
     await request(server.baseUrl, "DELETE", "/api/v1/session", { headers: bearer(token) })
@@ -109,7 +109,7 @@ describe("actors", () => {
     expect(row?.state).toBe("revoked")
   })
 
-  it("API session: active → expired fires from the durable timer 30 days after issuance", async () => {
+  it("API session: active --time, 30 days from issuance--> expired: fired by the durable timer; no longer authenticates", async () => {
     const token = await apiToken(server)
     const id = await sessionOf(token)
     server.clock.advance("30 days")

@@ -142,7 +142,7 @@ describe("admission refuses an exhausted payer", () => {
 })
 
 describe("Budget transitions", () => {
-  it("Budget | open | revocation | revoked: leaves admission and settlement", async () => {
+  it("Budget: open --revocation--> revoked: leaves admission and settlement", async () => {
     expect((await revoke(exhaustedBudget)).status).toBe(200)
     // Revoked, the exhausted budget no longer admits: with no usable budget there is no cap.
     const uncapped = await finished((await ask("local/echo", "hello there")).body.inference_request.public_id)

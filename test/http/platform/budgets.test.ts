@@ -259,7 +259,7 @@ describe("adjust and revoke", () => {
     expect(beyond.body.error.code).toBe("budget_insufficient_headroom")
   })
 
-  it("Budget open → revocation → revoked: debits refused, credits allowed, a second revocation 409", async () => {
+  it("Budget: open --revocation--> revoked: debits refused, credits allowed, a second revocation 409", async () => {
     const opened = await budgetWrite(
       server,
       owner,

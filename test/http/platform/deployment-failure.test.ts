@@ -30,7 +30,7 @@ const call = (method: string, path: string, options: { body?: unknown; key?: str
     ...(options.body === undefined ? {} : { body: options.body })
   })
 
-it("Upgrade receipt: accepted → progress → failed at migrating, with its error and recovery", async () => {
+it("Upgrade receipt: accepted --progress--> preparing … migrating: status failed, with its error and recovery", async () => {
   const { candidate } = (await call("POST", `${base}/release_check`)).body.deployment
   const accepted = await call("POST", `${base}/upgrades`, { key: uuidv7(), body: { candidate } })
   expect(accepted.status).toBe(202)

@@ -263,7 +263,7 @@ describe("with the reference updater", () => {
     })
   })
 
-  it("Upgrade receipt: accepted → progress → preparing … completed, status succeeded", async () => {
+  it("Upgrade receipt: accepted --progress--> preparing, draining, stopping, backing_up, migrating, activating, resuming, verifying, completed: status running, then succeeded", async () => {
     const checked = await call(admin, "POST", `${base}/release_check`, {
       body: { release_check: { tag: "latest", backup: true } }
     })

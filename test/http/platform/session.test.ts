@@ -209,7 +209,7 @@ describe("GET /api/v1/session", () => {
     expect(stillThere.status).toBe(200)
   })
 
-  it("API session: active → expired: the session stops authenticating 30 days after issuance", async () => {
+  it("API session: active --time, 30 days from issuance--> expired: no longer authenticates", async () => {
     const token: string = (await signIn(ownerCredentials)).body.token
     server.clock.advance("29 days")
     expect((await request(server.baseUrl, "GET", "/api/v1/session", { headers: bearer(token) })).status).toBe(200)
@@ -221,7 +221,7 @@ describe("GET /api/v1/session", () => {
 })
 
 describe("DELETE /api/v1/session", () => {
-  it("API session: active → revoked: the bearer stops at once", async () => {
+  it("API session: active --DELETE /api/v1/session, bearer presented--> revoked: bearer stops at once", async () => {
     const token: string = (await signIn(ownerCredentials)).body.token
     const other: string = (await signIn(ownerCredentials)).body.token
     const revoked = await request(server.baseUrl, "DELETE", "/api/v1/session", { headers: bearer(token) })

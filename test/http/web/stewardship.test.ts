@@ -1,5 +1,6 @@
 // The agents and runners pages: what a human stewards, agent removal ("Agent application
-// address: active → active, epoch advanced on agent removal") and machine revocation.
+// address: active --agent removal--> active, epoch advanced") and machine revocation ("Executor
+// address: active --explicit revocation--> revoked").
 
 import { Inspection } from "@troupe/actors/Inspection"
 import { Effect } from "effect"
@@ -42,7 +43,7 @@ describe("agents page", () => {
     expect((await owner.get("/")).text).toContain('href="/agents"')
   })
 
-  it("Agent application address: active → active, epoch advanced on agent removal; credentials fenced at once", async () => {
+  it("Agent application address: active --agent removal--> active, epoch advanced: member credentials fenced at once", async () => {
     const issued = await connect(agentFields("removed-agent"))
     const agentId = (await get("/agent_api/v1/profile", issued.access_token)).body.member.public_id
     const address = (await get("/agent_api/v1/executor", issued.executor_access_token)).body.executor
@@ -76,7 +77,7 @@ describe("agents page", () => {
 })
 
 describe("runners page", () => {
-  it("lists the machines a human connected, with scope and presence, and revokes one", async () => {
+  it("Executor address: active --explicit revocation--> revoked on the runners page (listing what a human connected): transport fenced synchronously; a new connection later creates a new address", async () => {
     const issued = await connect(machineFields("page-runner"), "account_wide")
     const executor = (await get("/agent_api/v1/executor", issued.access_token)).body.executor
     const page = await owner.get("/runners")
@@ -102,5 +103,9 @@ describe("runners page", () => {
     )
     expect(lineages.map((lineage) => lineage.revoked)).toEqual([true])
     expect((await owner.get("/runners")).text).toMatch(/page-runner[\s\S]*revoked/)
+    const again = await connect(machineFields("page-runner"), "account_wide")
+    const next = (await get("/agent_api/v1/executor", again.access_token)).body.executor
+    expect(next.public_id).not.toBe(executor.public_id)
+    expect(next.status).toBe("active")
   })
 })
