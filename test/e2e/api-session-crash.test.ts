@@ -5,22 +5,16 @@
 // survived as rows; one whose instant passed while the server was down (the test moves its due
 // time back, as the calendar would) fires once at boot and its bearer stops; the other still
 // waits and its bearer works. The test waits on the steps the servers NOTIFY.
-import { afterAll, describe, expect, it } from "vitest"
-import { freshPostgres, postgresReachable, type TestDatabase } from "../support/database.ts"
+import { describe, expect, it } from "vitest"
+import { crashWorld } from "../support/crash-world.ts"
+import { postgresReachable } from "../support/database.ts"
 import { bearer, request } from "../support/http.ts"
 import { ownerCredentials, setUpOwner } from "../support/people.ts"
-import { openStepWatch, type StepWatch } from "../support/step-watch.ts"
-import { killAll, troupeServe } from "../support/troupe-process.ts"
+import { troupeServe } from "../support/troupe-process.ts"
 
 const onPostgres = await postgresReachable()
 
-const databases = new Set<TestDatabase>()
-const watches = new Set<StepWatch>()
-afterAll(async () => {
-  await killAll()
-  for (const watch of watches) await watch.close()
-  for (const database of databases) await database.drop()
-})
+const world = crashWorld()
 
 const signIn = async (baseUrl: string) => {
   const made = await request(baseUrl, "POST", "/api/v1/session", { body: ownerCredentials })
@@ -31,11 +25,7 @@ const signIn = async (baseUrl: string) => {
 
 describe.skipIf(!onPostgres)("API sessions when the server is killed", { timeout: 60_000 }, () => {
   it("a revocation answered before the kill stands; expiry timers survive, one fires once at boot", async () => {
-    const database = await freshPostgres()
-    databases.add(database)
-    const first = await troupeServe(database.config)
-    const watch = await openStepWatch(database)
-    watches.add(watch)
+    const { database, first, watch } = await world.open()
     await setUpOwner(first.baseUrl)
     const revoked = await signIn(first.baseUrl)
     const lapsing = await signIn(first.baseUrl)

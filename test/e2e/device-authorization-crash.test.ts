@@ -8,34 +8,24 @@
 // timer survived as a row; its instant passing while the server was down (the test moves its due
 // time back, as the calendar would), it fires once at boot: the authorization expired, its poll
 // answers expired_token. The test waits on the steps the servers NOTIFY.
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { decide, machineFields, poll, signedInBrowser, startDevice } from "../http/oauth/support-device.ts"
-import { freshPostgres, postgresReachable, type TestDatabase } from "../support/database.ts"
+import { crashWorld } from "../support/crash-world.ts"
+import { postgresReachable } from "../support/database.ts"
 import { closeGate } from "../support/gate.ts"
 import { bearer, request } from "../support/http.ts"
 import { ownerCredentials, setUpOwner } from "../support/people.ts"
 import type { TestServer } from "../support/server.ts"
-import { openStepWatch, type StepWatch } from "../support/step-watch.ts"
-import { killAll, troupeServe } from "../support/troupe-process.ts"
+import { troupeServe } from "../support/troupe-process.ts"
 
 const onPostgres = await postgresReachable()
 const identifier = "crash-runner"
 
-const databases = new Set<TestDatabase>()
-const watches = new Set<StepWatch>()
-afterAll(async () => {
-  await killAll()
-  for (const watch of watches) await watch.close()
-  for (const database of databases) await database.drop()
-})
+const world = crashWorld()
 
 describe.skipIf(!onPostgres)("device authorizations when the server is killed", { timeout: 60_000 }, () => {
   it("a consumption cut by the kill issues once after the restart; a pending one expires by its timer", async () => {
-    const database = await freshPostgres()
-    databases.add(database)
-    const first = await troupeServe(database.config)
-    const watch = await openStepWatch(database)
-    watches.add(watch)
+    const { database, first, watch } = await world.open()
     const gate = await closeGate(database, { table: "device_authorizations", when: "NEW.state = 'consumed'" })
     await setUpOwner(first.baseUrl)
     const at = (child: { baseUrl: string }) => ({ baseUrl: child.baseUrl }) as TestServer

@@ -8,27 +8,22 @@
 // revoked runner's are refused, the new one works); after the restart each message is delivered
 // and applied once: the address is at its new epoch under its new name, the run's row failed
 // executor_revoked. The test waits on the steps the servers NOTIFY.
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { decide, machineFields, poll, startDevice } from "../http/oauth/support-device.ts"
-import { freshPostgres, postgresReachable, type TestDatabase } from "../support/database.ts"
+import { crashWorld } from "../support/crash-world.ts"
+import { postgresReachable } from "../support/database.ts"
 import { closeGate } from "../support/gate.ts"
 import { type Browser, bearer, csrfTokenIn, request } from "../support/http.ts"
 import { connectAgent, signedIn } from "../support/members.ts"
 import { ownerCredentials, setUpOwner } from "../support/people.ts"
 import { readOnlyTool } from "../support/runs.ts"
 import type { TestServer } from "../support/server.ts"
-import { openStepWatch, type StepWatch } from "../support/step-watch.ts"
-import { killAll, troupeServe } from "../support/troupe-process.ts"
+import type { StepWatch } from "../support/step-watch.ts"
+import { troupeServe } from "../support/troupe-process.ts"
 
 const onPostgres = await postgresReachable()
 
-const databases = new Set<TestDatabase>()
-const watches = new Set<StepWatch>()
-afterAll(async () => {
-  await killAll()
-  for (const watch of watches) await watch.close()
-  for (const database of databases) await database.drop()
-})
+const world = crashWorld()
 
 /** An account-wide runner connected by `owner` through the device flow, serving `grep`. */
 const connectRunner = async (server: TestServer, owner: Browser, identifier: string) => {
@@ -82,11 +77,7 @@ const prepare = async (server: TestServer, watch: StepWatch) => {
 
 describe.skipIf(!onPostgres)("executor addresses when the server is killed", { timeout: 60_000 }, () => {
   it("a re-pair's epoch and a revocation's run notice, told before the kill, land once after it", async () => {
-    const database = await freshPostgres()
-    databases.add(database)
-    const first = await troupeServe(database.config)
-    const watch = await openStepWatch(database)
-    watches.add(watch)
+    const { database, first, watch } = await world.open()
     const at = (child: { baseUrl: string }) => ({ baseUrl: child.baseUrl }) as TestServer
     const { owner, agent, repaired, revoked, runId, runPath } = await prepare(at(first), watch)
     const gate = await closeGate(database, {

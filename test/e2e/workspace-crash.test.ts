@@ -5,26 +5,21 @@
 // its report is applied once: the archived workspace keeps the instant its archival was accepted,
 // the restored one is active again, each lock_version moved once per step. The test waits on the
 // steps the servers NOTIFY.
-import { afterAll, describe, expect, it } from "vitest"
-import { freshPostgres, postgresReachable, type TestDatabase } from "../support/database.ts"
+import { describe, expect, it } from "vitest"
+import { crashWorld } from "../support/crash-world.ts"
+import { postgresReachable } from "../support/database.ts"
 import { closeGate } from "../support/gate.ts"
 import { bearer, request } from "../support/http.ts"
 import { connectAgent, signedIn } from "../support/members.ts"
 import { ownerCredentials, setUpOwner } from "../support/people.ts"
 import type { TestServer } from "../support/server.ts"
-import { openStepWatch, type StepWatch } from "../support/step-watch.ts"
-import { killAll, troupeServe } from "../support/troupe-process.ts"
+import type { StepWatch } from "../support/step-watch.ts"
+import { troupeServe } from "../support/troupe-process.ts"
 
 const onPostgres = await postgresReachable()
 const workspaces = "/agent_api/v1/workspaces"
 
-const databases = new Set<TestDatabase>()
-const watches = new Set<StepWatch>()
-afterAll(async () => {
-  await killAll()
-  for (const watch of watches) await watch.close()
-  for (const database of databases) await database.drop()
-})
+const world = crashWorld()
 
 /**
  * An agent's member token, a workspace to archive and an archived one to restore, made through
@@ -60,11 +55,7 @@ const prepare = async (baseUrl: string, watch: StepWatch) => {
 
 describe.skipIf(!onPostgres)("workspaces when the server is killed mid-transition", { timeout: 60_000 }, () => {
   it("an answered archival and restoration settle once after a restart", async () => {
-    const database = await freshPostgres()
-    databases.add(database)
-    const first = await troupeServe(database.config)
-    const watch = await openStepWatch(database)
-    watches.add(watch)
+    const { database, first, watch } = await world.open()
     const { token, leaving, returning } = await prepare(first.baseUrl, watch)
     const gate = await closeGate(database, {
       table: "actor_jobs",
