@@ -450,6 +450,11 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             at: step.now.getTime()
           })
         }),
+      // A run that already landed the steer (its input.landed on the way) refuses: the message is settled rejected.
+      [fx.dropSteer]: (params, step) =>
+        Effect.flatMap(TransactionalActors, (actors) =>
+          actors.tell(run, params.runId, { type: "input.delete", inputId: params.inputId, at: step.now.getTime() })
+        ),
       [fx.landSteer]: (params, step) =>
         Effect.flatMap(ConversationsRepository.make, (conversations) =>
           consume(conversations, params.inputId, params.turnId, params.variantId, step)

@@ -47,8 +47,17 @@ export type BlockedReason = typeof BlockedReason.Type
 export const QueueEntry = Schema.Struct({
   inputId: Schema.String,
   kind: Schema.Literals(["message", "direct_reply"]),
-  /** task_result and child rows: read first, immutable to people, outside the bound. */
+  /**
+   * A returned result (origin task_result): read first, immutable to people, outside the bound; one
+   * that cannot be served lands as a message.
+   */
   kernel: Schema.Boolean,
+  /**
+   * A child conversation's first input (origin child): a kernel row too (read first, outside the
+   * bound, never the people's to reorder), but one that cannot be served blocks, and its kernel
+   * (a schedule's cancel) may delete it. Absent: false.
+   */
+  child: Schema.optionalKey(Schema.Boolean),
   role: Schema.String,
   state: Schema.Literals(["pending", "steering", "blocked"]),
   blockedReason: Schema.NullOr(BlockedReason),

@@ -84,6 +84,7 @@ type EffectRequest =
   | { readonly type: typeof fx.reap }
   | { readonly type: typeof fx.judgeHead; readonly params: JudgeHeadParams }
   | { readonly type: typeof fx.steerRun; readonly params: { readonly runId: string; readonly inputId: string } }
+  | { readonly type: typeof fx.dropSteer; readonly params: { readonly runId: string; readonly inputId: string } }
   | {
       readonly type: typeof fx.landSteer
       readonly params: { readonly inputId: string; readonly turnId: string; readonly variantId: string }
@@ -103,9 +104,12 @@ interface Draft {
 
 const dueTimer = (inputId: string) => `due:${inputId}`
 
+/** The kernel's rows (returned results, a child's first input): read first, outside the bound, never reordered. */
+const kernelRow = (entry: QueueEntry) => entry.kernel || entry.child === true
+
 /** Kernel rows first, then arrival order. */
 const readOrder = (queue: ReadonlyArray<QueueEntry>) =>
-  [...queue].sort((a, b) => Number(b.kernel) - Number(a.kernel) || a.queuePosition - b.queuePosition)
+  [...queue].sort((a, b) => Number(kernelRow(b)) - Number(kernelRow(a)) || a.queuePosition - b.queuePosition)
 
 const entryOf = (context: Context, inputId: string) => context.queue.find((entry) => entry.inputId === inputId)
 
@@ -237,10 +241,23 @@ const drain = (draft: Draft) => {
   }
 }
 
-/** A settled turn releases its held steers (back to pending, in order) before the drain. */
-const releaseSteers = (draft: Draft) => {
+/** The run a steer is held against: a running run-backed reply's; null when none runs. */
+const steeredRun = (lane: Lane | null) =>
+  lane !== null && lane.phase === "running" && lane.engine === "run" ? lane.requestId : null
+
+/** A steer held against a run-backed reply that leaves it (deleted or released) is withdrawn from its run. */
+const dropSteer = (draft: Draft, lane: Lane | null, entry: QueueEntry) => {
+  const runId = steeredRun(lane)
+  if (runId !== null && entry.state === "steering") {
+    draft.request({ type: fx.dropSteer, params: { runId, inputId: entry.inputId } })
+  }
+}
+
+/** A settled turn (`lane` its reply) releases its held steers (back to pending, in order) before the drain. */
+const releaseSteers = (draft: Draft, lane: Lane) => {
   for (const entry of readOrder(draft.context.queue)) {
     if (entry.state !== "steering") continue
+    dropSteer(draft, lane, entry)
     const released: QueueEntry = { ...entry, state: "pending", lockVersion: entry.lockVersion + 1 }
     replace(draft, released)
     draft.request({
@@ -279,9 +296,14 @@ const accept = (draft: Draft, event: EventOf<"input.accept">, recorded = false) 
   if (event.expectedTailTurnId !== undefined && event.expectedTailTurnId !== context.tail?.turnId) {
     return refuse(draft, "stale_timeline")
   }
-  const held = context.queue.filter((entry) => !entry.kernel).length
-  if (!input.kernel && held >= inputQueueLimit) return refuse(draft, "input_queue_full")
-  const steering = input.deliveryMode !== "queue" && context.lane !== null && context.lane.phase === "running"
+  const lane = context.lane
+  if (event.expectedSteeringRunId !== undefined && event.expectedSteeringRunId !== steeredRun(lane)) {
+    return refuse(draft, "steering_target_changed")
+  }
+  const child = input.row.origin === "child"
+  const held = context.queue.filter((entry) => !kernelRow(entry)).length
+  if (!input.kernel && !child && held >= inputQueueLimit) return refuse(draft, "input_queue_full")
+  const steering = input.deliveryMode !== "queue" && lane !== null && lane.phase === "running"
   const state = steering ? "steering" : "pending"
   const queuePosition = context.nextQueuePosition
   context.nextQueuePosition += 1
@@ -291,6 +313,7 @@ const accept = (draft: Draft, event: EventOf<"input.accept">, recorded = false) 
       inputId: input.inputId,
       kind: recorded ? "message" : input.kind,
       kernel: input.kernel,
+      ...(child ? { child } : {}),
       role: input.role,
       state,
       blockedReason: null,
@@ -307,8 +330,8 @@ const accept = (draft: Draft, event: EventOf<"input.accept">, recorded = false) 
   draft.emit({ type: "input_accepted", ...input.item, state, queue_position: queuePosition })
   if (input.dueAt !== null) draft.due(input.inputId, Math.max(0, input.dueAt - event.at))
   // A steer held against a run-backed reply lands at its run's next model round.
-  if (steering && context.lane!.engine === "run") {
-    draft.request({ type: fx.steerRun, params: { runId: context.lane!.requestId, inputId: input.inputId } })
+  if (steering && lane!.engine === "run") {
+    draft.request({ type: fx.steerRun, params: { runId: lane!.requestId, inputId: input.inputId } })
   }
   if (recorded) recordResults(draft)
   else drain(draft)
@@ -434,6 +457,7 @@ const deleteInput = (draft: Draft, event: EventOf<"input.delete">) => {
   if (entry === undefined) return refuse(draft, "not_found")
   if (entry.kernel) return refuse(draft, "kernel_input_immutable")
   draft.context.queue = draft.context.queue.filter((each) => each.inputId !== entry.inputId)
+  dropSteer(draft, draft.context.lane, entry)
   draft.request({ type: fx.deleteInput, params: { inputId: entry.inputId } })
   draft.emit({ type: "input_deleted", input_public_id: entry.inputId })
   if (entry.dueAt !== null) draft.undue(entry.inputId)
@@ -442,7 +466,7 @@ const deleteInput = (draft: Draft, event: EventOf<"input.delete">) => {
 }
 
 const reorder = (draft: Draft, event: EventOf<"input.reorder">) => {
-  const own = draft.context.queue.filter((entry) => !entry.kernel && entry.authorId === event.authorId)
+  const own = draft.context.queue.filter((entry) => !kernelRow(entry) && entry.authorId === event.authorId)
   const named = new Set(event.inputIds)
   const exact =
     named.size === event.inputIds.length && named.size === own.length && own.every((entry) => named.has(entry.inputId))
@@ -701,7 +725,7 @@ const replied = (
     draft.emit({ type: "context_compacted", trigger: lane.trigger ?? "manual", turn_public_id: lane.turnId })
   }
   context.lane = null
-  releaseSteers(draft)
+  releaseSteers(draft, lane)
   if (drains) drain(draft)
 }
 
@@ -842,7 +866,7 @@ const regenerate = (draft: Draft, event: EventOf<"turn.regenerate">) => {
       requestId: event.requestId,
       model: event.model,
       source: "inference",
-      originVariantId: event.displayedVariantId,
+      originVariantId: event.sealedVariantId ?? event.displayedVariantId,
       overrides: event.overrides
     }
   })
@@ -1110,6 +1134,7 @@ const conversationSetup = setup({
     [fx.reap]: () => {},
     [fx.judgeHead]: (_, _params: JudgeHeadParams) => {},
     [fx.steerRun]: (_, _params: { runId: string; inputId: string }) => {},
+    [fx.dropSteer]: (_, _params: { runId: string; inputId: string }) => {},
     [fx.landSteer]: (_, _params: { inputId: string; turnId: string; variantId: string }) => {}
   },
   guards: {

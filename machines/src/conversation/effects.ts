@@ -13,6 +13,11 @@ export const conversationEffects = {
   refuse: "conversation.refuse",
   /** Tells the run of a run-backed reply a steer held against it (it lands at the next round). */
   steerRun: "conversation.steerRun",
+  /**
+   * Tells the run of a run-backed reply that a steer held against it is gone (deleted, or returned
+   * to the queue when the reply settled): it never lands there.
+   */
+  dropSteer: "conversation.dropSteer",
   /** A held steer landed in the run-backed reply: consumed into its turn and candidate. */
   landSteer: "conversation.landSteer",
   /** Inserts an accepted input row at its queue position. */

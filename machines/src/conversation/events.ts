@@ -100,7 +100,9 @@ export const ConversationEvent = Schema.Union([
     at: Schema.Number,
     input: AcceptedInput,
     expectedContextRevision: Schema.optionalKey(Schema.Number),
-    expectedTailTurnId: Schema.optionalKey(Schema.String)
+    expectedTailTurnId: Schema.optionalKey(Schema.String),
+    /** A steer's guard: the run of the run-backed reply it is held against. */
+    expectedSteeringRunId: Schema.optionalKey(Schema.String)
   }),
   Schema.Struct({
     type: Schema.Literal("input.edit"),
@@ -169,6 +171,8 @@ export const ConversationEvent = Schema.Union([
     turnId: Schema.String,
     /** The candidate shown now (it keeps rendering until the new one completes). */
     displayedVariantId: Schema.String,
+    /** The candidate whose sealed request is asked again when the shown one has none (an edit); absent: the shown one. */
+    sealedVariantId: Schema.optionalKey(Schema.String),
     variantId: Schema.String,
     requestId: Schema.String,
     model: Schema.String,

@@ -157,12 +157,12 @@ const instantOf = (event: Event, fallback: number) => {
 
 /**
  * A hosted run's narration rides its conversation's feed, in the step's transaction: each item as
- * the run's feed would carry it, naming the run; its turn_status stays off (the conversation
- * narrates the run-backed turn's own).
+ * the run's feed would carry it, naming the run; its turn_status and input_* items stay off (the
+ * conversation narrates the run-backed turn's own, and its steers are the conversation's inputs).
  */
 const narrateOnHost = (draft: Draft, conversationId: string, items: ReadonlyArray<Item>) => {
   const carried = items
-    .filter((item) => item.type !== "turn_status")
+    .filter((item) => item.type !== "turn_status" && !item.type.startsWith("input_"))
     .map((item) => ("run_public_id" in item ? item : { ...item, run_public_id: draft.context.publicId }))
   if (carried.length > 0) draft.request({ type: fx.narrateOnHost, params: { conversationId, items: carried } })
 }

@@ -49,6 +49,28 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 describe("regeneration", () => {
+  it("an edited reply regenerates from the turn's sealed request; the new sample becomes the shown candidate", async () => {
+    const id = await create()
+    await input(id, { kind: "direct_reply", text: "hi", model: { model: "local/echo" } })
+    await settled(id, 1)
+    const [turn] = await turns(id)
+    const edited = await call("POST", path(id, `/turns/${turn.public_id}/edit`), { edit: { text: "edited" } })
+    expect(edited.body.turn.active_variant).toMatchObject({ source: "edit", model: null })
+    const regenerated = await call("POST", path(id, `/turns/${turn.public_id}/regeneration`), undefined, key())
+    expect(regenerated.status).toBe(202)
+    expect(regenerated.body.variant).toMatchObject({ source: "inference", status: "running", active: false })
+    await waitForConversation(server, id, async () => (await turns(id))[0]?.active_variant.source === "inference")
+    expect((await turns(id))[0]).toMatchObject({ status: "completed", content: "echo: hi", prompt_text: "hi" })
+    expect((await variants(id, turn.public_id)).map((variant) => [variant.source, variant.active])).toEqual([
+      ["inference", false],
+      ["edit", false],
+      ["inference", true]
+    ])
+    // The conversation goes on.
+    await input(id, { kind: "message", text: "after" })
+    await settled(id, 2)
+  })
+
   it("cancellation cuts a running regeneration: 202, the sample canceled and inactive, the turn completed on its old candidate; queued rows stay", async () => {
     const id = await create()
     await input(id, { kind: "direct_reply", text: slow(), model: { model: "local/echo" } })

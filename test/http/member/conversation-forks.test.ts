@@ -538,4 +538,22 @@ describe("PATCH .../turns/{tid} on an inherited turn", () => {
     expect(shown.body.turn.visibility).toBe("visible")
     expect(await messageCount(child.public_id)).toBe(3)
   })
+
+  it("a candidate of an inherited turn is its source's: concealing it from the child is 409 branch_required", async () => {
+    const source = await conversationOf()
+    const reply = source.turns[1]!
+    await send(source.id, { type: "turn.edit", turnId: reply.public_id, variantId: newPublicId(), text: "edited" })
+    await accept(source.id, "message", "later")
+    await waitFor(source.id, async () => (await settledCount(source.id)) === 3)
+    const child = await fork(source.id)
+    const variantsPath = conversationPath(child.public_id, `/turns/${reply.public_id}/variants`)
+    const listed = (await call("GET", variantsPath)).body
+    expect(listed.turn).toEqual({ public_id: reply.public_id, inherited: true })
+    const concealed = await call("PATCH", `${variantsPath}/${reply.variant}`, { variant: { concealed: true } })
+    expect([concealed.status, concealed.body.error?.code]).toEqual([409, "branch_required"])
+    const deck = (await call("GET", conversationPath(source.id, `/turns/${reply.public_id}/variants`))).body.variants
+    expect(deck.find((variant: { public_id: string }) => variant.public_id === reply.variant)).not.toHaveProperty(
+      "concealed"
+    )
+  })
 })

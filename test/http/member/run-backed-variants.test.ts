@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
 import { waitForConversation } from "../../support/conversations.ts"
+import { hostedReply, openConversation } from "../../support/hosted-runs.ts"
 import { bearer, request } from "../../support/http.ts"
 import {
   inboxCalls,
@@ -120,4 +121,39 @@ it("a run-backed variant shows its run's mainline rounds and runner_effects on e
   expect(window.find((turn: any) => turn.public_id === placed.turn_public_id).active_variant).toEqual(shown)
   const listed = (await member("GET", `${turnPath}/variants`)).body.variants
   expect(listed).toEqual([shown])
+})
+
+it("a run-backed reply has no sealed request to ask again: regeneration is 422 and the conversation goes on", async () => {
+  const named = await request(server.baseUrl, "PUT", "/agent_api/v1/profile/agents/reader", {
+    headers: bearer(world.agent.token),
+    body: {
+      scope: "instance",
+      description: "Reads notes when asked",
+      configuration: { approval_mode: "bypass", default_model: "local/script", kernel_tools: ["svc.memory.read"] }
+    }
+  })
+  expect([200, 201]).toContain(named.status)
+  let keys = 0
+  const call = (method: string, path: string, body?: unknown) =>
+    member(method, path, body, { "idempotency-key": `regenerated-${++keys}` })
+  const conversation = await openConversation(call)
+  const { runId, turnId } = await hostedReply(server, call, conversation, named.body.agent.public_id, "hello")
+  await waitForActorState(server, "run", runId, "completed")
+  const turnPath = `/conversations/${conversation}/turns/${turnId}`
+  await waitForConversation(
+    server,
+    conversation,
+    async () => (await member("GET", turnPath)).body.turn?.status === "completed"
+  )
+  const refused = await call("POST", `${turnPath}/regeneration`)
+  expect([refused.status, refused.body.error?.code]).toEqual([422, "validation_failed"])
+  const after = await call("POST", `/conversations/${conversation}/inputs`, {
+    input: { kind: "message", text: "after" }
+  })
+  expect(after.status).toBe(202)
+  await waitForConversation(
+    server,
+    conversation,
+    async () => (await member("GET", `/conversations/${conversation}/turns`)).body.turns.length === 2
+  )
 })

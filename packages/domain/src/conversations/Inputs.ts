@@ -449,19 +449,9 @@ export class Inputs extends Context.Service<
             if (steer && (members.attachments?.length ?? 0) > 0) {
               return yield* invalid("attachments_not_steerable", "a steer takes no attachments")
             }
-            if (members.expected_steering_run_public_id != null) {
-              if (!steer)
-                return yield* invalid("steering_guard_requires_steer", "expected_steering_run_public_id needs a steer")
-              const running = yield* db(repository.runningRunOf(target.row.public_id))
-              if (running !== members.expected_steering_run_public_id) {
-                return yield* new StateConflict({
-                  code: "steering_target_changed",
-                  message:
-                    running === undefined
-                      ? "No run-backed reply is running here"
-                      : "Another run-backed reply is running here now"
-                })
-              }
+            // The guard's run is judged by the actor (409 steering_target_changed), after every 422.
+            if (members.expected_steering_run_public_id != null && !steer) {
+              return yield* invalid("steering_guard_requires_steer", "expected_steering_run_public_id needs a steer")
             }
             yield* judgeModel(members.model)
             const attachments = yield* attachmentsOf(caller, members.attachments ?? [])
@@ -515,7 +505,10 @@ export class Inputs extends Context.Service<
               ...(members.expected_context_revision == null
                 ? {}
                 : { expectedContextRevision: members.expected_context_revision }),
-              ...(yield* tailFence(target, members.expected_tail_turn_public_id))
+              ...(yield* tailFence(target, members.expected_tail_turn_public_id)),
+              ...(members.expected_steering_run_public_id == null
+                ? {}
+                : { expectedSteeringRunId: members.expected_steering_run_public_id })
             })
             // The row as the acceptance inserted it (the drain in the same step may have consumed it).
             const inserted = replies[conversationEffects.insertInput] as InputRow | undefined
@@ -529,59 +522,55 @@ export class Inputs extends Context.Service<
             const target = yield* conversations.standing(caller, workspaceId, conversationId, "write")
             yield* unarchived(target)
             const row = yield* inputIn(target, inputId)
-            if (row.origin === "task_result" || row.origin === "child") {
-              return yield* new StateConflict({ code: "kernel_input_immutable", message: "Kernel rows are immutable" })
-            }
+            // Every 422 of the body first (the supplement's standing order), then the row's 409s.
             const frozen = frozenMembers.find((name) => members[name] !== undefined)
             if (frozen !== undefined) return yield* invalid("validation_failed", `${frozen} is frozen at creation`)
-            const edits = Object.keys(members).filter(
-              (name) => members[name] !== undefined && name !== "expected_lock_version" && name !== "delivery_mode"
-            )
-            const expected =
-              members.expected_lock_version === undefined ? {} : { expectedLockVersion: members.expected_lock_version }
+            const held = row.state === "steering"
             if (members.delivery_mode != null) {
-              if (row.state === "steering") {
-                if (edits.length > 0) {
-                  return yield* new StateConflict({
-                    code: "steering_held",
-                    message: "A held steer takes only steer_now"
-                  })
-                }
-                if (members.delivery_mode !== "steer_now") {
-                  return yield* invalid("validation_failed", "delivery_mode of a held steer can only become steer_now")
-                }
-                yield* send(target, { type: "input.promote", inputId: row.public_id, ...expected })
-              } else if (members.delivery_mode !== row.delivery_mode) {
+              if (held && members.delivery_mode !== "steer_now") {
+                return yield* invalid("validation_failed", "delivery_mode of a held steer can only become steer_now")
+              }
+              if (!held && members.delivery_mode !== row.delivery_mode) {
                 return yield* invalid("validation_failed", "delivery_mode of a queued row cannot change")
               }
             }
-            if (edits.length > 0 || members.delivery_mode == null) {
-              if (row.state === "steering") {
-                return yield* new StateConflict({ code: "steering_held", message: "A held steer takes only steer_now" })
-              }
-              if (row.kind === "message") {
-                const named = replyLaneMembers.find((name) => given(members, name))
-                if (named !== undefined) {
-                  return yield* invalid("validation_failed", `${named} is not taken by a message`)
-                }
-              }
-              yield* judgeModel(members.model)
-              const addressee = row.answerer_id ?? target.row.answerer_id
-              yield* judgeSteps(members.steps, (yield* conversations.people([addressee])).get(addressee)!)
-              const steer = row.delivery_mode !== "queue"
-              if (steer && (members.deliver_at != null || members.deliver_in != null)) {
-                return yield* invalid(
-                  "deliver_at_not_steerable",
-                  "a steer is delivered at the next round, not at a time"
-                )
-              }
-              if (steer && (members.attachments?.length ?? 0) > 0) {
-                return yield* invalid("attachments_not_steerable", "a steer takes no attachments")
-              }
+            const edits = Object.keys(members).filter(
+              (name) => members[name] !== undefined && name !== "expected_lock_version" && name !== "delivery_mode"
+            )
+            const promotion = held && members.delivery_mode != null && edits.length === 0
+            if (row.kind === "message") {
+              const named = replyLaneMembers.find((name) => given(members, name))
+              if (named !== undefined) return yield* invalid("validation_failed", `${named} is not taken by a message`)
+            }
+            yield* judgeModel(members.model)
+            const addressee = row.answerer_id ?? target.row.answerer_id
+            yield* judgeSteps(members.steps, (yield* conversations.people([addressee])).get(addressee)!)
+            const steer = row.delivery_mode !== "queue"
+            if (steer && (members.deliver_at != null || members.deliver_in != null)) {
+              return yield* invalid("deliver_at_not_steerable", "a steer is delivered at the next round, not at a time")
+            }
+            if (steer && (members.attachments?.length ?? 0) > 0) {
+              return yield* invalid("attachments_not_steerable", "a steer takes no attachments")
+            }
+            const at = yield* now
+            // Times: absent keeps, a time reschedules, deliver_in 0s (or a time now) is due now.
+            const dueAt = yield* dueAtOf(members, at)
+            // Attachments: absent or null keeps the binding, [] unbinds, a list rebinds in order.
+            const attachments =
+              members.attachments === undefined || members.attachments === null
+                ? undefined
+                : yield* attachmentsOf(caller, members.attachments)
+            if (row.origin === "task_result" || row.origin === "child") {
+              return yield* new StateConflict({ code: "kernel_input_immutable", message: "Kernel rows are immutable" })
+            }
+            const expected =
+              members.expected_lock_version === undefined ? {} : { expectedLockVersion: members.expected_lock_version }
+            if (promotion) {
+              yield* send(target, { type: "input.promote", inputId: row.public_id, ...expected })
+            } else if (held) {
+              return yield* new StateConflict({ code: "steering_held", message: "A held steer takes only steer_now" })
+            } else if (edits.length > 0 || members.delivery_mode == null) {
               const stored = row.members as Record<string, unknown>
-              const at = yield* now
-              // Times: absent keeps, a time reschedules, deliver_in 0s (or a time now) is due now.
-              const dueAt = yield* dueAtOf(members, at)
               // Each supplied member replaces its stored intent whole (history, reasoning_replay,
               // steps: [] clears); steps null keeps.
               const changedMembers = Object.fromEntries(
@@ -589,11 +578,6 @@ export class Inputs extends Context.Service<
                   .filter((name) => members[name] !== undefined && !(name === "steps" && members.steps === null))
                   .map((name) => [name, members[name]])
               )
-              // Attachments: absent or null keeps the binding, [] unbinds, a list rebinds in order.
-              const attachments =
-                members.attachments === undefined || members.attachments === null
-                  ? undefined
-                  : yield* attachmentsOf(caller, members.attachments)
               const merged: Record<string, unknown> = {
                 ...stored,
                 ...changedMembers,

@@ -309,9 +309,21 @@ export class Turns extends Context.Service<
               turn.active_variant_public_id === null
                 ? undefined
                 : yield* db(repository.findVariant(turn.active_variant_public_id))
-            const asked = members.model?.model ?? (active?.model as { model_ref?: string } | null)?.model_ref
+            // The sealed request asked again: the shown candidate's, else (an edit shown) the newest the turn holds.
+            const sealed =
+              active?.inference_request_public_id != null
+                ? active
+                : turn.variants.findLast((variant) => variant.inference_request_public_id !== null)
+            const modelOf = (variant: typeof active) => (variant?.model as { model_ref?: string } | null)?.model_ref
+            const asked = members.model?.model ?? modelOf(active) ?? modelOf(sealed)
             if (asked === undefined || !(catalog.find(asked)?.workloads.includes("text_generation") ?? false)) {
               return yield* new Invalid({ code: "validation_failed", message: "model is not a catalog text model" })
+            }
+            if (active !== undefined && sealed === undefined) {
+              return yield* new Invalid({
+                code: "validation_failed",
+                message: "the turn holds no sealed request to ask again (a run-backed reply is not regenerated)"
+              })
             }
             if (active === undefined)
               return yield* new StateConflict({ code: "not_terminal", message: "Nothing to regenerate" })
@@ -320,6 +332,9 @@ export class Turns extends Context.Service<
               type: "turn.regenerate",
               turnId: turn.public_id,
               displayedVariantId: active.public_id,
+              ...(sealed === undefined || sealed.public_id === active.public_id
+                ? {}
+                : { sealedVariantId: sealed.public_id }),
               variantId,
               requestId: newPublicId(),
               model: asked,
@@ -368,6 +383,10 @@ export class Turns extends Context.Service<
                 code: "validation_failed",
                 message: "the active candidate cannot be concealed"
               })
+            }
+            // An inherited turn's deck is its source's: the child never writes it.
+            if (!turn.own) {
+              return yield* new StateConflict({ code: "branch_required", message: "The turn is inherited" })
             }
             yield* conversations.send(target, {
               type: "variant.conceal",
