@@ -8,7 +8,7 @@ import {
   MemoryPath,
   memoryScopes
 } from "@troupe/contracts/member/MemoryMembers"
-import { scopes } from "@troupe/domain/memory/MemoryRules"
+import { filterPathFault, pathFault, scopes } from "@troupe/domain/memory/MemoryRules"
 import { describeDecodeFailure } from "@troupe/http/conventions/SchemaIssues"
 import { Effect, Schema } from "effect"
 import { HttpApiError } from "effect/http-api"
@@ -74,6 +74,42 @@ describe("memory paths", () => {
     }
     for (const path of ["notes", "agent//", `agent/${"n".repeat(129)}`, 5]) {
       expect(codeOf(MemoryFilterPath, path), String(path)).toBe("memory_path_invalid")
+    }
+  })
+})
+
+describe("the domain's restatement (paths no contract decodes: a model's memory calls)", () => {
+  it("judges every path as the contract does", () => {
+    for (const path of [
+      "agent/notes/today.md",
+      "user/skills/plan-trip",
+      "agent/skills",
+      `workspace/${"😀".repeat(128)}`,
+      `workspace/${"😀".repeat(129)}`,
+      `user/notes/${"n".repeat(122)}`,
+      `user/notes/${"n".repeat(123)}`,
+      "notes.md",
+      "workspace",
+      "workspace/",
+      "agent/a\u2028b",
+      "agent//a",
+      "agent/./a",
+      "agent/../a",
+      "agent/a/",
+      "agent/a\u202eb",
+      "agent/a\tb",
+      "agent/skills/a/b",
+      "agent/skills/Plan",
+      `agent/skills/${"a".repeat(64)}`,
+      `agent/skills/${"a".repeat(65)}`,
+      "agent/skills/a--b",
+      "conversation/skills/x",
+      "conversation/notes"
+    ]) {
+      expect(pathFault(path)?.code, path).toBe(codeOf(MemoryPath, path))
+    }
+    for (const path of ["agent", "agent/", "agent/notes/", "notes", "agent//", `agent/${"n".repeat(129)}`]) {
+      expect(filterPathFault(path)?.code, path).toBe(codeOf(MemoryFilterPath, path))
     }
   })
 })

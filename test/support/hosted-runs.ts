@@ -1,5 +1,5 @@
-// Conversation-hosted runs over HTTP: an owner's own workspace (an agent's would be dedicated to
-// it, fencing the named agent's writes) with a named agent importing kernel tools that answers
+// Conversation-hosted runs over HTTP: an owner's own workspace (undedicated) with a named agent
+// importing kernel tools that answers
 // replies, and a reply posted for it resolved to the run and turn it materialized into.
 import { expect } from "vitest"
 import { twoStewards } from "./account.ts"

@@ -294,7 +294,7 @@ export class Conversations extends Context.Service<
           const found = isUuid(workspaceId)
             ? yield* db(repository.standingOf(workspaceId, isUuid(conversationId) ? conversationId : null, acceptance))
             : undefined
-          const { workspace, row, level } = yield* judgeStanding(found, caller, need)
+          const { workspace, row, level } = yield* db(judgeStanding(found, caller, need))
           const target: Standing = {
             row,
             workspacePublicId: workspace.public_id,

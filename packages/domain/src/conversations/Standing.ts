@@ -3,10 +3,10 @@
 // the answerer, else the caller's access entry, else access.default. Writes add, in order: a read
 // level is 403 not_authorized, then the workspace's write standing.
 import type { ConversationRow, StandingWorkspace } from "@troupe/storage/repositories/Conversations"
-import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { Effect } from "effect"
 import type { Caller } from "../accounts/Caller.ts"
 import { Absent, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
+import { passesFence } from "../workspaces/DedicationFence.ts"
 
 export type Level = "full" | "read" | "none"
 
@@ -38,20 +38,17 @@ export const seesWorkspace = (workspace: StandingWorkspace, caller: Caller) =>
   (workspace.owner_id === caller.human.id || workspace.access_mode === "account_wide")
 
 /** Workspaces' write standing past seeing: the dedication fence, then active. */
-export const writeStanding = (workspace: StandingWorkspace, caller: Caller) => {
-  const dedicated = workspace.dedicated_agent_id
-  if (caller.user.kind === "agent" && dedicated !== null && dedicated !== caller.user.id) {
-    return Effect.fail(
-      new NotPermitted({
-        code: "workspace_agent_identifier_mismatch",
-        message: "This workspace is dedicated to another agent"
-      })
-    )
+export const writeStanding = Effect.fnUntraced(function* (workspace: StandingWorkspace, caller: Caller) {
+  if (!(yield* passesFence(workspace.dedicated_agent_id, caller.user))) {
+    return yield* new NotPermitted({
+      code: "workspace_agent_identifier_mismatch",
+      message: "This workspace is dedicated to another agent"
+    })
   }
-  return workspace.state === "active"
-    ? Effect.void
-    : Effect.fail(new StateConflict({ code: "workspace_not_active", message: "The workspace is not active" }))
-}
+  if (workspace.state !== "active") {
+    return yield* new StateConflict({ code: "workspace_not_active", message: "The workspace is not active" })
+  }
+})
 
 /** What an answerer's write standing reads of a workspace: who sees it and whom it is dedicated to. */
 export type WorkspaceWriters = Pick<StandingWorkspace, "owner_id" | "access_mode" | "dedicated_agent_id">
@@ -68,10 +65,7 @@ export const agentWrites = Effect.fnUntraced(function* (
 ) {
   const steward = agent.steward_id
   if (steward === null || (steward !== workspace.owner_id && workspace.access_mode !== "account_wide")) return false
-  const dedicated = workspace.dedicated_agent_id
-  if (dedicated === null || dedicated === agent.id) return true
-  const named = yield* (yield* NamedAgentsRepository).findByUserId(agent.id)
-  return named !== undefined && (named.scope === "steward" || named.derived_from_id === dedicated)
+  return yield* passesFence(workspace.dedicated_agent_id, { id: agent.id, kind: "agent" })
 })
 
 /**

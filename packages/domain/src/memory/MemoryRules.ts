@@ -2,8 +2,10 @@
 // path names (its scope, a skills/ row), the document size, the description a path takes, edits,
 // and grep's line matching (the patterns are GrepPattern.ts's). The path grammar and the shapes
 // of members are the contract's schemas (contracts/member/MemoryMembers.ts): paths arrive well
-// formed. Which scopes a door reaches, fencing and the per-anchor limit are Memory.ts's.
+// formed; `pathFault` restates that grammar for paths no contract decoded (a model's memory
+// calls). Which scopes a door reaches, fencing and the per-anchor limit are Memory.ts's.
 
+import { codePointLength, isPrintable } from "../kernel/Text.ts"
 import type { GrepPattern } from "./GrepPattern.ts"
 
 export const scopes = ["conversation", "workspace", "user", "agent", "speaker"] as const
@@ -38,6 +40,65 @@ export interface MemoryPath {
 }
 
 const fault = (code: MemoryFault["code"], message: string): MemoryFault => ({ code, message })
+
+/** A path outside the grammar: the contract's codes for it. */
+export interface PathFault {
+  readonly code: "memory_path_invalid" | "skill_name_invalid" | "skill_scope_unavailable"
+  readonly message: string
+}
+
+const nameCharacters = 128
+const skillNameLength = 64
+const skillName = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
+
+/** Whether the segments name a skill row's place: `<scope>/skills/<...>`. */
+const underSkills = (segments: ReadonlyArray<string>) => segments[1] === "skills" && segments.length > 2
+
+/**
+ * The grammar every path and grep filter passes (a filter after its one trailing "/" is
+ * dropped): printable, its scope first, a name after it of at most 128 code points, no empty,
+ * `.` or `..` segment.
+ */
+const grammarFault = (path: string): PathFault | undefined => {
+  const segments = path.split("/")
+  const invalid = (message: string): PathFault => ({ code: "memory_path_invalid", message })
+  if (!isPrintable(path)) return invalid("A memory path is printable text")
+  if (!(scopes as ReadonlyArray<string>).includes(segments[0]!)) {
+    return invalid(`A memory path starts with its scope (${scopes.join(", ")}): <scope>/<name>`)
+  }
+  if (codePointLength(path) - segments[0]!.length - 1 > nameCharacters) {
+    return invalid(`The name after the scope is at most ${nameCharacters} characters`)
+  }
+  if (segments.some((segment) => segment === "" || segment === "." || segment === "..")) {
+    return invalid("A memory path has no empty, . or .. segment")
+  }
+  return undefined
+}
+
+/** A document path's fault (the contract's MemoryPath): `<scope>/<name>[/...]`, skill rows `<scope>/skills/<name>`. */
+export const pathFault = (path: string): PathFault | undefined => {
+  const segments = path.split("/")
+  if (segments.length < 2) return { code: "memory_path_invalid", message: "<scope>/<name>: a bare name has no scope" }
+  const grammar = grammarFault(path)
+  if (grammar !== undefined || !underSkills(segments)) return grammar
+  if (segments[0] === "conversation") {
+    return { code: "skill_scope_unavailable", message: "Conversation memory keeps no skills" }
+  }
+  const name = segments[2]!
+  return segments.length === 3 && name.length <= skillNameLength && skillName.test(name)
+    ? undefined
+    : {
+        code: "skill_name_invalid",
+        message: `A skill name is 1 to ${skillNameLength} of a-z and 0-9 in words joined by single hyphens`
+      }
+}
+
+/** A grep filter's fault (the contract's MemoryFilterPath): a scope alone, or a path and what is under it. */
+export const filterPathFault = (path: string): PathFault | undefined =>
+  grammarFault(path.endsWith("/") ? path.slice(0, -1) : path)
+
+/** Whether a well-formed path is under a scope's skills/ (where the model-facing memory tools never write). */
+export const isUnderSkills = (path: string) => underSkills(path.split("/"))
 
 /** What a well-formed document path names: <scope>/<name>[/...], a skill row at <scope>/skills/<name>. */
 export const parseDocumentPath = (path: string): MemoryPath => {

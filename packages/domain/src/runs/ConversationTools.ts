@@ -10,6 +10,7 @@ import { AccountsRepository } from "@troupe/storage/repositories/Accounts"
 import { ConversationSearchRepository } from "@troupe/storage/repositories/ConversationSearch"
 import { ConversationsRepository, type TimelineWindow } from "@troupe/storage/repositories/Conversations"
 import { IdempotencyReceiptsRepository } from "@troupe/storage/repositories/IdempotencyReceipts"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import type { RunRow } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -99,6 +100,7 @@ export const conversationTools = (run: RunRow, call: ToolCall) =>
     const searches = yield* ConversationSearchRepository.make
     const accounts = yield* AccountsRepository.make
     const receipts = yield* IdempotencyReceiptsRepository.make
+    const named = yield* NamedAgentsRepository.make
 
     /** The creator as a door's caller: itself, and the human whose access counts (an agent's steward). */
     const caller = Effect.gen(function* () {
@@ -128,7 +130,10 @@ export const conversationTools = (run: RunRow, call: ToolCall) =>
           })
         }
         const found = yield* conversations.standingOf(run.workspace_public_id, publicId)
-        return yield* Effect.mapError(judgeStanding(found, who, need), refusal)
+        return yield* judgeStanding(found, who, need).pipe(
+          Effect.mapError((failure) => (isSqlError(failure) ? failure : refusal(failure))),
+          Effect.provideService(NamedAgentsRepository, named)
+        )
       })
 
     /** The people an answer names, by id. */

@@ -1,9 +1,9 @@
 // The kernel calls a run carries out itself (runs supplement "Tool catalog"): a model's memory
 // calls (memory_read, _write, _edit, _ls, _grep, _delete), skill loads and tool searches, over the
 // memory its creator reaches — its human's user/, the agent's own agent/ and the run's workspace/ —
-// within the creator's memory_context_limit, and the conversation tools (ConversationTools.ts). The
-// call's input is on its task's row; its answer becomes the result the continuation reads (a
-// refusal fails the call with its code).
+// within the creator's memory_context_limit (arguments read as MemoryToolArguments.ts says), and
+// the conversation tools (ConversationTools.ts). The call's input is on its task's row; its answer
+// becomes the result the continuation reads (a refusal fails the call with its code).
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { RunsRepository } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
@@ -14,6 +14,7 @@ import { ceilingOf, type Memory, type Reach } from "../memory/Memory.ts"
 import type { ConversationMailSlot } from "./ConversationMailSlot.ts"
 import { conversationTools } from "./ConversationTools.ts"
 import { kernelDefinitionOf } from "./KernelImports.ts"
+import { content, documentPath, editTexts, grepMembers, readWindow } from "./MemoryToolArguments.ts"
 
 type Answer = {
   readonly outcome: "completed" | "failed"
@@ -129,55 +130,56 @@ export const makeKernelCalls = (kernel: Kernel) => (runPublicId: string, key: st
     }
     const conversation = yield* conversationTools(run, { key, generation: task.generation })
     const mailed = yield* mail.bind(run, { key, generation: task.generation })
-    const path = text(input.path)
-    const observed = Effect.map(Effect.option(memory.show(reach, { path })), (found) =>
-      found._tag === "Some"
-        ? { expected_public_id: found.value.public_id, expected_lock_version: found.value.lock_version }
-        : { expected_public_id: null, expected_lock_version: null }
-    )
+    /** The observed pair of the document at `path` (null for both when it is absent). */
+    const observed = (path: string) =>
+      Effect.map(Effect.option(memory.show(reach, { path })), (found) =>
+        found._tag === "Some"
+          ? { expected_public_id: found.value.public_id, expected_lock_version: found.value.lock_version }
+          : { expected_public_id: null, expected_lock_version: null }
+      )
     const call: Effect.Effect<string, { readonly code: string; readonly message: string }> = (() => {
       switch (canonical) {
         case "svc.memory.read":
-          return Effect.map(memory.show(reach, { path }), (document) => {
+          return Effect.gen(function* () {
+            const path = yield* documentPath(input, false)
+            const window = yield* readWindow(input)
+            const document = yield* memory.show(reach, { path })
             const lines = document.content.split("\n")
-            const from = typeof input.offset === "number" && input.offset > 0 ? input.offset - 1 : 0
-            const count = typeof input.limit === "number" && input.limit > 0 ? input.limit : lines.length
-            return lines.slice(from, from + count).join("\n")
+            const from = (window.offset ?? 1) - 1
+            return lines.slice(from, from + (window.limit ?? lines.length)).join("\n")
           })
         case "svc.memory.write":
-          return Effect.flatMap(observed, (pair) =>
-            Effect.map(
-              memory.write(reach, { path, content: text(input.content), ...pair }),
-              (row) => `wrote ${row.path}`
-            )
-          )
+          return Effect.gen(function* () {
+            const path = yield* documentPath(input, true)
+            const written = yield* content(input)
+            const row = yield* memory.write(reach, { path, content: written, ...(yield* observed(path)) })
+            return `wrote ${row.path}`
+          })
         case "svc.memory.edit":
-          return Effect.flatMap(observed, (pair) =>
-            Effect.map(
-              memory.edit(reach, { path, old_text: text(input.old_text), new_text: text(input.new_text), ...pair }),
-              (row) => `edited ${row.path}`
-            )
-          )
+          return Effect.gen(function* () {
+            const path = yield* documentPath(input, true)
+            const texts = yield* editTexts(input)
+            const row = yield* memory.edit(reach, { path, ...texts, ...(yield* observed(path)) })
+            return `edited ${row.path}`
+          })
         case "svc.memory.delete":
-          return Effect.flatMap(observed, (pair) =>
-            Effect.as(memory.remove(reach, { path, ...pair }), `deleted ${path}`)
-          )
-        case "svc.memory.ls":
+          return Effect.gen(function* () {
+            const path = yield* documentPath(input, true)
+            yield* memory.remove(reach, { path, ...(yield* observed(path)) })
+            return `deleted ${path}`
+          })
+        case "svc.memory.ls": {
+          const path = text(input.path)
           return Effect.map(memory.list(reach), (rows) =>
             rows
               .map((row) => row.path)
               .filter((each) => path === "" || each.startsWith(path))
               .join("\n")
           )
+        }
         case "svc.memory.grep":
-          return Effect.map(
-            memory.grep(reach, {
-              pattern: text(input.pattern),
-              ...(typeof input.path === "string" ? { path: input.path } : {}),
-              ...(typeof input.ignore_case === "boolean" ? { ignore_case: input.ignore_case } : {}),
-              ...(typeof input.limit === "number" ? { limit: input.limit } : {})
-            }),
-            (found) => JSON.stringify(found)
+          return Effect.flatMap(grepMembers(input), (members) =>
+            Effect.map(memory.grep(reach, members), (found) => JSON.stringify(found))
           )
         case "svc.tools.search":
           return Effect.map(memory.list(reach), (rows) =>

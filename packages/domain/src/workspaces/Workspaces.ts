@@ -2,8 +2,9 @@
 // access"). The owner is always a human. Seeing: the owner, and every active human of the
 // account when access_mode is account_wide; an agent sees exactly what its live steward sees.
 // Write standing: seeing, the workspace active, and the dedication fence (a workspace dedicated
-// to one agent refuses every other agent). access_mode and ownership_transfer are the owner's.
-// What the caller cannot see answers like absence. Every write after creation is one event to the
+// to one agent refuses every other agent, but for the named definitions DedicationFence.ts lets
+// pass). access_mode and ownership_transfer are the owner's. What the caller cannot see answers
+// like absence. Every write after creation is one event to the
 // workspace's actor, whose machine judges the lock_version (this service never writes the row).
 // Commands take their members as the contract decoded them (names, vocabularies, sizes and the
 // override namespaces are settled there); what needs the database is judged here.
@@ -16,12 +17,14 @@ import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
 import { AccountsRepository } from "@troupe/storage/repositories/Accounts"
 import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import * as Repo from "@troupe/storage/repositories/Workspaces"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, Invalid, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
+import { passesFence } from "./DedicationFence.ts"
 import { type MessagingMembers, messagingEntries, providerOverrides } from "./WorkspaceSettings.ts"
 
 export const notFound = () => Effect.fail(new Absent({ code: "not_found", message: "Not found" }))
@@ -138,7 +141,7 @@ export class Workspaces extends Context.Service<
       const workspaces = yield* Repo.WorkspacesRepository
       const accounts = yield* AccountsRepository
       const lifecycles = (yield* ActorHost).ref(workspaceActor)
-      const db = yield* withRepositories(AccountsRepository, ExecutorsRepository)
+      const db = yield* withRepositories(AccountsRepository, ExecutorsRepository, NamedAgentsRepository)
 
       /** The rows with their owners and creators, read in one query. */
       const withPeople = (rows: ReadonlyArray<Repo.WorkspaceRow>) =>
@@ -173,9 +176,7 @@ export class Workspaces extends Context.Service<
       const standing = (who: Caller, publicId: string) =>
         Effect.gen(function* () {
           const row = yield* visible(who, publicId)
-          if (who.user.kind === "agent" && row.dedicated_agent_id !== null && row.dedicated_agent_id !== who.user.id) {
-            return yield* dedicatedElsewhere()
-          }
+          if (!(yield* passesFence(row.dedicated_agent_id, who.user))) return yield* dedicatedElsewhere()
           if (row.state !== "active") return yield* notActiveNow()
           return row
         })
@@ -303,13 +304,7 @@ export class Workspaces extends Context.Service<
         db(
           Effect.gen(function* () {
             const row = yield* visible(who, publicId)
-            if (
-              who.user.kind === "agent" &&
-              row.dedicated_agent_id !== null &&
-              row.dedicated_agent_id !== who.user.id
-            ) {
-              return yield* dedicatedElsewhere()
-            }
+            if (!(yield* passesFence(row.dedicated_agent_id, who.user))) return yield* dedicatedElsewhere()
             const outcome = yield* lifecycles
               .send(row.public_id, { type: `workspace.${command}`, lockVersion })
               .pipe(Effect.orDie)
