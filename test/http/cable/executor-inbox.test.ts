@@ -120,3 +120,40 @@ it("a member credential opens the cable for the member channels, not as an execu
   expect((await cable.frames.take(about(inbox))).type).toBe("reject_subscription")
   cable.socket.close()
 })
+
+it("an executor stays online while any of its inbox subscriptions is open: an older socket closing never clears a newer one's mark", async () => {
+  const runner = await connect(machineFields("overlapping-runner"), "account_wide")
+  const self = (
+    await request(server.baseUrl, "GET", "/agent_api/v1/executor", { headers: bearer(runner.access_token) })
+  ).body.executor
+  const pong = (cable: Awaited<ReturnType<typeof subscribed>>) =>
+    cable.send({ command: "message", identifier: inbox, data: JSON.stringify({ action: "pong" }) })
+  /** Closes the socket and waits until the server recorded it (its mark moves last_seen_at to now). */
+  const leave = async (cable: Awaited<ReturnType<typeof subscribed>>) => {
+    const before = (await discovered(self.public_id)).last_seen_at
+    server.clock.advance("1 second")
+    cable.socket.close()
+    await cable.closed
+    await expect.poll(async () => (await discovered(self.public_id)).last_seen_at, { timeout: 5000 }).not.toBe(before)
+  }
+
+  // A reconnection overlapping the old socket (the client saw it stale before the server did).
+  const stale = await subscribed(runner.access_token)
+  server.clock.advance("1 second")
+  const fresh = await subscribed(runner.access_token)
+  await leave(stale)
+  expect((await discovered(self.public_id)).presence).toBe("online")
+  pong(fresh)
+  await expect.poll(async () => (await discovered(self.public_id)).presence, { timeout: 5000 }).toBe("online")
+
+  // The newer of two sockets goes first: the older one, still answering, reads online again.
+  server.clock.advance("1 second")
+  const newer = await subscribed(runner.access_token)
+  await leave(newer)
+  pong(fresh)
+  await expect.poll(async () => (await discovered(self.public_id)).connected_at, { timeout: 5000 }).not.toBeNull()
+  expect((await discovered(self.public_id)).presence).toBe("online")
+
+  await leave(fresh)
+  expect((await discovered(self.public_id)).presence).toBe("offline")
+})

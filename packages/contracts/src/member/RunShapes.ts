@@ -290,7 +290,7 @@ export const RunPhases = Schema.Struct({
 })
 
 /** A call a transcript round made: `name` is what the model called, `tool` the wire name behind an alias. */
-const TranscriptCall = Schema.Struct({
+export const TranscriptCall = Schema.Struct({
   task_key: Schema.String,
   tool_call_id: Schema.optionalKey(Schema.String),
   name: Schema.String,
@@ -305,7 +305,7 @@ const TranscriptCall = Schema.Struct({
   completed_at: Schema.optionalKey(Stamp)
 })
 
-const TranscriptRound = Schema.Struct({
+export const TranscriptRound = Schema.Struct({
   task_key: Schema.String,
   mainline: Schema.Boolean,
   status: TaskStatus,

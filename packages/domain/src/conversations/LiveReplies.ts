@@ -1,13 +1,15 @@
 // The live side of a conversation (supplement "Feed and conversation channel"): which reply
-// sample is streaming and which inference request's stream carries its deltas, the feed's cursor
-// now, a signed-in human as a caller, and where a conversation lives when only its id is known
-// (the conversation page), judged by the standing rules.
+// sample is streaming and which inference request's stream carries its deltas (a direct reply's
+// own request, or a run-backed reply's mainline round's), the feed's cursor now, a signed-in human
+// as a caller, and where a conversation lives when only its id is known (the conversation page),
+// judged by the standing rules.
 import { encodeStreamCursor, Streams } from "@troupe/actors/Streams"
 import { isUuid } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
 import { ConversationsRepository, type VariantRow } from "@troupe/storage/repositories/Conversations"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import type { Fragment } from "effect/sql/Statement"
 import { Accounts } from "../accounts/Accounts.ts"
 import { type Caller, callerOfHuman } from "../accounts/Caller.ts"
 import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
@@ -18,7 +20,23 @@ import { ConversationDefinition, Conversations, type Refused, type Standing } fr
 export interface LiveReply {
   readonly turnPublicId: string
   readonly variantPublicId: string
+  /** A run-backed reply's run and the mainline round whose request this is. */
+  readonly round?: { readonly runPublicId: string; readonly taskKey: string }
   readonly source: { readonly stream: string; readonly actor: { readonly kind: string; readonly id: string } }
+}
+
+/** The turn and variant a run backs. */
+export interface RunReply {
+  readonly turnPublicId: string
+  readonly variantPublicId: string
+}
+
+interface RoundRow {
+  readonly turn_public_id: string
+  readonly variant_public_id: string
+  readonly run_public_id: string
+  readonly task_key: string
+  readonly request_public_id: string
 }
 
 const notFound = () => new Absent({ code: "not_found", message: "No such conversation" })
@@ -34,6 +52,10 @@ export class LiveReplies extends Context.Service<
     readonly running: (conversationId: string) => Effect.Effect<LiveReply | undefined>
     /** The sample a variant is, when an inference request makes it. */
     readonly sample: (variantId: string) => Effect.Effect<LiveReply | undefined>
+    /** A run-backed reply's mainline round, as the request its latest asking made. */
+    readonly round: (runPublicId: string, taskKey: string) => Effect.Effect<LiveReply | undefined>
+    /** The turn and variant a run backs (none for a standalone run). */
+    readonly runReply: (runPublicId: string) => Effect.Effect<RunReply | undefined>
     /** The feed's position now, as a channel's `after` ("" before item 1). */
     readonly cursor: (conversationId: string) => Effect.Effect<string>
   }
@@ -67,6 +89,34 @@ export class LiveReplies extends Context.Service<
           ? Effect.map(db(repository.findVariant(variantId)), (variant) => variant && liveReply(variant))
           : Effect.undefined
 
+      const roundReply = (row: RoundRow | undefined): LiveReply | undefined =>
+        row && {
+          turnPublicId: row.turn_public_id,
+          variantPublicId: row.variant_public_id,
+          round: { runPublicId: row.run_public_id, taskKey: row.task_key },
+          source: {
+            stream: inferenceRequest.stream(row.request_public_id),
+            actor: { kind: inferenceRequest.kind, id: row.request_public_id }
+          }
+        }
+
+      /** The mainline model rounds (with a request) of the runs backing variants, as `where` narrows them. */
+      const rounds = (where: Fragment) =>
+        Effect.orDie(sql<RoundRow>`
+          SELECT tu.public_id::text AS turn_public_id, v.public_id::text AS variant_public_id,
+            r.public_id::text AS run_public_id, t.key AS task_key, q.public_id::text AS request_public_id
+          FROM runs r
+          JOIN conversation_variants v ON v.run_public_id = r.public_id
+          JOIN conversation_turns tu ON tu.id = v.turn_id
+          JOIN run_tasks t ON t.run_id = r.id AND t.kind = 'model_task' AND t.mainline
+          JOIN inference_requests q ON q.id = t.inference_request_id
+          WHERE ${where}
+          ORDER BY t.position DESC LIMIT 1`)
+
+      /** The mainline round a run-backed variant is running now. */
+      const runningRound = (variantId: string) =>
+        Effect.map(rounds(sql`v.public_id = ${variantId} AND t.status = 'running'`), ([row]) => roundReply(row))
+
       return LiveReplies.of({
         humanCaller: (userId) =>
           Effect.map(accounts.findUser(userId), (user) =>
@@ -92,9 +142,23 @@ export class LiveReplies extends Context.Service<
               JOIN conversations c ON c.id = t.conversation_id
               WHERE c.public_id = ${conversationId} AND t.status = 'running' AND v.status IN ('pending', 'running')
               ORDER BY v.id DESC LIMIT 1`)
-            return found === undefined ? undefined : yield* sample(found.public_id)
+            if (found === undefined) return undefined
+            return (yield* sample(found.public_id)) ?? (yield* runningRound(found.public_id))
           }),
         sample,
+        round: (runPublicId, taskKey) =>
+          isUuid(runPublicId)
+            ? Effect.map(rounds(sql`r.public_id = ${runPublicId} AND t.key = ${taskKey}`), ([row]) => roundReply(row))
+            : Effect.undefined,
+        runReply: (runPublicId) =>
+          Effect.gen(function* () {
+            if (!isUuid(runPublicId)) return undefined
+            const [found] = yield* Effect.orDie(sql<{ turn_public_id: string; variant_public_id: string }>`
+              SELECT t.public_id::text AS turn_public_id, v.public_id::text AS variant_public_id
+              FROM conversation_variants v JOIN conversation_turns t ON t.id = v.turn_id
+              WHERE v.run_public_id = ${runPublicId}`)
+            return found && { turnPublicId: found.turn_public_id, variantPublicId: found.variant_public_id }
+          }),
         cursor: (conversationId) =>
           Effect.map(Effect.orDie(streams.read(conversation.stream(conversationId), undefined, 1)), (page) =>
             page.pagination.watermark === 0

@@ -73,7 +73,7 @@ export interface ExecutorDescription {
   readonly measured_at: Date
 }
 
-export type PresenceMark = "connected" | "seen" | "disconnected"
+export type PresenceMark = Repo.PresenceMark
 
 const viewOf = (row: CallerRow, at: Date): ExecutorView => ({
   public_id: row.public_id,
@@ -109,7 +109,8 @@ export class Executors extends Context.Service<
       caller: ExecutorCaller,
       announcement: Announcement
     ) => Effect.Effect<ExecutorDescription, Unauthenticated>
-    readonly markPresence: (executorId: bigint, mark: PresenceMark) => Effect.Effect<void>
+    /** Writes a presence mark; answers the instant it wrote (a connection's own stamp). */
+    readonly markPresence: (executorId: bigint, mark: PresenceMark) => Effect.Effect<Date>
     /** The active runners and tool providers the caller may use; a public id that is no UUID finds none. */
     readonly discover: (
       caller: Caller,
@@ -136,7 +137,7 @@ export class Executors extends Context.Service<
             return describe(caller, row, yield* now)
           }),
         markPresence: (executorId, mark) =>
-          db(Effect.flatMap(now, (at) => executors.markPresence(executorId, mark, at))),
+          db(Effect.flatMap(now, (at) => Effect.as(executors.markPresence(executorId, mark, at), at))),
         discover: (caller, filter) =>
           db(
             Effect.gen(function* () {

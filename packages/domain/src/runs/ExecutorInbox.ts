@@ -12,6 +12,7 @@ import { isUuid } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositories/Executors"
+import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { type InboxRow, type InboxTaskRow, RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
 import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
@@ -237,7 +238,8 @@ export class ExecutorInbox extends Context.Service<
         RunsRepository,
         ExecutorsRepository,
         UploadsRepository,
-        ConversationsRepository
+        ConversationsRepository,
+        NamedAgentsRepository
       )
       /** When each task's or process's last frame was relayed (the cadence), forgotten once stale. */
       const lastFrame = new Map<string, number>()
@@ -309,8 +311,10 @@ export class ExecutorInbox extends Context.Service<
             if (row.conversation_public_id !== null) return true
             const caller = callerOfUser(creator, row.account_id)
             if (!seesWorkspace(workspace, caller)) return false
-            const fenced: Effect.Effect<void, NotPermitted | StateConflict> = writeStanding(workspace, caller)
-            return yield* Effect.match(fenced, { onFailure: () => false, onSuccess: () => true })
+            return yield* Effect.match(writeStanding(workspace, caller), {
+              onFailure: () => false,
+              onSuccess: () => true
+            })
           })
         )
 
@@ -465,7 +469,12 @@ export class ExecutorInbox extends Context.Service<
               row.claim_token_digest === digestOf(source.token)
             if (!live) return false
             const time = yield* at
-            const subject = frame.kind === "task" ? `task:${source.run}:${source.key}` : `process:${frame.process_id}`
+            // A process is the runner's own, kept for one conversation (or standalone run).
+            const host = row.conversation_public_id ?? source.run
+            const subject =
+              frame.kind === "task"
+                ? `task:${source.run}:${source.key}`
+                : `process:${executor.public_id}:${host}:${frame.process_id}`
             if (time - (lastFrame.get(subject) ?? 0) < frameCadenceMillis) return false
             forgetStale(time)
             lastFrame.set(subject, time)

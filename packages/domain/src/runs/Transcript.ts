@@ -1,7 +1,9 @@
 // A run's transcript (runs supplement "Run resource and projections"): its mainline model rounds,
 // newest page first and in reading order within a page, each with the calls it made and the
-// tasks it delegated. Pure; a bad cursor or limit is refused as parameter_invalid.
+// tasks it delegated; and the row a settled round or call is, as the conversation channel's
+// transcript tells it. Pure; a bad cursor or limit is refused as parameter_invalid.
 import type { TaskStatus, Visibility } from "@troupe/machines/run/context"
+import { isSettled } from "@troupe/machines/run/rules/graph"
 import type { TaskRow } from "@troupe/storage/repositories/Runs"
 import { Result } from "effect"
 import { isObject } from "../kernel/Json.ts"
@@ -158,4 +160,32 @@ export const transcriptOf = (
     rounds: rounds.slice(start, end).map((round) => roundOf(round, ordered, specs, delegations)),
     pagination: { next_before: start > 0 ? cursorOf(rounds[start]!) : null, has_older: start > 0 }
   })
+}
+
+/** What the conversation channel's transcript tells of a settled task: a round's row, or a call's. */
+export type SettledTranscriptRow =
+  | { readonly type: "round"; readonly round: TranscriptRoundView }
+  | { readonly type: "call"; readonly call: TranscriptCallView }
+
+/**
+ * The transcript row of task `key` once it settled (conversations supplement "Feed and conversation
+ * channel": round and call items): a mainline round, or a call such a round made, as the transcript
+ * door shows them; undefined for any other task, or one not settled (a retried round is told again
+ * when it settles).
+ */
+export const settledRowOf = (
+  tasks: ReadonlyArray<TaskRow>,
+  specs: TaskFactsByKey,
+  key: string
+): SettledTranscriptRow | undefined => {
+  const ordered = inAuthoringOrder(tasks)
+  const task = ordered.find((each) => each.key === key)
+  if (task === undefined || !isSettled(task.status)) return undefined
+  if (task.kind === "model_task") {
+    return task.mainline ? { type: "round", round: roundOf(task, ordered, specs, delegationsOf(ordered)) } : undefined
+  }
+  if (task.kind !== "tool_task") return undefined
+  const parent = factsOf(task, specs).expansionParent
+  const round = ordered.find((each) => each.key === parent)
+  return round?.kind === "model_task" && round.mainline ? { type: "call", call: callOf(task) } : undefined
 }

@@ -76,6 +76,11 @@ export interface ChannelSubscription {
   readonly messages: Stream.Stream<unknown>
   /** Handles a client `message` command (its parsed `data`, which names an `action`). */
   readonly perform?: ((data: Readonly<Record<string, unknown>>) => Effect.Effect<void>) | undefined
+  /**
+   * Judges again whether the subscriber may still follow what it subscribed to: at each recheck of
+   * the socket's authority a refusal rejects the subscription, exactly as absence would.
+   */
+  readonly standing?: Effect.Effect<void, SubscriptionRejected> | undefined
 }
 
 export interface CableChannel<R = never> {

@@ -1,5 +1,6 @@
 // One cable socket, from welcome to close: pings, the periodic and bus-triggered recheck of the
-// credential, and the client's subscribe / unsubscribe / message commands. Channels come from
+// credential and of each subscription's standing (one its subscriber lost is rejected, as absence
+// is), and the client's subscribe / unsubscribe / message commands. Channels come from
 // the registry; this module knows only the wire protocol.
 import type { StepFeed } from "@troupe/domain/runtime/StepFeed"
 import { Array as Arr, Cause, Clock, Deferred, Duration, Effect, Exit, Scope, Stream } from "effect"
@@ -80,6 +81,32 @@ export const serveConnection = (
         disconnect: (reason, reconnect) => finish({ _tag: "Disconnect", reason, reconnect })
       }
 
+      const subscriptions = new Map<string, Subscribed>()
+
+      const unsubscribe = (identifier: string) =>
+        Effect.suspend(() => {
+          const entry = subscriptions.get(identifier)
+          if (entry === undefined) return Effect.void
+          subscriptions.delete(identifier)
+          return Scope.close(entry.scope, Exit.void)
+        })
+
+      /** Subscriptions their subscriber may no longer follow are rejected, as absence would be. */
+      const rejudge = Effect.suspend(() =>
+        Effect.forEach(
+          [...subscriptions],
+          ([identifier, entry]) =>
+            (entry.subscription?.standing ?? Effect.void).pipe(
+              Effect.catchTag("SubscriptionRejected", () =>
+                subscriptions.get(identifier) === entry
+                  ? Effect.andThen(unsubscribe(identifier), send(Protocol.reject(identifier)))
+                  : Effect.void
+              )
+            ),
+          { discard: true }
+        )
+      )
+
       // Authority: rechecked on a timer, and at once when the bus reports a step of the actor
       // that holds it (the socket's session, or the address that fences the credential) or the
       // feed resyncs.
@@ -91,6 +118,8 @@ export const serveConnection = (
         } else if (!sameAuthority(current, identity)) {
           // Subscriptions were authorized under the old role: reconnecting re-authorizes them.
           yield* finish({ _tag: "Disconnect", reason: "unauthorized", reconnect: true })
+        } else {
+          yield* rejudge
         }
       }).pipe(
         // Authority that cannot be checked is not assumed: the client reconnects, and the
@@ -114,8 +143,6 @@ export const serveConnection = (
         Effect.andThen(finish({ _tag: "Disconnect", reason: "server_restart", reconnect: true })),
         Effect.forkScoped
       )
-
-      const subscriptions = new Map<string, Subscribed>()
 
       const subscribe = Effect.fnUntraced(function* (
         command: Extract<Protocol.ClientCommand, { command: "subscribe" }>
@@ -159,14 +186,6 @@ export const serveConnection = (
           Effect.forkIn(scope)
         )
       })
-
-      const unsubscribe = (identifier: string) =>
-        Effect.suspend(() => {
-          const entry = subscriptions.get(identifier)
-          if (entry === undefined) return Effect.void
-          subscriptions.delete(identifier)
-          return Scope.close(entry.scope, Exit.void)
-        })
 
       const perform = (identifier: string, data: Readonly<Record<string, unknown>> | undefined) =>
         Effect.suspend(() => {

@@ -22,8 +22,11 @@ const executorInboxChannel = (name: string): CableChannel<Executors | BusRelays>
       const identity = connection.identity
       if (identity._tag !== "Executor") return yield* rejected
       const executors = yield* Executors
-      const mark = (kind: PresenceMark) => executors.markPresence(identity.executor.id, kind)
-      yield* Effect.acquireRelease(mark("connected"), () => mark("disconnected"))
+      const mark = (presence: PresenceMark) => executors.markPresence(identity.executor.id, presence)
+      // The close clears only this subscription's own mark: a newer socket of the address stays online.
+      const connectedAt = yield* Effect.acquireRelease(mark({ _tag: "connected" }), (connectedAt) =>
+        mark({ _tag: "disconnected", connectedAt })
+      )
       // Live before the confirmation: a notice published once it is sent reaches the executor.
       const work = yield* (yield* BusRelays).inbox(identity.executor.publicId)
       const lastPong = yield* Ref.make(yield* Clock.currentTimeMillis)
@@ -48,7 +51,7 @@ const executorInboxChannel = (name: string): CableChannel<Executors | BusRelays>
           data.action === "pong"
             ? Effect.andThen(
                 Effect.flatMap(Clock.currentTimeMillis, (at) => Ref.set(lastPong, at)),
-                mark("seen")
+                mark({ _tag: "seen", connectedAt })
               )
             : Effect.void
       }

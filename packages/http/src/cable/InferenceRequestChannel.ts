@@ -4,7 +4,8 @@
 // member credentials only; the request must be in a workspace the caller reads and not be
 // tombstoned. `items` is events (default) or lifecycle (run_status and result); `after` absent
 // means live items only, a cursor the items after it then live, `""` from item 1. Anything else,
-// and every absence, is the one rejection.
+// and every absence, is the one rejection (also one that comes while subscribed, judged at each
+// recheck of the socket).
 import type { Streams } from "@troupe/actors/Streams"
 import {
   InferenceRequestChannelParams,
@@ -28,9 +29,12 @@ const inferenceRequestChannel = (name: string): CableChannel<InferenceRequests |
       const identity = connection.identity
       if (identity._tag !== "Member") return yield* rejected
       const subscription = yield* Effect.mapError(decodeParams(params), () => new SubscriptionRejected())
-      const source = yield* (yield* InferenceRequests)
+      const requests = yield* InferenceRequests
+      // Judged again at each recheck: a subscriber that can no longer read the request is rejected.
+      const standing = requests
         .eventSource(identity.caller, subscription.workspace_id, subscription.inference_request_id)
         .pipe(Effect.mapError(() => new SubscriptionRejected()))
+      const source = yield* standing
       const after = yield* startingAfter(source, subscription.after)
       const items = yield* openDurableFeed(source, after, (item) => item.type === "result")
       const admitted =
@@ -38,7 +42,7 @@ const inferenceRequestChannel = (name: string): CableChannel<InferenceRequests |
           ? Stream.filter(items, (entry) => lifecycleTypes.has(entry.item.type))
           : items
       // `{event: item}` (InferenceRequestChannelMessage), encoded once for every subscription.
-      return Stream.map(admitted, (entry) => entry.event)
+      return { messages: Stream.map(admitted, (entry) => entry.event), standing: Effect.asVoid(standing) }
     })
 })
 

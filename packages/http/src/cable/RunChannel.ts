@@ -7,7 +7,8 @@
 //   the subscription on, kernel (round_started, step_started, step_claimed) and relayed executor
 //   posts (executor_progress, process_output), each as `{frame: <frame>}`.
 // Standalone runs only: a hosted run's items ride its conversation's channel, and its own
-// subscription is rejected. Anything refused, malformed or invisible is the one rejection.
+// subscription is rejected. Anything refused, malformed or invisible is the one rejection, also
+// when the subscriber loses sight of the run while subscribed (judged at each recheck).
 import type { Streams } from "@troupe/actors/Streams"
 import { RunChannelParams, runChannelNames } from "@troupe/contracts/cable/RunChannel"
 import { Runs } from "@troupe/domain/runs/Runs"
@@ -35,20 +36,24 @@ const runChannel = (name: string): CableChannel<Runs | BusRelays | Streams | Fee
       const subscription = yield* Effect.mapError(decodeParams(params), () => new SubscriptionRejected())
       const feed = subscription.items ?? "events"
       if (feed === "progress" && subscription.after !== undefined) return yield* rejected
-      const source = yield* (yield* Runs)
+      const runs = yield* Runs
+      // Judged again at each recheck: a subscriber that can no longer read the run is rejected.
+      const standing = runs
         .eventSource(identity.caller, subscription.workspace_id, subscription.run_id)
         .pipe(Effect.mapError(() => new SubscriptionRejected()))
+      const source = yield* standing
       const after = yield* startingAfter(source, subscription.after)
+      const answer = (messages: Stream.Stream<unknown>) => ({ messages, standing: Effect.asVoid(standing) })
       if (feed === "progress") {
         const frames = yield* (yield* BusRelays).runProgress(source.actor.id)
         // The published frame is spliced in as it is.
-        return Stream.map(frames, (frame) => new EncodedMessage(`{"frame":${frame}}`))
+        return answer(Stream.map(frames, (frame) => new EncodedMessage(`{"frame":${frame}}`)))
       }
       const items = yield* openDurableFeed(source, after, never)
       const admitted =
         feed === "lifecycle" ? Stream.filter(items, (entry) => lifecycleTypes.has(entry.item.type)) : items
       // `{event: item}`, encoded once for every subscription.
-      return Stream.map(admitted, (entry) => entry.event)
+      return answer(Stream.map(admitted, (entry) => entry.event))
     })
 })
 

@@ -235,15 +235,24 @@ const stewardedAgentIds = (stewardId: bigint) =>
 
 /**
  * Presence marks: an inbox subscription opened or closed, or the executor was heard from. Not a
- * step of the address (a cable heartbeat every 10 s per socket): display-only columns.
+ * step of the address (a cable heartbeat every 10 s per socket): display-only columns. A
+ * subscription's close clears `connected_at` only while it still holds the stamp its opening wrote
+ * (a newer socket's stays); its pong puts that stamp back when another's close cleared it.
  */
-const markPresence = Effect.fnUntraced(function* (id: bigint, mark: "connected" | "seen" | "disconnected", now: Date) {
+export type PresenceMark =
+  | { readonly _tag: "connected" }
+  | { readonly _tag: "seen"; readonly connectedAt: Date }
+  | { readonly _tag: "disconnected"; readonly connectedAt: Date }
+
+const markPresence = Effect.fnUntraced(function* (id: bigint, mark: PresenceMark, now: Date) {
   const sql = yield* SqlClient
-  yield* sql`
-    UPDATE executors SET
-      last_seen_at = ${now},
-      connected_at = ${mark === "connected" ? sql`${now}` : mark === "disconnected" ? sql`NULL` : sql`connected_at`}
-    WHERE id = ${id}`
+  const connectedAt =
+    mark._tag === "connected"
+      ? sql`${now}`
+      : mark._tag === "seen"
+        ? sql`COALESCE(connected_at, ${mark.connectedAt})`
+        : sql`CASE WHEN connected_at = ${mark.connectedAt} THEN NULL ELSE connected_at END`
+  yield* sql`UPDATE executors SET last_seen_at = ${now}, connected_at = ${connectedAt} WHERE id = ${id}`
 })
 
 const managedMachines = Rows.all("Executors.listManagedMachines", {
