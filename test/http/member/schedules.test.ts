@@ -391,6 +391,8 @@ describe("Schedule run and executions", () => {
       const listed = await call("GET", `${schedules()}/${id}/executions`)
       return listed.body.executions[0]?.status === "canceled"
     })
+    // The list reads the child's rows; the schedule learns of the end by a message from the child.
+    await waitForMessages(server, "schedule", id)
     const next = await call("POST", `${schedules()}/${id}/run`)
     expect(next.status).toBe(200)
     expect(next.body.schedule.last_execution.child_conversation_public_id).not.toBe(child)
