@@ -43,6 +43,7 @@ import { ModelCatalog } from "@troupe/domain/models/ModelCatalog"
 import { makeOpenAiCompatible } from "@troupe/domain/models/OpenAiCompatible"
 import { ClaimAttachments } from "@troupe/domain/runs/ClaimAttachments"
 import { ConversationMail } from "@troupe/domain/runs/ConversationMail"
+import { ConversationMemoryTools } from "@troupe/domain/runs/ConversationMemoryTools"
 import { ExecutorInbox } from "@troupe/domain/runs/ExecutorInbox"
 import { RunInputs } from "@troupe/domain/runs/RunInputs"
 import { RunDefinition, Runs } from "@troupe/domain/runs/Runs"
@@ -152,6 +153,8 @@ export const domainLayer = (config: ServerConfig) =>
           LiveReplies.layer,
           ConversationSettings.layer,
           ConversationMemory.layer,
+          // A hosted run's memory calls use its conversation's memory door: installed likewise.
+          ConversationMemoryTools.layer.pipe(Layer.provide(ConversationMemory.layer)),
           Schedules.layer,
           // Runs read a hosted run's standing through its conversation.
           Layer.mergeAll(ExecutorInbox.layer, RunInputs.layer).pipe(Layer.provideMerge(Runs.layer))

@@ -156,6 +156,17 @@ describe("arguments", () => {
     expect((await profileMemory("/show", { path: "user/typed.md" })).status).toBe(404)
   })
 
+  it("edit and delete of an absent document fail memory_not_found", async () => {
+    const tasks = await calledOnce([
+      { name: "memory_edit", input: { path: "user/absent.md", old_text: "a", new_text: "b" } },
+      { name: "memory_delete", input: { path: "user/absent.md" } }
+    ])
+    expect(tasks.map(({ status, key }) => ({ status, key }))).toEqual([
+      failedWith("memory_not_found"),
+      failedWith("memory_not_found")
+    ])
+  })
+
   it("grep takes a limit of 1 to 500 and a filter path of the grammar", async () => {
     const tasks = await calledOnce([
       { name: "memory_grep", input: { pattern: "a", limit: 501 } },

@@ -24,7 +24,6 @@ import type { RunRow } from "@troupe/storage/repositories/Runs"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError } from "effect/sql/SqlError"
-import { callerOfUser } from "../accounts/Caller.ts"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { childFirstInput, openChild } from "../conversations/Children.ts"
 import { contactRefusal } from "../conversations/Contact.ts"
@@ -36,6 +35,7 @@ import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { ConversationMailSlot, type MailCall } from "./ConversationMailSlot.ts"
+import { makeRunCaller } from "./RunCaller.ts"
 import {
   type Arguments,
   invalid,
@@ -82,21 +82,7 @@ export const ConversationMail = {
       const definition = yield* ConversationDefinition
       const db = yield* withRepositories(ConversationsRepository, ExecutorsRepository)
 
-      /** The run's creator as a door's caller: itself, and the human whose access counts. */
-      const callerOf = (run: RunRow) =>
-        Effect.gen(function* () {
-          const creator = (yield* conversations.people([run.creator_id])).get(run.creator_id)
-          if (creator === undefined || creator.status !== "active") {
-            return yield* Effect.fail(refusal("not_authorized", "The run's creator cannot act here"))
-          }
-          const accountId = (yield* db(
-            Effect.flatMap(ConversationsRepository, (repository) =>
-              repository.standingOf(run.workspace_public_id, null)
-            )
-          ))?.workspace.account_id
-          if (accountId === undefined) return yield* Effect.fail(refusal("not_found", "The run's workspace is gone"))
-          return { caller: callerOfUser(creator, accountId), creator }
-        })
+      const callerOf = yield* makeRunCaller
 
       const wakeReply = (creator: SpeakerRow, roundModel: string | null, lastReplyModel: string | null) =>
         wakeReplyOf(catalog, creator, roundModel, lastReplyModel)

@@ -1,9 +1,11 @@
 // The kernel calls a run carries out itself (runs supplement "Tool catalog"): a model's memory
 // calls (memory_read, _write, _edit, _ls, _grep, _delete), skill loads and tool searches, over the
 // memory its creator reaches — its human's user/, the agent's own agent/ and the run's workspace/ —
-// within the creator's memory_context_limit (arguments read as MemoryToolArguments.ts says), and
-// the conversation tools (ConversationTools.ts). The call's input is on its task's row; its answer
-// becomes the result the continuation reads (a refusal fails the call with its code).
+// within the creator's memory_context_limit (arguments read as MemoryToolArguments.ts says; a
+// hosted run's memory calls go through its conversation's memory door instead, its bindings:
+// ConversationMemoryTools.ts), and the conversation tools (ConversationTools.ts). The call's input
+// is on its task's row; its answer becomes the result the continuation reads (a refusal fails the
+// call with its code); an edit or delete of a document it cannot read fails as that read does.
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
 import { RunsRepository } from "@troupe/storage/repositories/Runs"
 import { Effect } from "effect"
@@ -12,6 +14,7 @@ import { kernelTool } from "../executors/KernelTools.ts"
 import { isObject } from "../kernel/Json.ts"
 import { ceilingOf, type Memory, type Reach } from "../memory/Memory.ts"
 import type { ConversationMailSlot } from "./ConversationMailSlot.ts"
+import type { ConversationMemorySlot, MemoryVerbs } from "./ConversationMemorySlot.ts"
 import { conversationTools } from "./ConversationTools.ts"
 import { kernelDefinitionOf } from "./KernelImports.ts"
 import { content, documentPath, editTexts, grepMembers, readWindow } from "./MemoryToolArguments.ts"
@@ -95,15 +98,26 @@ const searchTools = (
   return { tools, skills }
 }
 
-/** What a run's kernel calls are carried out with: the memory rules, and spawn and send. */
+/** What a run's kernel calls are carried out with: the memory rules, hosted runs' memory door, mail. */
 interface Kernel {
   readonly memory: Memory["Service"]
+  readonly conversationMemory: ConversationMemorySlot["Service"]
   readonly mail: ConversationMailSlot["Service"]
 }
 
+/** The memory verbs over one Reach. */
+const verbsOf = (memory: Memory["Service"], reach: Reach): MemoryVerbs => ({
+  list: () => memory.list(reach),
+  show: (members) => memory.show(reach, members),
+  grep: (members) => memory.grep(reach, members),
+  write: (members) => memory.write(reach, members),
+  edit: (members) => memory.edit(reach, members),
+  remove: (members) => memory.remove(reach, members)
+})
+
 export const makeKernelCalls = (kernel: Kernel) => (runPublicId: string, key: string, canonical: string) =>
   Effect.gen(function* () {
-    const { memory, mail } = kernel
+    const { memory, conversationMemory, mail } = kernel
     const runs = yield* RunsRepository.make
     const run = yield* runs.findRun(runPublicId)
     const runId = run?.id
@@ -128,22 +142,34 @@ export const makeKernelCalls = (kernel: Kernel) => (runPublicId: string, key: st
       ...ceilingOf(user),
       overridden: false
     }
+    // A standalone run's memory calls reach its creator's memory; a hosted run's, its conversation's bindings.
+    const conversationId = run.conversation_public_id
+    const documents =
+      conversationId === null
+        ? verbsOf(memory, reach)
+        : conversationMemory.bind({ ...run, conversation_public_id: conversationId })
     const conversation = yield* conversationTools(run, { key, generation: task.generation })
     const mailed = yield* mail.bind(run, { key, generation: task.generation })
     /** The observed pair of the document at `path` (null for both when it is absent). */
     const observed = (path: string) =>
-      Effect.map(Effect.option(memory.show(reach, { path })), (found) =>
+      Effect.map(Effect.option(documents.show({ path })), (found) =>
         found._tag === "Some"
           ? { expected_public_id: found.value.public_id, expected_lock_version: found.value.lock_version }
           : { expected_public_id: null, expected_lock_version: null }
       )
+    /** The pair of the document an edit or delete changes: its show's refusal when it cannot be read. */
+    const existing = (path: string) =>
+      Effect.map(documents.show({ path }), (found) => ({
+        expected_public_id: found.public_id,
+        expected_lock_version: found.lock_version
+      }))
     const call: Effect.Effect<string, { readonly code: string; readonly message: string }> = (() => {
       switch (canonical) {
         case "svc.memory.read":
           return Effect.gen(function* () {
             const path = yield* documentPath(input, false)
             const window = yield* readWindow(input)
-            const document = yield* memory.show(reach, { path })
+            const document = yield* documents.show({ path })
             const lines = document.content.split("\n")
             const from = (window.offset ?? 1) - 1
             return lines.slice(from, from + (window.limit ?? lines.length)).join("\n")
@@ -152,25 +178,25 @@ export const makeKernelCalls = (kernel: Kernel) => (runPublicId: string, key: st
           return Effect.gen(function* () {
             const path = yield* documentPath(input, true)
             const written = yield* content(input)
-            const row = yield* memory.write(reach, { path, content: written, ...(yield* observed(path)) })
+            const row = yield* documents.write({ path, content: written, ...(yield* observed(path)) })
             return `wrote ${row.path}`
           })
         case "svc.memory.edit":
           return Effect.gen(function* () {
             const path = yield* documentPath(input, true)
             const texts = yield* editTexts(input)
-            const row = yield* memory.edit(reach, { path, ...texts, ...(yield* observed(path)) })
+            const row = yield* documents.edit({ path, ...texts, ...(yield* existing(path)) })
             return `edited ${row.path}`
           })
         case "svc.memory.delete":
           return Effect.gen(function* () {
             const path = yield* documentPath(input, true)
-            yield* memory.remove(reach, { path, ...(yield* observed(path)) })
+            yield* documents.remove({ path, ...(yield* existing(path)) })
             return `deleted ${path}`
           })
         case "svc.memory.ls": {
           const path = text(input.path)
-          return Effect.map(memory.list(reach), (rows) =>
+          return Effect.map(documents.list(), (rows) =>
             rows
               .map((row) => row.path)
               .filter((each) => path === "" || each.startsWith(path))
@@ -179,7 +205,7 @@ export const makeKernelCalls = (kernel: Kernel) => (runPublicId: string, key: st
         }
         case "svc.memory.grep":
           return Effect.flatMap(grepMembers(input), (members) =>
-            Effect.map(memory.grep(reach, members), (found) => JSON.stringify(found))
+            Effect.map(documents.grep(members), (found) => JSON.stringify(found))
           )
         case "svc.tools.search":
           return Effect.map(memory.list(reach), (rows) =>

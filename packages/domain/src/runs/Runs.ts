@@ -37,6 +37,7 @@ import { type CompiledSteps, compileCreate, compileSteps, type StepsRefusal } fr
 import type { AuthoringRefused, InvalidSteps } from "./CompilerRefusals.ts"
 import { firstStepIsModel } from "./CompilerScan.ts"
 import { ConversationMailSlot } from "./ConversationMailSlot.ts"
+import { ConversationMemorySlot } from "./ConversationMemorySlot.ts"
 import { creatorLookups } from "./CreatorLookups.ts"
 import { makeDelegatedResults } from "./DelegatedResults.ts"
 import { otherRunTasks } from "./ForeignWaits.ts"
@@ -61,7 +62,11 @@ export class RunDefinition extends Context.Service<RunDefinition, ReturnType<typ
           catalog,
           yield* EventBus,
           makeConversationReplies(catalog),
-          makeKernelCalls({ memory: yield* Memory, mail: yield* ConversationMailSlot }),
+          makeKernelCalls({
+            memory: yield* Memory,
+            conversationMemory: yield* ConversationMemorySlot,
+            mail: yield* ConversationMailSlot
+          }),
           makeDelegatedResults(catalog)
         ),
         yield* InferenceRequestDefinition
@@ -73,7 +78,9 @@ export class RunDefinition extends Context.Service<RunDefinition, ReturnType<typ
       Memory.layer.pipe(Layer.provide(Layer.mergeAll(MemoryRepository.layer, NamedAgentsRepository.layer)))
     ),
     // Spawn and send go through the conversation doors, installed in the slot once they exist.
-    Layer.provideMerge(ConversationMailSlot.layer)
+    Layer.provideMerge(ConversationMailSlot.layer),
+    // A hosted run's memory calls go through its conversation's memory door, installed likewise.
+    Layer.provideMerge(ConversationMemorySlot.layer)
   )
 }
 
