@@ -1156,6 +1156,64 @@ describe("conversation machine", () => {
       expect(done.context.tail).toMatchObject({ status: "completed" })
     })
 
+    it("regeneration of a run-backed reply opens a new hosted run; canceled it leaves the deck, held it fails the turn", () => {
+      const judging = step(start(), directReply("h", { reply: { ...echo, engine: "run" } }))[0]
+      const [running] = step(judging, { ...judged("h", 0), plan: {} } as Event)
+      const told = (requestId: string, status: "completed" | "failed" | "canceled" | "running"): Event => ({
+        type: "run.replied",
+        requestId,
+        status,
+        errorCode: status === "failed" ? "halt_failure" : status === "canceled" ? "canceled" : null,
+        declined: false,
+        usage: null
+      })
+      const [answered] = step(running, told("request-h", "completed"))
+      const plan = { tasks: ["again"] }
+      const [regenerating, opened] = step(answered, {
+        type: "turn.regenerate",
+        turnId: "turn-h",
+        displayedVariantId: "variant-h",
+        variantId: "variant-again",
+        requestId: "run-again",
+        model: "local/script",
+        overrides: {},
+        displayedStatus: "completed",
+        failureReasonKey: null,
+        engine: "run",
+        plan
+      })
+      expect(regenerating.context.lane).toMatchObject({ kind: "regeneration", engine: "run", requestId: "run-again" })
+      expect(paramsOf(opened, "conversation.openSample")[0]).toMatchObject({
+        source: "run",
+        engine: "run",
+        plan,
+        originVariantId: "variant-h"
+      })
+      expect(itemsOf(opened, "turn_variant")[0]).toMatchObject({ source: "run", status: "running", active: false })
+      expect(itemsOf(opened, "turn_status")[0]).toMatchObject({ status: "running", run_public_id: "run-again" })
+
+      const [canceled, cutting] = step(regenerating, told("run-again", "canceled"))
+      expect(canceled.context.tail).toMatchObject({ status: "completed" })
+      expect(paramsOf(cutting, "conversation.settleSample")[0]).toMatchObject({
+        activate: false,
+        turnStatus: "completed"
+      })
+      expect(itemsOf(cutting, "turn_status")[0]).toMatchObject({ variant_public_id: "variant-h" })
+
+      const [held, holding] = step(regenerating, told("run-again", "failed"))
+      expect(held.context.tail).toMatchObject({ status: "failed" })
+      expect(paramsOf(holding, "conversation.settleSample")[0]).toMatchObject({
+        variantStatus: "failed",
+        activate: true,
+        turnStatus: "failed",
+        turnFailureReasonKey: "halt_failure"
+      })
+      expect(held.context.hostedRun).toMatchObject({ runId: "run-again", variantId: "variant-again" })
+      const [again] = step(held, told("run-again", "running"))
+      expect(again.context.lane).toMatchObject({ kind: "reply", requestId: "run-again", variantId: "variant-again" })
+      expect(step(held, told("request-h", "running"))[0].context.lane).toBeNull()
+    })
+
     it("a steer held against a run-backed reply is told to its run and, once landed, consumed into the turn", () => {
       const judging = step(start(), directReply("h", { reply: { ...echo, engine: "run" } }))[0]
       const [running] = step(judging, { ...judged("h", 0), plan: {} } as Event)

@@ -147,6 +147,20 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
       })
     })
 
+  /** Writes a run-backed reply's run from its plan and starts it, hosted here, told to reply to this conversation. */
+  const openRun = (
+    step: StepInfo,
+    conversation: ConversationRow,
+    plan: unknown,
+    ids: { readonly runId: string; readonly turnId: string; readonly answererId: bigint }
+  ) =>
+    Effect.gen(function* () {
+      const runInput = yield* replies.openRun(conversation, plan, { ...ids, at: step.now })
+      const actors = yield* TransactionalActors
+      yield* actors.create(run, ids.runId, { ...runInput, replyTo: { kind: "conversation", actorId: step.actorId } })
+      yield* actors.tell(run, ids.runId, { type: "run.start", at: step.now.getTime() })
+    })
+
   return defineActor({
     kind: "conversation",
     entry: machines.conversation,
@@ -307,18 +321,11 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             })
           }
           // A run-backed reply: its run, hosted here and started at once, tells its outcome back.
-          const runInput = yield* replies.openRun(row, params.plan, {
+          yield* openRun(step, row, params.plan, {
             runId: params.requestId,
             turnId: params.turnId,
-            answererId: answerer,
-            at: step.now
+            answererId: answerer
           })
-          const actors = yield* TransactionalActors
-          yield* actors.create(run, params.requestId, {
-            ...runInput,
-            replyTo: { kind: "conversation", actorId: step.actorId }
-          })
-          yield* actors.tell(run, params.requestId, { type: "run.start", at: step.now.getTime() })
         }),
       [fx.openSample]: (params, step) =>
         Effect.gen(function* () {
@@ -326,7 +333,8 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
           const turn = yield* turnOf(conversations, params.turnId)
           const originId = params.originVariantId === "" ? turn.active_variant_public_id : params.originVariantId
           const origin = originId === null ? undefined : yield* conversations.findVariant(originId)
-          if (origin?.inference_request_public_id == null) {
+          const hosted = params.engine === "run"
+          if (origin === undefined || (!hosted && origin.inference_request_public_id === null)) {
             return yield* Effect.die(new Error(`turn ${params.turnId} has no sealed request to ask again`))
           }
           yield* conversations.insertVariant({
@@ -337,16 +345,25 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             modelJson: JSON.stringify(replies.modelBlock(params.model, params.overrides.model ?? origin.model)),
             content: "",
             originVariantPublicId: params.source === "fallback" ? origin.public_id : null,
-            inferenceRequestPublicId: params.requestId,
+            inferenceRequestPublicId: hosted ? null : params.requestId,
+            runPublicId: hosted ? params.requestId : null,
             now: step.now
           })
           if (turn.status !== "running")
             yield* conversations.updateTurn(turn.public_id, { status: "running" }, step.now)
+          // A run-backed reply asked again: a new run for the same turn, answered by the same answerer.
+          if (hosted) {
+            return yield* openRun(step, row, params.plan, {
+              runId: params.requestId,
+              turnId: turn.public_id,
+              answererId: turn.answerer_id ?? row.answerer_id
+            })
+          }
           yield* ask(step, {
             conversation: row,
             requestId: params.requestId,
             model: params.model,
-            from: { sealedBy: origin.inference_request_public_id, overrides: params.overrides }
+            from: { sealedBy: origin.inference_request_public_id!, overrides: params.overrides }
           })
         }),
       [fx.openSummary]: (params, step) =>

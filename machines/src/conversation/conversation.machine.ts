@@ -16,6 +16,8 @@
 // The drain runs after every step that may free the lane or change the head: a message becomes a
 // completed turn at once; a direct reply's head is judged by a job (its prompt within the model's
 // window) and then opens a running turn whose sample is an inference request told to reply here.
+// A regeneration of the tail is a sibling sample: its sealed request asked again, or (a run-backed
+// reply) a new hosted run from the plan its event carries; the shown candidate stays until it completes.
 // Every refusal names the spec's code (`refuse`); ids arrive minted in events.
 import { setup } from "xstate"
 import type { BlockedReason, ConversationContext, ConversationInput, Lane, QueueEntry, Tail } from "./context.ts"
@@ -555,7 +557,8 @@ const judged = (draft: Draft, event: EventOf<"reply.judged">) => {
   block(draft, entry, event.verdict)
 }
 
-const sampleSource = (lane: Lane) => (lane.kind === "fallback" ? "fallback" : "inference")
+const sampleSource = (lane: Lane) =>
+  lane.engine === "run" ? "run" : lane.kind === "fallback" ? "fallback" : "inference"
 
 /**
  * A sample's inference request answered: settle it, re-ask a declined first sample once, or end
@@ -628,8 +631,10 @@ const replied = (
   const variantStatus = event.status
   // A completed sample is shown; a first sample shows its failure; a failed regeneration or a
   // declined sample a fallback reruns stays in the deck, inactive (a failed regeneration's turn
-  // returns to what it showed before).
-  const activate = event.status === "completed" || (!regeneration && !rescued)
+  // returns to what it showed before). A regeneration's run held at needs_attention (told failed:
+  // a run never fails terminally) is shown failed and fails the turn, as a first run-backed reply's.
+  const held = regeneration && lane.engine === "run" && event.status === "failed"
+  const activate = event.status === "completed" || held || (!regeneration && !rescued)
   const prior = regeneration && !activate ? lane.prior : null
   const turnStatus = rescued ? "running" : regeneration && !activate ? (prior?.status ?? "completed") : event.status
   const failureReasonKey =
@@ -663,6 +668,10 @@ const replied = (
     draft.emit({ type: "usage", turn_public_id: lane.turnId, variant_public_id: lane.variantId, ...event.usage })
   }
   if (event.status === "completed" && lane.kind !== "summary") context.lastReplyModel = lane.model
+  // The shown run-backed candidate's run is the one that, running again after attention, runs its turn again.
+  if (regeneration && activate && lane.engine === "run") {
+    context.hostedRun = { runId: lane.requestId, turnId: lane.turnId, variantId: lane.variantId, model: lane.model }
+  }
   if (rescued) {
     const fallback = lane.fallback!
     draft.emit({
@@ -856,8 +865,12 @@ const regenerate = (draft: Draft, event: EventOf<"turn.regenerate">) => {
       variantStatus: event.displayedStatus ?? tail.status,
       failureReasonKey: event.failureReasonKey ?? null
     },
-    canceled: false
+    canceled: false,
+    ...(event.engine === "run" ? { engine: "run" as const } : {})
   }
+  // A run-backed reply asked again opens a new hosted run from its plan, as its first reply did.
+  const hosted = event.engine === "run"
+  const source = sampleSource(context.lane)
   draft.request({
     type: fx.openSample,
     params: {
@@ -865,20 +878,21 @@ const regenerate = (draft: Draft, event: EventOf<"turn.regenerate">) => {
       variantId: event.variantId,
       requestId: event.requestId,
       model: event.model,
-      source: "inference",
+      source,
       originVariantId: event.sealedVariantId ?? event.displayedVariantId,
-      overrides: event.overrides
+      overrides: event.overrides,
+      ...(hosted ? { engine: "run" as const, plan: event.plan } : {})
     }
   })
   draft.emit({
     type: "turn_variant",
     turn_public_id: event.turnId,
     variant_public_id: event.variantId,
-    source: "inference",
+    source,
     status: "running",
     active: false
   })
-  draft.emit(turnStatusItem(context.tail, event.variantId, "running"))
+  draft.emit(turnStatusItem(context.tail, event.variantId, "running", hosted ? { run_public_id: event.requestId } : {}))
 }
 
 /** Activation: the candidate is shown, and the turn takes its status and failure. */

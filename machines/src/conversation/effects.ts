@@ -32,7 +32,7 @@ export const conversationEffects = {
   materializeMessage: "conversation.materializeMessage",
   /** A direct reply's input becomes a running turn and variant, its request sealed and asked. */
   openReply: "conversation.openReply",
-  /** Another sample of a turn (fallback or regeneration): a variant and its request, asked. */
+  /** Another sample of a turn (fallback or regeneration): a variant and its request asked, or its hosted run opened. */
   openSample: "conversation.openSample",
   /** A compaction_summary turn opens running (role user, no speaker), its summarizer's request sealed and asked. */
   openSummary: "conversation.openSummary",
@@ -131,10 +131,13 @@ export interface OpenSampleParams {
   readonly variantId: string
   readonly requestId: string
   readonly model: string
-  readonly source: "fallback" | "inference"
+  readonly source: "fallback" | "inference" | "run"
   /** The candidate whose sealed request is asked again (with `overrides`). */
   readonly originVariantId: string
   readonly overrides: Readonly<Record<string, unknown>>
+  /** run: a run-backed reply asked again, a new hosted run (its public id `requestId`) opened from `plan`. */
+  readonly engine?: "direct" | "run"
+  readonly plan?: unknown
 }
 
 export interface OpenSummaryParams {

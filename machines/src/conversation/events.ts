@@ -180,7 +180,11 @@ export const ConversationEvent = Schema.Union([
     overrides: JsonObject,
     /** The displayed candidate's status and the turn's failure (what a failed regeneration returns to). */
     displayedStatus: Schema.optionalKey(Schema.String),
-    failureReasonKey: Schema.optionalKey(Schema.NullOr(Schema.String))
+    failureReasonKey: Schema.optionalKey(Schema.NullOr(Schema.String)),
+    /** A run-backed reply asked again: a new hosted run (its public id `requestId`) from `plan`; absent: direct. */
+    engine: Schema.optionalKey(Schema.Literals(["direct", "run"])),
+    /** The new run's compiled plan (opaque here, as a judged head's). */
+    plan: Schema.optionalKey(Schema.Unknown)
   }),
   Schema.Struct({
     type: Schema.Literal("turn.activate"),

@@ -1,7 +1,8 @@
 // A run-backed variant as every turn door shows it (supplement conversations.md "Turns and
 // variants"): its run's mainline rounds and the run's runner_effects, the same on the turn read,
-// the window and the variant listing, and agreeing with the run's own transcript and trace.
-import { afterAll, beforeAll, expect, it } from "vitest"
+// the window and the variant listing, and agreeing with the run's own transcript and trace; a
+// regeneration of a run-backed reply is a new run for the turn, a sibling candidate.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
 import { waitForConversation } from "../../support/conversations.ts"
 import { hostedReply, openConversation } from "../../support/hosted-runs.ts"
@@ -123,37 +124,169 @@ it("a run-backed variant shows its run's mainline rounds and runner_effects on e
   expect(listed).toEqual([shown])
 })
 
-it("a run-backed reply has no sealed request to ask again: regeneration is 422 and the conversation goes on", async () => {
-  const named = await request(server.baseUrl, "PUT", "/agent_api/v1/profile/agents/reader", {
-    headers: bearer(world.agent.token),
-    body: {
-      scope: "instance",
-      description: "Reads notes when asked",
-      configuration: { approval_mode: "bypass", default_model: "local/script", kernel_tools: ["svc.memory.read"] }
-    }
-  })
-  expect([200, 201]).toContain(named.status)
+describe("regenerating a run-backed reply opens a new hosted run for the turn", () => {
+  let echoer: string
   let keys = 0
-  const call = (method: string, path: string, body?: unknown) =>
-    member(method, path, body, { "idempotency-key": `regenerated-${++keys}` })
-  const conversation = await openConversation(call)
-  const { runId, turnId } = await hostedReply(server, call, conversation, named.body.agent.public_id, "hello")
-  await waitForActorState(server, "run", runId, "completed")
-  const turnPath = `/conversations/${conversation}/turns/${turnId}`
-  await waitForConversation(
-    server,
-    conversation,
-    async () => (await member("GET", turnPath)).body.turn?.status === "completed"
-  )
-  const refused = await call("POST", `${turnPath}/regeneration`)
-  expect([refused.status, refused.body.error?.code]).toEqual([422, "validation_failed"])
-  const after = await call("POST", `/conversations/${conversation}/inputs`, {
-    input: { kind: "message", text: "after" }
+  const call = (method: string, path: string, body?: unknown, key = `regenerated-${++keys}`) =>
+    member(method, path, body, { "idempotency-key": key })
+
+  beforeAll(async () => {
+    // Its replies are echoes: a regeneration asked of local/script runs the input's directive instead.
+    const named = await request(server.baseUrl, "PUT", "/agent_api/v1/profile/agents/echoer", {
+      headers: bearer(world.agent.token),
+      body: {
+        scope: "instance",
+        description: "Reads notes when asked",
+        configuration: { approval_mode: "bypass", default_model: "local/echo", kernel_tools: ["svc.memory.read"] }
+      }
+    })
+    expect([200, 201]).toContain(named.status)
+    echoer = named.body.agent.public_id
   })
-  expect(after.status).toBe(202)
-  await waitForConversation(
-    server,
-    conversation,
-    async () => (await member("GET", `/conversations/${conversation}/turns`)).body.turns.length === 2
-  )
+
+  /** A completed run-backed reply to `text`: its conversation, turn path and first run. */
+  const answered = async (text: string) => {
+    const conversation = await openConversation(call)
+    const { runId, turnId } = await hostedReply(server, call, conversation, echoer, text)
+    const turnPath = `/conversations/${conversation}/turns/${turnId}`
+    await waitForConversation(
+      server,
+      conversation,
+      async () => (await member("GET", turnPath)).body.turn?.status === "completed"
+    )
+    return { conversation, turnPath, runId }
+  }
+
+  const regenerate = (turnPath: string, key: string) =>
+    call("POST", `${turnPath}/regeneration`, { regeneration: { model: { model: "local/script" } } }, key)
+
+  it("202 with a new running run-backed candidate; the old one shows until the new run completes", async () => {
+    const directive = JSON.stringify({ reply: "second take", delay_ms: 1500 })
+    const { conversation, turnPath, runId } = await answered(directive)
+    const accepted = await regenerate(turnPath, "regen-run-ok")
+    expect(accepted.status).toBe(202)
+    const fresh = accepted.body.variant
+    expect(accepted.body.turn).toMatchObject({ status: "running" })
+    expect(fresh).toMatchObject({ source: "run", active: false, status: "running" })
+    expect(fresh.run_public_id).toEqual(expect.any(String))
+    expect(fresh.run_public_id).not.toBe(runId)
+
+    const during = (await member("GET", turnPath)).body.turn
+    expect(during).toMatchObject({
+      status: "running",
+      content: `echo: ${directive}`,
+      active_variant: { run_public_id: runId, active: true },
+      running_variant: { public_id: fresh.public_id, run_public_id: fresh.run_public_id }
+    })
+    const replay = await regenerate(turnPath, "regen-run-ok")
+    expect([replay.status, replay.headers.get("idempotency-replayed")]).toEqual([202, "true"])
+    expect(replay.body).toEqual(accepted.body)
+    const receipt = await member("GET", `${turnPath}/regeneration_receipt?idempotency_key=regen-run-ok`)
+    expect([receipt.status, receipt.body]).toEqual([200, accepted.body])
+
+    await waitForActorState(server, "run", fresh.run_public_id, "completed")
+    await waitForConversation(
+      server,
+      conversation,
+      async () => (await member("GET", turnPath)).body.turn?.status === "completed"
+    )
+    const after = (await member("GET", turnPath)).body.turn
+    expect(after).toMatchObject({
+      content: "second take",
+      active_variant: { public_id: fresh.public_id, source: "run", run_public_id: fresh.run_public_id },
+      running_variant: null
+    })
+    expect(after.active_variant.rounds.at(-1)).toMatchObject({ status: "completed", text_preview: "second take" })
+    const listed = (await member("GET", `${turnPath}/variants`)).body.variants
+    expect(listed.map((variant: any) => [variant.run_public_id, variant.status, variant.active])).toEqual([
+      [runId, "completed", false],
+      [fresh.run_public_id, "completed", true]
+    ])
+    const events = (await member("GET", `/conversations/${conversation}/events?limit=200`)).body.events
+    const items = events.map((event: any) => ({ type: event.type, ...event.payload }))
+    expect(items).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          type: "turn_variant",
+          variant_public_id: fresh.public_id,
+          source: "run",
+          active: false
+        }),
+        expect.objectContaining({
+          type: "turn_status",
+          status: "running",
+          variant_public_id: fresh.public_id,
+          run_public_id: fresh.run_public_id
+        }),
+        expect.objectContaining({ type: "turn_variant", variant_public_id: fresh.public_id, active: true })
+      ])
+    )
+  })
+
+  it("a regeneration canceled leaves its candidate in the deck: the old one shows and the turn is completed", async () => {
+    const directive = JSON.stringify({ reply: "never shown", delay_ms: 30000 })
+    const { conversation, turnPath, runId } = await answered(directive)
+    const accepted = await regenerate(turnPath, "regen-run-cut")
+    expect(accepted.status).toBe(202)
+    expect((await call("POST", `/conversations/${conversation}/cancellation`)).status).toBe(202)
+    await waitForActorState(server, "run", accepted.body.variant.run_public_id, "canceled")
+    await waitForConversation(
+      server,
+      conversation,
+      async () => (await member("GET", turnPath)).body.turn?.status === "completed"
+    )
+    const after = (await member("GET", turnPath)).body.turn
+    expect(after).toMatchObject({ content: `echo: ${directive}`, active_variant: { run_public_id: runId } })
+    const listed = (await member("GET", `${turnPath}/variants`)).body.variants
+    expect(listed.map((variant: any) => [variant.status, variant.active])).toEqual([
+      ["completed", true],
+      ["canceled", false]
+    ])
+  })
+
+  it("a regeneration whose run is held at needs_attention shows its failed candidate and fails the turn until it runs again", async () => {
+    const directive = JSON.stringify({ fail: "provider_model_unavailable" })
+    const { conversation, turnPath } = await answered(directive)
+    const accepted = await regenerate(turnPath, "regen-run-held")
+    expect(accepted.status).toBe(202)
+    const fresh = accepted.body.variant
+    await waitForActorState(server, "run", fresh.run_public_id, "needs_attention")
+    await waitForConversation(
+      server,
+      conversation,
+      async () => (await member("GET", turnPath)).body.turn?.status === "failed"
+    )
+    const after = (await member("GET", turnPath)).body.turn
+    expect(after).toMatchObject({
+      failure_reason_key: "halt_failure",
+      active_variant: { public_id: fresh.public_id, status: "failed", run_public_id: fresh.run_public_id }
+    })
+    // Its run retried runs the turn again: the regeneration's candidate completes, shown.
+    const held = (await memberCalls(server, world).call("GET", `/${fresh.run_public_id}`)).body.run
+    const [key] = held.attention.blocked_task_keys
+    const retried = await memberCalls(server, world).call("POST", `/${fresh.run_public_id}/tasks/${key}/retry`, {
+      model: "local/echo"
+    })
+    expect(retried.status).toBe(200)
+    await waitForActorState(server, "run", fresh.run_public_id, "completed")
+    await waitForConversation(
+      server,
+      conversation,
+      async () => (await member("GET", turnPath)).body.turn?.status === "completed"
+    )
+    expect((await member("GET", turnPath)).body.turn).toMatchObject({
+      content: expect.stringMatching(/^echo: /),
+      active_variant: { public_id: fresh.public_id, status: "completed", failure_reason_key: null }
+    })
+    // The conversation goes on.
+    const next = await call("POST", `/conversations/${conversation}/inputs`, {
+      input: { kind: "message", text: "after" }
+    })
+    expect(next.status).toBe(202)
+    await waitForConversation(
+      server,
+      conversation,
+      async () => (await member("GET", `/conversations/${conversation}/turns`)).body.turns.length === 2
+    )
+  })
 })

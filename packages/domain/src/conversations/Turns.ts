@@ -6,6 +6,7 @@ import { isUuid, newPublicId } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
 import { ConversationMailRepository } from "@troupe/storage/repositories/ConversationMail"
 import {
+  type ConversationRow,
   ConversationsRepository,
   type TimelineTurnRow,
   type TimelineTurnWithVariants,
@@ -18,6 +19,7 @@ import { flagParameter } from "../kernel/Flags.ts"
 import { Idempotency, type ReceiptKey } from "../kernel/Idempotency.ts"
 import { Absent, BadParameter, Invalid, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
+import { planHosted } from "../runs/HostedRuns.ts"
 import { type VariantRuns, variantRunsOf } from "../runs/VariantRuns.ts"
 import { Conversations, type Refused, type Standing } from "./Conversations.ts"
 import { unarchived } from "./Settings.ts"
@@ -224,6 +226,15 @@ export class Turns extends Context.Service<
           return yield* viewOf({ ...row, own, variants: yield* db(repository.variantsOf([row.id])) })
         })
 
+      /** A run-backed reply's plan compiled again for its input and answerer on `model` (or why it cannot run). */
+      const replanned = (conversation: ConversationRow, turn: TimelineTurnRow, model: string) =>
+        Effect.gen(function* () {
+          const input = turn.input_public_id === null ? undefined : yield* repository.findInput(turn.input_public_id)
+          const [answerer] = yield* repository.speakers([turn.answerer_id ?? conversation.answerer_id])
+          if (input === undefined || answerer === undefined) return "no_input" as const
+          return yield* planHosted(catalog, conversation, input, answerer, model)
+        })
+
       const variantOf = (turn: TimelineTurnRow, variantId: string) =>
         Effect.gen(function* () {
           const variant = isUuid(variantId) ? yield* db(repository.findVariant(variantId)) : undefined
@@ -314,19 +325,30 @@ export class Turns extends Context.Service<
               active?.inference_request_public_id != null
                 ? active
                 : turn.variants.findLast((variant) => variant.inference_request_public_id !== null)
+            // A run-backed reply (its shown candidate's run, else, an edit shown, the newest run it holds) runs again.
+            const hostedBy =
+              active?.run_public_id != null
+                ? active
+                : sealed === undefined
+                  ? turn.variants.findLast((variant) => variant.run_public_id !== null)
+                  : undefined
             const modelOf = (variant: typeof active) => (variant?.model as { model_ref?: string } | null)?.model_ref
-            const asked = members.model?.model ?? modelOf(active) ?? modelOf(sealed)
+            const asked = members.model?.model ?? modelOf(active) ?? modelOf(hostedBy ?? sealed)
             if (asked === undefined || !(catalog.find(asked)?.workloads.includes("text_generation") ?? false)) {
               return yield* new Invalid({ code: "validation_failed", message: "model is not a catalog text model" })
             }
-            if (active !== undefined && sealed === undefined) {
+            if (active !== undefined && sealed === undefined && hostedBy === undefined) {
               return yield* new Invalid({
                 code: "validation_failed",
-                message: "the turn holds no sealed request to ask again (a run-backed reply is not regenerated)"
+                message: "the turn holds no request to ask again"
               })
             }
             if (active === undefined)
               return yield* new StateConflict({ code: "not_terminal", message: "Nothing to regenerate" })
+            const plan = hostedBy === undefined ? undefined : yield* db(replanned(target.row, turn, asked))
+            if (typeof plan === "string") {
+              return yield* new Invalid({ code: "validation_failed", message: `the run cannot be opened (${plan})` })
+            }
             const variantId = newPublicId()
             yield* conversations.send(target, {
               type: "turn.regenerate",
@@ -343,7 +365,8 @@ export class Turns extends Context.Service<
                 ...(members.configuration == null ? {} : { configuration: members.configuration })
               },
               displayedStatus: active.status,
-              failureReasonKey: turn.failure_reason_key
+              failureReasonKey: turn.failure_reason_key,
+              ...(plan === undefined ? {} : { engine: "run" as const, plan })
             })
             const variant = (yield* db(repository.findVariant(variantId)))!
             return {
