@@ -244,6 +244,44 @@ describe("regenerating a run-backed reply opens a new hosted run for the turn", 
     ])
   })
 
+  it("a first reply whose run is held at needs_attention, retried, asks its own prompt once", async () => {
+    const directive = JSON.stringify({ fail: "provider_model_unavailable" })
+    const scripted = await request(server.baseUrl, "PUT", "/agent_api/v1/profile/agents/scripted", {
+      headers: bearer(world.agent.token),
+      body: {
+        scope: "instance",
+        description: "Answers its directives",
+        configuration: { approval_mode: "bypass", default_model: "local/script", kernel_tools: ["svc.memory.read"] }
+      }
+    })
+    expect([200, 201]).toContain(scripted.status)
+    const conversation = await openConversation(call)
+    const { runId, turnId } = await hostedReply(server, call, conversation, scripted.body.agent.public_id, directive)
+    const turnPath = `/conversations/${conversation}/turns/${turnId}`
+    await waitForActorState(server, "run", runId, "needs_attention")
+    await waitForConversation(
+      server,
+      conversation,
+      async () => (await member("GET", turnPath)).body.turn?.status === "failed"
+    )
+    const held = (await memberCalls(server, world).call("GET", `/${runId}`)).body.run
+    const [key] = held.attention.blocked_task_keys
+    const retried = await memberCalls(server, world).call("POST", `/${runId}/tasks/${key}/retry`, {
+      model: "local/echo"
+    })
+    expect(retried.status).toBe(200)
+    await waitForActorState(server, "run", runId, "completed")
+    await waitForConversation(
+      server,
+      conversation,
+      async () => (await member("GET", turnPath)).body.turn?.status === "completed"
+    )
+    expect((await member("GET", turnPath)).body.turn).toMatchObject({
+      content: `echo: ${directive}`,
+      active_variant: { run_public_id: runId, status: "completed", failure_reason_key: null }
+    })
+  })
+
   it("a regeneration whose run is held at needs_attention shows its failed candidate and fails the turn until it runs again", async () => {
     const directive = JSON.stringify({ fail: "provider_model_unavailable" })
     const { conversation, turnPath } = await answered(directive)
@@ -274,8 +312,9 @@ describe("regenerating a run-backed reply opens a new hosted run for the turn", 
       conversation,
       async () => (await member("GET", turnPath)).body.turn?.status === "completed"
     )
+    // The turn being answered is the input, never its own history: the directive is asked once.
     expect((await member("GET", turnPath)).body.turn).toMatchObject({
-      content: expect.stringMatching(/^echo: /),
+      content: `echo: ${directive}`,
       active_variant: { public_id: fresh.public_id, status: "completed", failure_reason_key: null }
     })
     // The conversation goes on.

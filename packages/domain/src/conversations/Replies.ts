@@ -109,12 +109,17 @@ const macroPattern = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g
 const rendered = (text: string, values: Readonly<Record<string, string>>) =>
   text.replace(macroPattern, (whole, name: string) => values[name] ?? whole)
 
-/** Every settled visible turn of the conversation's timeline, with its active candidate's text. */
-export const historyTurns = (conversation: ConversationRow) =>
+/**
+ * Every settled visible turn of the conversation's timeline, with its active candidate's text; the
+ * turn answering input `answering` (the input, never its own history, whatever its status) left out.
+ */
+export const historyTurns = (conversation: ConversationRow, answering?: string) =>
   Effect.gen(function* () {
     const conversations = yield* ConversationsRepository.make
     const chain = yield* chainOf(conversations, conversation)
-    const turns = yield* conversations.historyOf(chain)
+    const turns = (yield* conversations.historyOf(chain)).filter(
+      (turn) => answering === undefined || turn.input_public_id !== answering
+    )
     const variants = yield* conversations.variantsOf(turns.map((turn) => turn.id))
     const byId = new Map(variants.map((variant) => [variant.public_id, variant]))
     return turns.map(
@@ -213,8 +218,13 @@ export const promptSlots = (
     )
   })
 
-/** The material of a prompt for `parties`, `input` its last user text. */
-export const loadMaterial = (conversation: ConversationRow, parties: Parties, input: string | null) =>
+/** The material of a prompt for `parties`, `input` its last user text (`answering`: the input's public id). */
+export const loadMaterial = (
+  conversation: ConversationRow,
+  parties: Parties,
+  input: string | null,
+  answering?: string
+) =>
   Effect.gen(function* () {
     const conversations = yield* ConversationsRepository.make
     const people = yield* conversations.speakers([parties.speakerId])
@@ -233,7 +243,7 @@ export const loadMaterial = (conversation: ConversationRow, parties: Parties, in
       slots,
       memory: memory.text,
       memoryPaths: memory.paths,
-      history: yield* historyTurns(conversation),
+      history: yield* historyTurns(conversation, answering),
       input
     } satisfies LoadedMaterial
   })
@@ -293,7 +303,7 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
         speakerId: input?.speaker_id ?? conversation.creator_id
       }
       const members = isObject(input?.members) ? input.members : {}
-      const material = yield* loadMaterial(conversation, parties, input?.text ?? null)
+      const material = yield* loadMaterial(conversation, parties, input?.text ?? null, inputId)
       const bound = historyBoundOf(members.history)
       const limit = catalog.find(model)?.context_window ?? 0
       const assembled = yield* assemble(material, bound, limit, counterFor(catalog, model))
