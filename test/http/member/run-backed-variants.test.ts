@@ -130,18 +130,23 @@ describe("regenerating a run-backed reply opens a new hosted run for the turn", 
   const call = (method: string, path: string, body?: unknown, key = `regenerated-${++keys}`) =>
     member(method, path, body, { "idempotency-key": key })
 
-  beforeAll(async () => {
-    // Its replies are echoes: a regeneration asked of local/script runs the input's directive instead.
-    const named = await request(server.baseUrl, "PUT", "/agent_api/v1/profile/agents/echoer", {
+  /** A named agent answering through a run (it imports a kernel tool) on `model`: its public id. */
+  const answererOn = async (name: string, model: string) => {
+    const named = await request(server.baseUrl, "PUT", `/agent_api/v1/profile/agents/${name}`, {
       headers: bearer(world.agent.token),
       body: {
         scope: "instance",
-        description: "Reads notes when asked",
-        configuration: { approval_mode: "bypass", default_model: "local/echo", kernel_tools: ["svc.memory.read"] }
+        description: `Answers on ${model}`,
+        configuration: { approval_mode: "bypass", default_model: model, kernel_tools: ["svc.memory.read"] }
       }
     })
     expect([200, 201]).toContain(named.status)
-    echoer = named.body.agent.public_id
+    return named.body.agent.public_id as string
+  }
+
+  beforeAll(async () => {
+    // Its replies are echoes: a regeneration asked of local/script runs the input's directive instead.
+    echoer = await answererOn("echoer", "local/echo")
   })
 
   /** A completed run-backed reply to `text`: its conversation, turn path and first run. */
@@ -246,17 +251,9 @@ describe("regenerating a run-backed reply opens a new hosted run for the turn", 
 
   it("a first reply whose run is held at needs_attention, retried, asks its own prompt once", async () => {
     const directive = JSON.stringify({ fail: "provider_model_unavailable" })
-    const scripted = await request(server.baseUrl, "PUT", "/agent_api/v1/profile/agents/scripted", {
-      headers: bearer(world.agent.token),
-      body: {
-        scope: "instance",
-        description: "Answers its directives",
-        configuration: { approval_mode: "bypass", default_model: "local/script", kernel_tools: ["svc.memory.read"] }
-      }
-    })
-    expect([200, 201]).toContain(scripted.status)
+    const scripted = await answererOn("scripted", "local/script")
     const conversation = await openConversation(call)
-    const { runId, turnId } = await hostedReply(server, call, conversation, scripted.body.agent.public_id, directive)
+    const { runId, turnId } = await hostedReply(server, call, conversation, scripted, directive)
     const turnPath = `/conversations/${conversation}/turns/${turnId}`
     await waitForActorState(server, "run", runId, "needs_attention")
     await waitForConversation(
