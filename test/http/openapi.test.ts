@@ -1,7 +1,7 @@
 // What /openapi.json tells a newcomer (issue 8): the OAuth endpoints with their form and JSON
 // bodies and RFC 6749 errors, as served; a security scheme per plane plus the browser cookie,
 // on the operations that take them; the Idempotency-Key header wherever a key is required; and
-// the members of JSON bodies (issue 9).
+// the members of JSON bodies (issue 9); and a description on every operation.
 import { TroupeApi } from "@troupe/contracts/Api"
 import { specCode } from "@troupe/contracts/Codes"
 import { statusOfCode } from "@troupe/contracts/Errors"
@@ -22,6 +22,8 @@ interface Operation {
   readonly requestBody?: { content: Record<string, { schema: JsonSchema }> }
   readonly responses: Record<string, { content?: Record<string, { schema: JsonSchema }>; headers?: object }>
   readonly tags: ReadonlyArray<string>
+  readonly description?: string
+  readonly summary?: string
 }
 interface JsonSchema {
   readonly properties?: Record<string, unknown>
@@ -119,6 +121,15 @@ describe("the OAuth endpoints", () => {
     const metadata = await request(server.baseUrl, "GET", "/.well-known/oauth-authorization-server")
     const documented = spec.paths["/.well-known/oauth-authorization-server"]!.get!.responses["200"]!.content!
     expect(Object.keys(metadata.body).sort()).toEqual([...documented["application/json"]!.schema.required!].sort())
+  })
+})
+
+describe("operations", () => {
+  it("every one says what it does: a nonempty description or summary", () => {
+    const undescribed = operations()
+      .filter(({ operation }) => `${operation.description ?? ""}${operation.summary ?? ""}`.trim() === "")
+      .map(({ method, path }) => `${method} ${path}`)
+    expect(undescribed).toEqual([])
   })
 })
 

@@ -128,7 +128,10 @@ export const AnnouncementBody = AnnouncementMembers.pipe(
 
 export class ExecutorGroup extends HttpApiGroup.make("executor")
   .add(
-    HttpApiEndpoint.get("show", "/agent_api/v1/executor", { success: ExecutorDescription }),
+    HttpApiEndpoint.get("show", "/agent_api/v1/executor", { success: ExecutorDescription }).annotate(
+      OpenApi.Description,
+      "Executor transport credential. This executor's description: 200 {executor, measured_at}."
+    ),
     HttpApiEndpoint.put("announce", "/agent_api/v1/executor/announcement", {
       payload: AnnouncementBody,
       success: ExecutorDescription,

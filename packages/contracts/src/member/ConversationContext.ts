@@ -129,7 +129,7 @@ export class ConversationContextGroup extends HttpApiGroup.make("conversationCon
       params: { ...params, turn_id: Schema.String, variant_id: Schema.String },
       success: SealedRequestResponse,
       error: errors
-    })
+    }).annotate(OpenApi.Description, "The sealed request a variant was generated from.")
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: context" })) {}

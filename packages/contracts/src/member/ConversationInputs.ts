@@ -202,7 +202,7 @@ export class ConversationInputsGroup extends HttpApiGroup.make("conversationInpu
       payload: UpdateInputBody,
       success: InputResponse,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "Edits a queued input {input: {...edited fields, expected_lock_version?}}: 200."),
     HttpApiEndpoint.delete("remove", `${collection}/:input_id`, { params, error: errors }).annotate(
       OpenApi.Description,
       "204; on a steering or scheduled row it is the cancel."
@@ -212,13 +212,19 @@ export class ConversationInputsGroup extends HttpApiGroup.make("conversationInpu
       payload: ReorderInputsBody,
       success: InputListResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "{inputs: [public_id, ...]} naming every one of the caller's rows exactly: the new order."
+    ),
     HttpApiEndpoint.get("materialization", `${collection}/:input_id/materialization`, {
       params,
       query: { include_hidden: Schema.optional(Schema.String) },
       success: MaterializationResponse,
       error: errors
-    })
+    }).annotate(
+      OpenApi.Description,
+      "Where an input landed: 200 {materialization: {input_public_id, turn_public_id, variant_public_id, run_public_id}}; 404 when not readable."
+    )
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: conversation inputs" })) {}

@@ -257,14 +257,17 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       query: filters,
       success: ConversationListResponse,
       error: errors
-    }),
-    HttpApiEndpoint.get("show", one, { params, success: ConversationResponse, error: errors }),
+    }).annotate(OpenApi.Description, "The workspace's archived conversations, with the list filters and ordering."),
+    HttpApiEndpoint.get("show", one, { params, success: ConversationResponse, error: errors }).annotate(
+      OpenApi.Description,
+      "One conversation, the full document: 200 {conversation}."
+    ),
     HttpApiEndpoint.get("children", `${one}/children`, {
       params,
       query: filters,
       success: ConversationListResponse,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "The conversation's subagent children."),
     HttpApiEndpoint.post("create", collection, {
       params: workspaceParams,
       headers: IdempotencyKeyHeader,
@@ -279,28 +282,48 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       payload: UpdateConversationBody,
       success: ConversationResponse,
       error: errors
-    }),
-    HttpApiEndpoint.delete("remove", one, { params, error: errors }),
-    HttpApiEndpoint.post("archive", `${one}/archive`, { params, success: ConversationResponse, error: errors }),
-    HttpApiEndpoint.post("unarchive", `${one}/unarchive`, { params, success: ConversationResponse, error: errors }),
+    }).annotate(
+      OpenApi.Description,
+      "{conversation: {title?, metadata?, lock_version}}, at least one of title or metadata: 200 {conversation}."
+    ),
+    HttpApiEndpoint.delete("remove", one, { params, error: errors }).annotate(
+      OpenApi.Description,
+      "Tombstones the conversation: 204."
+    ),
+    HttpApiEndpoint.post("archive", `${one}/archive`, {
+      params,
+      success: ConversationResponse,
+      error: errors
+    }).annotate(OpenApi.Description, "Archives the conversation: 200 {conversation}."),
+    HttpApiEndpoint.post("unarchive", `${one}/unarchive`, {
+      params,
+      success: ConversationResponse,
+      error: errors
+    }).annotate(OpenApi.Description, "Returns an archived conversation to the working list: 200 {conversation}."),
     HttpApiEndpoint.put("replaceAccess", `${one}/access`, {
       params,
       payload: ReplaceAccessBody,
       success: ConversationResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "{access: {default, entries?: [{user_public_id or handle, level}]}}, a whole replacement: 200 {conversation}."
+    ),
     HttpApiEndpoint.put("setDefaultRunner", `${one}/default_runner`, {
       params,
       payload: DefaultRunnerBody,
       success: ConversationResponse,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "{default_runner: {executor_public_id: UUID or null}}: 200 {conversation}."),
     HttpApiEndpoint.post("setMemoryContext", `${one}/memory_context`, {
       params,
       payload: SetMemoryContextBody,
       success: ConversationResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "{memory_context: {bindings: [...]}}; null restores the default roots, {bindings: []} disables memory. 200 {conversation}."
+    ),
     HttpApiEndpoint.post("fork", `${one}/forks`, {
       params,
       headers: IdempotencyKeyHeader,

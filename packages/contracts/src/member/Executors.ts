@@ -19,12 +19,15 @@ export class ExecutorsGroup extends HttpApiGroup.make("executors")
       query: { kind: Schema.optional(Schema.Literals(["runner", "tool_provider"])) },
       success: Schema.Struct({ executors: Schema.Array(DiscoveredExecutor) }),
       error: BadRequest
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Executors the caller may use; kind runner or tool_provider filters (another value is 400 parameter_invalid). 200 {executors}."
+    ),
     HttpApiEndpoint.get("show", "/agent_api/v1/executors/:public_id", {
       params: { public_id: Schema.String },
       success: Schema.Struct({ executor: DiscoveredExecutor }),
       error: NotFound
-    })
+    }).annotate(OpenApi.Description, "One executor: 200 {executor}; ineligible or unknown is 404.")
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: executors discovery" })) {}

@@ -136,13 +136,19 @@ export class InferenceRequestsGroup extends HttpApiGroup.make("inferenceRequests
       query: { ...PageQuery, workload: Schema.optional(Schema.String) },
       success: InferenceRequestListResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "The workspace's inference request summaries, optionally by workload, keyset-paginated."
+    ),
     HttpApiEndpoint.post("estimate", `${collection}/input_estimate`, {
       params: workspaceParams,
       payload: InputEstimatePayload,
       success: InputEstimateResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "{input_estimate: {...}}: counts the input tokens without creating anything: 200 {input_estimate}. No Idempotency-Key."
+    ),
     HttpApiEndpoint.post("create", collection, {
       params: workspaceParams,
       headers: IdempotencyKeyHeader,
@@ -150,22 +156,32 @@ export class InferenceRequestsGroup extends HttpApiGroup.make("inferenceRequests
       success: InferenceRequestResponse.pipe(HttpApiSchema.status(202)),
       error: errors
     })
+      .annotate(
+        OpenApi.Description,
+        "Header Idempotency-Key (blank is 400 idempotency_key_required). 202 with the queued request, accepted durably; a replay is 200. An exhausted budget is 422 budget_exhausted."
+      )
       .annotate(ReplaysStanding, true)
       .middleware(Idempotent),
     HttpApiEndpoint.get("show", `${collection}/:inference_request_id`, {
       params: requestParams,
       success: InferenceRequestResponse,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "One inference request, in full."),
     HttpApiEndpoint.post("cancel", `${collection}/:inference_request_id/cancellation`, {
       params: requestParams,
       success: InferenceRequestResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Cancels the request; idempotent, answers the standing projection. Needs write tier (403 not_authorized)."
+    ),
     HttpApiEndpoint.delete("remove", `${collection}/:inference_request_id`, {
       params: requestParams,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Tombstones a terminal request: 204; a running one is 409 not_terminal. Needs write tier."
+    ),
     HttpApiEndpoint.get("file", `${collection}/:inference_request_id/files/:index`, {
       params: { ...requestParams, index: Schema.String },
       success: HttpApiSchema.StreamUint8Array(),
@@ -181,7 +197,7 @@ export class InferenceRequestsGroup extends HttpApiGroup.make("inferenceRequests
       query: { after: Schema.optional(Schema.String), limit: Schema.optional(Schema.String) },
       success: InferenceEventsResponse,
       error: errors
-    })
+    }).annotate(OpenApi.Description, "Replays the request's events: after cursor, limit default 100, maximum 200.")
   )
   .middleware(InferenceRequestBudget)
   .middleware(MemberAuthentication)

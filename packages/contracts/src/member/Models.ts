@@ -75,7 +75,7 @@ export class ModelsGroup extends HttpApiGroup.make("models")
       query: { workload: Schema.optional(ModelWorkload) },
       success: Schema.Struct({ models: Schema.Array(ModelRow) }),
       error: BadRequest
-    })
+    }).annotate(OpenApi.Description, "The model catalog, optionally filtered by workload.")
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: models" })) {}

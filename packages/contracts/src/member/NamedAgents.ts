@@ -122,15 +122,28 @@ export class NamedAgentsGroup extends HttpApiGroup.make("namedAgents")
     HttpApiEndpoint.get("list", "/agent_api/v1/profile/agents", {
       success: Schema.Struct({ agents: Schema.Array(NamedAgentDefinition) }),
       error: Forbidden
-    }),
-    HttpApiEndpoint.get("show", namePath, { params, success: NamedAgentResponse, error: [Forbidden, NotFound] }),
+    }).annotate(
+      OpenApi.Description,
+      "The caller's own active named agents of both scopes plus its steward's other published ones, by display name: 200 {agents}."
+    ),
+    HttpApiEndpoint.get("show", namePath, {
+      params,
+      success: NamedAgentResponse,
+      error: [Forbidden, NotFound]
+    }).annotate(OpenApi.Description, "One named agent of the caller: 200 {agent}."),
     HttpApiEndpoint.put("put", namePath, {
       params,
       payload: PutNamedAgentBody,
       success: [putAnswer(true), putAnswer(false)],
       error: [BadRequest, Forbidden, Conflict, Unprocessable]
-    }),
-    HttpApiEndpoint.delete("remove", namePath, { params, error: [Forbidden, NotFound] })
+    }).annotate(
+      OpenApi.Description,
+      "Whole replacement of a named agent: 201 when minted, 200 when replaced or restored, answering {agent}. create_only true refuses an existing one."
+    ),
+    HttpApiEndpoint.delete("remove", namePath, { params, error: [Forbidden, NotFound] }).annotate(
+      OpenApi.Description,
+      "Retires the named agent (a reversible status flip): 204."
+    )
   )
   .middleware(AgentCaller)
   .middleware(MemberAuthentication)

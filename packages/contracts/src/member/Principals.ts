@@ -38,7 +38,7 @@ export class PrincipalsGroup extends HttpApiGroup.make("principals")
       payload: RenamePrincipalBody,
       success: Schema.Struct({ principal: PrincipalRow }),
       error: [BadRequest, Forbidden, NotFound, Conflict, Unprocessable]
-    })
+    }).annotate(OpenApi.Description, "Renames a principal's handle: {principal: {handle}}; 200 {principal}.")
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: principals (handle renames)" })) {}

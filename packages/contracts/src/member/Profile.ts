@@ -103,6 +103,11 @@ export const MemberProfile = Schema.Struct({
 })
 
 export class MemberProfileGroup extends HttpApiGroup.make("memberProfile")
-  .add(HttpApiEndpoint.get("show", "/agent_api/v1/profile", { success: MemberProfile }))
+  .add(
+    HttpApiEndpoint.get("show", "/agent_api/v1/profile", { success: MemberProfile }).annotate(
+      OpenApi.Description,
+      "The calling member's profile."
+    )
+  )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: profile" })) {}

@@ -82,19 +82,26 @@ const endpoints = <
 ) => {
   const slotParams = { ...params, slot: Schema.String }
   return [
-    HttpApiEndpoint.get(`${prefix}List`, collection, { params, success: PromptDocumentListResponse, error: errors }),
+    HttpApiEndpoint.get(`${prefix}List`, collection, {
+      params,
+      success: PromptDocumentListResponse,
+      error: errors
+    }).annotate(OpenApi.Description, "The prompt document slots here."),
     HttpApiEndpoint.get(`${prefix}Read`, `${collection}/:slot`, {
       params: slotParams,
       success: PromptDocumentResponse,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "One prompt document slot."),
     HttpApiEndpoint.put(`${prefix}Write`, `${collection}/:slot`, {
       params: slotParams,
       payload: PromptDocumentWriteBody,
       success: PromptDocumentResponse,
       error: errors
     }).annotate(OpenApi.Description, "Body {prompt_document: {content, role?}}; an omitted role resets to system."),
-    HttpApiEndpoint.delete(`${prefix}Delete`, `${collection}/:slot`, { params: slotParams, error: errors })
+    HttpApiEndpoint.delete(`${prefix}Delete`, `${collection}/:slot`, { params: slotParams, error: errors }).annotate(
+      OpenApi.Description,
+      "Clears the slot: 204."
+    )
   ] as const
 }
 

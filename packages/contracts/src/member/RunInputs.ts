@@ -34,27 +34,42 @@ const errors = [BadRequest, Forbidden, NotFound, Conflict, ContentTooLarge, Unpr
 
 export class RunInputsGroup extends HttpApiGroup.make("runInputs")
   .add(
-    HttpApiEndpoint.get("list", collection, { params: runParams, success: RunInputListResponse, error: errors }),
+    HttpApiEndpoint.get("list", collection, {
+      params: runParams,
+      success: RunInputListResponse,
+      error: errors
+    }).annotate(OpenApi.Description, "The standalone run's queued inputs in read order."),
     HttpApiEndpoint.post("create", collection, {
       params: runParams,
       headers: IdempotencyKeyHeader,
       payload: CreateInputBody,
       success: RunInputResponse.pipe(HttpApiSchema.status(202)),
       error: errors
-    }).middleware(Idempotent),
+    })
+      .annotate(
+        OpenApi.Description,
+        "Header Idempotency-Key. Queues a message input for a standalone run: 202, accepted durably. Conversation-hosted runs are 409 conversation_hosted."
+      )
+      .middleware(Idempotent),
     HttpApiEndpoint.patch("update", `${collection}/:input_id`, {
       params,
       payload: UpdateInputBody,
       success: RunInputResponse,
       error: errors
-    }),
-    HttpApiEndpoint.delete("remove", `${collection}/:input_id`, { params, error: errors }),
+    }).annotate(OpenApi.Description, "Edits a queued run input: 200."),
+    HttpApiEndpoint.delete("remove", `${collection}/:input_id`, { params, error: errors }).annotate(
+      OpenApi.Description,
+      "Withdraws a queued run input: 204."
+    ),
     HttpApiEndpoint.post("reorder", `${collection}/reorder`, {
       params: runParams,
       payload: ReorderInputsBody,
       success: RunInputListResponse,
       error: errors
-    })
+    }).annotate(
+      OpenApi.Description,
+      "{inputs: [public_id, ...]} naming every one of the caller's rows exactly: the new order."
+    )
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: run inputs" })) {}

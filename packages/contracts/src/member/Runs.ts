@@ -109,7 +109,7 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       },
       success: RunList,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "The workspace's runs, filtered by status or attention, keyset-paginated."),
     HttpApiEndpoint.post("create", collection, {
       params: workspaceParams,
       headers: IdempotencyKeyHeader,
@@ -117,20 +117,42 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       success: RunCreated.pipe(HttpApiSchema.status(201)),
       error: errors
     })
+      .annotate(
+        OpenApi.Description,
+        "Header Idempotency-Key (up to 36 bytes). Compiles the authored steps into a new run: 201 {run}. Raw graph fields are 422 edge_authoring_refused."
+      )
       .annotate(IdempotencyKeyMaxBytes, 36)
       .middleware(Idempotent),
-    HttpApiEndpoint.get("show", one, { params, success: RunResponse, error: errors }),
-    HttpApiEndpoint.delete("remove", one, { params, error: errors }),
-    verb("start", "start"),
-    verb("pause", "pause"),
-    verb("resume", "resume"),
-    verb("stop", "stop"),
+    HttpApiEndpoint.get("show", one, { params, success: RunResponse, error: errors }).annotate(
+      OpenApi.Description,
+      "One run with its trace: 200 {run}."
+    ),
+    HttpApiEndpoint.delete("remove", one, { params, error: errors }).annotate(
+      OpenApi.Description,
+      "Deletes a pending, completed or canceled run: 204. A live run is 409 run_live, a conversation-hosted one 409 conversation_hosted."
+    ),
+    verb("start", "start").annotate(
+      OpenApi.Description,
+      "Starts a pending run: 200 {run}; any other state is 409 not_startable."
+    ),
+    verb("pause", "pause").annotate(
+      OpenApi.Description,
+      "Pauses a running or needs_attention run ({force: true} also aborts running model rounds): 200 {run}; else 409 not_pausable."
+    ),
+    verb("resume", "resume").annotate(OpenApi.Description, "Resumes a paused run: 200 {run}; else 409 not_resumable."),
+    verb("stop", "stop").annotate(
+      OpenApi.Description,
+      "Cancels the run ({force?}, default true): 200 {run}; a completed or canceled run is 409 already_terminal."
+    ),
     HttpApiEndpoint.put("defaultRunner", `${one}/default_runner`, {
       params,
       payload: DefaultRunnerBody,
       success: RunResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "{default_runner: {executor_public_id: UUID or null}}: 200 {run}; affects tasks accepted later only."
+    ),
     HttpApiEndpoint.post("append", `${one}/tasks`, {
       params,
       headers: IdempotencyKeyHeader,
@@ -138,6 +160,10 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       success: RunAppended.pipe(HttpApiSchema.status(201)),
       error: errors
     })
+      .annotate(
+        OpenApi.Description,
+        "Header Idempotency-Key. Appends steps {steps, expected_revision?, resolve?}: 201 receipt {accepted_task_keys, steps, deliverable_task_key, revision, resolution_tokens}; a stale expected_revision is 409 with current_revision."
+      )
       .annotate(IdempotencyKeyMaxBytes, 36)
       .middleware(Idempotent),
     HttpApiEndpoint.get("events", `${one}/events`, {
@@ -149,27 +175,45 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       OpenApi.Description,
       "A standalone run's feed: limit 1 to 200 (default 100); a hosted run's is its conversation's (409 conversation_hosted)."
     ),
-    HttpApiEndpoint.get("phases", `${one}/phases`, { params, success: RunPhases, error: errors }),
-    HttpApiEndpoint.get("graph", `${one}/graph`, { params, success: RunGraph, error: errors }),
+    HttpApiEndpoint.get("phases", `${one}/phases`, { params, success: RunPhases, error: errors }).annotate(
+      OpenApi.Description,
+      "The run's phases, naming the current one."
+    ),
+    HttpApiEndpoint.get("graph", `${one}/graph`, { params, success: RunGraph, error: errors }).annotate(
+      OpenApi.Description,
+      "The run's graph: nodes, edges and a Mermaid flowchart."
+    ),
     HttpApiEndpoint.get("transcript", `${one}/transcript`, {
       params,
       query: { before: Schema.optional(Schema.String), limit: Schema.optional(Schema.String) },
       success: RunTranscript,
       error: errors
-    }),
-    HttpApiEndpoint.get("task", task, { params: taskParams, success: RunTaskDetailResponse, error: errors }),
+    }).annotate(OpenApi.Description, "The run's transcript, paged backwards with before and limit."),
+    HttpApiEndpoint.get("task", task, { params: taskParams, success: RunTaskDetailResponse, error: errors }).annotate(
+      OpenApi.Description,
+      "One task of the run."
+    ),
     HttpApiEndpoint.get("taskRequest", `${task}/request`, {
       params: taskParams,
       success: SealedRequestResponse,
       error: errors
-    }),
-    taskVerb("resolution", "resolution", ResolutionBody),
-    taskVerb("retry", "retry", RetryBody),
-    taskVerb("abandon", "abandon", EmptyBody),
-    taskVerb("approve", "approve", EmptyBody),
-    taskVerb("deny", "deny", DenyBody),
-    taskVerb("cancel", "cancel", EmptyBody),
-    taskVerb("compact", "compact", EmptyBody)
+    }).annotate(OpenApi.Description, "The request a task sent (or will send)."),
+    taskVerb("resolution", "resolution", ResolutionBody).annotate(
+      OpenApi.Description,
+      "Resolves a task with its resolution_token."
+    ),
+    taskVerb("retry", "retry", RetryBody).annotate(
+      OpenApi.Description,
+      "Retries a task, optionally with another model."
+    ),
+    taskVerb("abandon", "abandon", EmptyBody).annotate(OpenApi.Description, "Abandons a task."),
+    taskVerb("approve", "approve", EmptyBody).annotate(OpenApi.Description, "Approves a task awaiting approval."),
+    taskVerb("deny", "deny", DenyBody).annotate(
+      OpenApi.Description,
+      "Denies a task awaiting approval, with an optional reason."
+    ),
+    taskVerb("cancel", "cancel", EmptyBody).annotate(OpenApi.Description, "Cancels a task."),
+    taskVerb("compact", "compact", EmptyBody).annotate(OpenApi.Description, "Compacts a task's context.")
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: runs" })) {}

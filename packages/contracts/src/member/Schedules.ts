@@ -114,32 +114,51 @@ export class SchedulesGroup extends HttpApiGroup.make("schedules")
       query: PageQuery,
       success: ScheduleList,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Schedules across the workspace's readable conversations: {schedules, pagination: {next_after}}."
+    ),
     HttpApiEndpoint.get("list", collection, {
       params: conversationParams,
       query: PageQuery,
       success: ScheduleList,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "The conversation's schedules."),
     HttpApiEndpoint.post("create", collection, {
       params: conversationParams,
       headers: IdempotencyKeyHeader,
       payload: ScheduleBody,
       success: ScheduleResponse.pipe(HttpApiSchema.status(201)),
       error: errors
-    }).middleware(Idempotent),
-    HttpApiEndpoint.get("show", one, { params, success: ScheduleResponse, error: errors }),
-    HttpApiEndpoint.patch("update", one, { params, payload: ScheduleBody, success: ScheduleResponse, error: errors }),
-    verb("pause"),
-    verb("resume"),
-    verb("cancel"),
-    verb("run"),
+    })
+      .annotate(
+        OpenApi.Description,
+        "Header Idempotency-Key (required). {schedule: {...}}: 201 {schedule}; a replay answers verbatim. Needs write access; a side conversation cannot own a schedule."
+      )
+      .middleware(Idempotent),
+    HttpApiEndpoint.get("show", one, { params, success: ScheduleResponse, error: errors }).annotate(
+      OpenApi.Description,
+      "One schedule: 200 {schedule}."
+    ),
+    HttpApiEndpoint.patch("update", one, {
+      params,
+      payload: ScheduleBody,
+      success: ScheduleResponse,
+      error: errors
+    }).annotate(
+      OpenApi.Description,
+      "Edits a schedule; schedule.expected_lock_version required, omitted policy fields keep their values. 200 {schedule}."
+    ),
+    verb("pause").annotate(OpenApi.Description, "Pauses an active schedule: 200 {schedule}; repeated, 200 unchanged."),
+    verb("resume").annotate(OpenApi.Description, "Resumes a paused schedule: 200 {schedule}; repeated, 200 unchanged."),
+    verb("cancel").annotate(OpenApi.Description, "Cancels the schedule: 200 {schedule}; repeated, 200 unchanged."),
+    verb("run").annotate(OpenApi.Description, "Starts one execution now: 200 {schedule} with its new last_execution."),
     HttpApiEndpoint.get("executions", `${one}/executions`, {
       params,
       query: { after: PageQuery.after, limit: PageQuery.limit },
       success: ExecutionList,
       error: errors
-    })
+    }).annotate(OpenApi.Description, "The schedule's executions: {executions, pagination: {next_after, last_cursor}}.")
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: schedules" })) {}

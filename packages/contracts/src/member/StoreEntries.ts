@@ -101,30 +101,39 @@ export const storeEntryEndpoints = <const Path extends `/${string}`, const HostP
       query: PageQuery,
       success: StoreEntryListResponse,
       error: [NotFound, ...hostErrors]
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Store entries of this host, keyset over (namespace, key) ascending, in the basic projection."
+    ),
     create: HttpApiEndpoint.post("create", collection, {
       params: hostParams,
       headers: IdempotencyKeyHeader,
       payload: CreateStoreEntryPayload,
       success: StoreEntryResponse.pipe(HttpApiSchema.status(201)),
       error: [NotFound, ...hostErrors]
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Header Idempotency-Key (required). {store_entry: {namespace, key, value}}: 201 {store_entry}. A taken key is 409 key_taken where no receipt is kept (the profile)."
+    ),
     show: HttpApiEndpoint.get("show", `${collection}/:store_entry_id`, {
       params: entryParams,
       success: StoreEntryResponse,
       error: [NotFound, ...hostErrors]
-    }),
+    }).annotate(OpenApi.Description, "One store entry, value included: 200 {store_entry}."),
     update: HttpApiEndpoint.patch("update", `${collection}/:store_entry_id`, {
       params: entryParams,
       payload: UpdateStoreEntryPayload,
       success: StoreEntryResponse,
       error: [NotFound, ...hostErrors]
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Replaces the value; lock_version required (a stale one is 409). 200 {store_entry}."
+    ),
     remove: HttpApiEndpoint.delete("remove", `${collection}/:store_entry_id`, {
       params: entryParams,
       query: DeleteStoreEntryQuery,
       error: [NotFound, ...hostErrors]
-    })
+    }).annotate(OpenApi.Description, "Deletes the entry at ?lock_version=: 204.")
   }
 }
 

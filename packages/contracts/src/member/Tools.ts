@@ -34,7 +34,10 @@ export class ToolsGroup extends HttpApiGroup.make("tools")
   .add(
     HttpApiEndpoint.get("list", "/agent_api/v1/tools", {
       success: Schema.Struct({ tools: Schema.Array(CatalogTool) })
-    })
+    }).annotate(
+      OpenApi.Description,
+      "The kernel tool catalog by canonical_name: 200 {tools: [{canonical_name, name, effect_profile, definition, template}]}."
+    )
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: tools" })) {}

@@ -131,8 +131,19 @@ export class TurnsGroup extends HttpApiGroup.make("turns")
       "The timeline window, inherited entries included, ascending: limit 1 to 100 (25); after_position=N the " +
         "oldest above N, before_position=N the newest below N, neither the newest; include_hidden true|false|1|0."
     ),
-    HttpApiEndpoint.get("show", turn, { params, query: includeHidden, success: TurnResponse, error: errors }),
-    HttpApiEndpoint.post("edit", `${turn}/edit`, { params, payload: EditBody, success: TurnResponse, error: errors }),
+    HttpApiEndpoint.get("show", turn, { params, query: includeHidden, success: TurnResponse, error: errors }).annotate(
+      OpenApi.Description,
+      "One turn: 200 {turn}; unknown, concealed or hidden without include_hidden is 404."
+    ),
+    HttpApiEndpoint.post("edit", `${turn}/edit`, {
+      params,
+      payload: EditBody,
+      success: TurnResponse,
+      error: errors
+    }).annotate(
+      OpenApi.Description,
+      "{edit: {text}} on the tail: 200 {turn} with a new active variant (source edit). A frozen turn is 409 branch_required, a running one 409 not_terminal."
+    ),
     HttpApiEndpoint.post("regeneration", `${turn}/regeneration`, {
       params,
       headers: IdempotencyKeyHeader,
@@ -159,20 +170,32 @@ export class TurnsGroup extends HttpApiGroup.make("turns")
       OpenApi.Description,
       "Cuts the running reply, regeneration or summary: 202; nothing running: 200. Queued rows stay."
     ),
-    HttpApiEndpoint.patch("update", turn, { params, payload: UpdateTurnBody, success: TurnResponse, error: errors }),
+    HttpApiEndpoint.patch("update", turn, {
+      params,
+      payload: UpdateTurnBody,
+      success: TurnResponse,
+      error: errors
+    }).annotate(OpenApi.Description, "{turn: {visibility}} on a settled turn: 200 {turn}."),
     HttpApiEndpoint.delete("remove", turn, { params, error: errors }).annotate(OpenApi.Description, "The tail: 204."),
-    HttpApiEndpoint.get("variants", `${turn}/variants`, { params, success: VariantListResponse, error: errors }),
+    HttpApiEndpoint.get("variants", `${turn}/variants`, {
+      params,
+      success: VariantListResponse,
+      error: errors
+    }).annotate(OpenApi.Description, "The turn's candidates: 200 {variants, turn: {public_id, inherited}}."),
     HttpApiEndpoint.post("activate", `${turn}/variants/:variant_id/activation`, {
       params: variantParams,
       success: TurnResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Makes a candidate the turn's active one: 200 {turn}; an unsettled one is 409 not_terminal."
+    ),
     HttpApiEndpoint.patch("updateVariant", `${turn}/variants/:variant_id`, {
       params: variantParams,
       payload: UpdateVariantBody,
       success: VariantResponse,
       error: errors
-    })
+    }).annotate(OpenApi.Description, "{variant: {concealed}} hides a candidate (the active one is 422): 200 {variant}.")
   )
   .middleware(MemberAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Member: turns" })) {}

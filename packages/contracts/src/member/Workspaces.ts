@@ -243,66 +243,85 @@ export class WorkspacesGroup extends HttpApiGroup.make("workspaces")
       },
       success: Schema.Struct({ workspaces: Schema.Array(Workspace), pagination: Pagination }),
       error: errors
-    }),
-    HttpApiEndpoint.get("read", "/agent_api/v1/workspaces/:workspace_id", { params: id, success: one, error: errors }),
+    }).annotate(
+      OpenApi.Description,
+      "Workspaces the caller can see: state live (default) or archived; for an agent, dedicated_to_current_agent picks undedicated (default) or its dedicated ones. Keyset-paginated."
+    ),
+    HttpApiEndpoint.get("read", "/agent_api/v1/workspaces/:workspace_id", {
+      params: id,
+      success: one,
+      error: errors
+    }).annotate(OpenApi.Description, "One workspace: 200 {workspace}."),
     HttpApiEndpoint.patch("patch", "/agent_api/v1/workspaces/:workspace_id", {
       params: id,
       payload: PatchWorkspaceBody,
       success: one,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "{workspace: {lock_version, name?, metadata?}}: 200 {workspace}; a stale lock_version is 409."
+    ),
     HttpApiEndpoint.put("accessMode", "/agent_api/v1/workspaces/:workspace_id/access_mode", {
       params: id,
       payload: AccessModeBody,
       success: one,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "{access_mode: {access_mode, lock_version}}: sets private or account_wide."),
     HttpApiEndpoint.post("ownershipTransfer", "/agent_api/v1/workspaces/:workspace_id/ownership_transfer", {
       params: id,
       payload: OwnershipTransferBody,
       success: one,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "{ownership_transfer: {target_user_public_id, lock_version}}; the target is an active human of the account."
+    ),
     HttpApiEndpoint.post("archival", "/agent_api/v1/workspaces/:workspace_id/archival", {
       params: id,
       payload: LifecycleCommandBody,
       success: one,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "Archives the workspace: {command: {lock_version}}."),
     HttpApiEndpoint.post("restoration", "/agent_api/v1/workspaces/:workspace_id/restoration", {
       params: id,
       payload: LifecycleCommandBody,
       success: one,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "Restores an archived workspace: {command: {lock_version}}."),
     HttpApiEndpoint.delete("delete", "/agent_api/v1/workspaces/:workspace_id", {
       params: id,
       query: { lock_version: LockVersionQuery },
       success: one,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "Tombstones the workspace at ?lock_version=."),
     HttpApiEndpoint.get("messaging", "/agent_api/v1/workspaces/:workspace_id/messaging", {
       params: id,
       success: MessagingResponse,
       error: errors
-    }),
+    }).annotate(OpenApi.Description, "The workspace's agent messaging settings: 200 {messaging}."),
     HttpApiEndpoint.put("replaceMessaging", "/agent_api/v1/workspaces/:workspace_id/messaging", {
       params: id,
       payload: ReplaceMessagingBody,
       success: MessagingResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Whole replacement of the messaging settings, in the read shape; agents and lock_version required."
+    ),
     HttpApiEndpoint.put("overrides", "/agent_api/v1/workspaces/:workspace_id/tool_provider_overrides", {
       params: id,
       payload: ReplaceOverridesBody,
       success: OverridesResponse,
       error: errors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "{tool_provider_overrides: {overrides: {namespace: provider public_id}, lock_version}}; {} clears. 422 reserved_namespace, validation_failed, provider_not_eligible or provider_incomplete."
+    ),
     HttpApiEndpoint.get("principals", "/agent_api/v1/workspaces/:workspace_id/principals", {
       params: id,
       success: Schema.Struct({ principals: Schema.Array(Principal) }),
       error: errors
-    })
+    }).annotate(OpenApi.Description, "The workspace's principals by display name, unpaginated: 200 {principals}.")
   )
   .middleware(MemberAuthentication)
   .add(

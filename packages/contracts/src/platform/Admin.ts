@@ -159,7 +159,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     HttpApiEndpoint.get("supervisors", "/api/v1/admin/supervisors", {
       success: Schema.Struct({ supervisors: Schema.Array(Supervisor) }),
       error: adminErrors
-    }),
+    }).annotate(OpenApi.Description, "Owner or admin. Every actor supervisor of the runtime with its counters."),
     HttpApiEndpoint.post("restartSupervisor", "/api/v1/admin/supervisors/:kind/restart", {
       params: kindParam,
       success: Schema.Struct({ supervisor: Supervisor }),
@@ -180,12 +180,15 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       },
       success: Schema.Struct({ actors: Schema.Array(ActorSummary), pagination: Pagination }),
       error: adminErrors
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Owner or admin. Actors of the runtime, filtered by kind, state, stuck or quarantined, keyset-paginated."
+    ),
     HttpApiEndpoint.get("actor", "/api/v1/admin/actors/:kind/:id", {
       params: actorParams,
       success: Schema.Struct({ actor: ActorDetail }),
       error: adminErrors
-    }),
+    }).annotate(OpenApi.Description, "Owner or admin. One actor with its timers, jobs, dead letters and journal."),
     HttpApiEndpoint.post("restartActor", "/api/v1/admin/actors/:kind/:id/restart", {
       params: actorParams,
       success: Schema.Struct({ actor: ActorDetail }),
@@ -194,7 +197,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     HttpApiEndpoint.get("machines", "/api/v1/admin/machines", {
       success: Schema.Struct({ machines: Schema.Array(MachineDescription) }),
       error: adminErrors
-    })
+    }).annotate(OpenApi.Description, "Owner or admin. The machines (nodes) of the actor runtime.")
   )
   .middleware(PlatformAuthentication)
   .annotateMerge(OpenApi.annotations({ title: "Platform: operators" })) {}

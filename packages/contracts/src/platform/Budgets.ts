@@ -65,6 +65,10 @@ export class BudgetsGroup extends HttpApiGroup.make("budgets")
       success: Schema.Struct({ budget: Budget }).pipe(HttpApiSchema.status(201)),
       error: budgetErrors
     })
+      .annotate(
+        OpenApi.Description,
+        "Live human owner or admin. Header Idempotency-Key. Opens a budget for the user: 201 {budget}; an overlapping unrevoked window is 409 budget_window_overlap, an unset cost unit 422 account_unit_unconfigured."
+      )
       .middleware(Idempotent)
       .annotate(IdempotencyScope, writeScope),
     HttpApiEndpoint.patch("adjust", `${collection}/:public_id`, {
@@ -74,6 +78,10 @@ export class BudgetsGroup extends HttpApiGroup.make("budgets")
       success: Schema.Struct({ budget: Budget, entry: BudgetEntry }),
       error: budgetErrors
     })
+      .annotate(
+        OpenApi.Description,
+        "Live human owner or admin. Header Idempotency-Key. Appends a credit or debit entry: 200 {budget, entry}; a debit beyond the headroom is 409 budget_insufficient_headroom."
+      )
       .middleware(Idempotent)
       .annotate(IdempotencyScope, writeScope),
     HttpApiEndpoint.post("revoke", `${collection}/:public_id/revocation`, {
@@ -83,6 +91,10 @@ export class BudgetsGroup extends HttpApiGroup.make("budgets")
       success: Schema.Struct({ budget: Budget }),
       error: budgetErrors
     })
+      .annotate(
+        OpenApi.Description,
+        "Live human owner or admin. Header Idempotency-Key. Revokes the budget: 200 {budget} with revoked_at."
+      )
       .middleware(Idempotent)
       .annotate(IdempotencyScope, writeScope)
   )

@@ -208,7 +208,7 @@ export class DeploymentGroup extends HttpApiGroup.make("deployment")
       params: upgradeParams,
       success: UpgradeResponse,
       error: deploymentErrors
-    }),
+    }).annotate(OpenApi.Description, "Live human owner or admin. One upgrade: 200 {upgrade}."),
     HttpApiEndpoint.get("upgradeLog", "/api/v1/admin/deployment/upgrades/:id/log", {
       params: upgradeParams,
       query: cursorQuery,

@@ -20,5 +20,12 @@ export const PlatformProfile = Schema.Struct({
 })
 
 export class ProfileGroup extends HttpApiGroup.make("profile")
-  .add(HttpApiEndpoint.get("show", "/api/v1/profile", { success: PlatformProfile }).middleware(PlatformAuthentication))
+  .add(
+    HttpApiEndpoint.get("show", "/api/v1/profile", { success: PlatformProfile })
+      .annotate(
+        OpenApi.Description,
+        "The caller's platform identity: {member: {public_id, kind, role, handle, display_name}, credential_plane} (null for a session bearer or the cookie, platform for a platform access token)."
+      )
+      .middleware(PlatformAuthentication)
+  )
   .annotateMerge(OpenApi.annotations({ title: "Platform: profile" })) {}
