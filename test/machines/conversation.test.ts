@@ -1228,6 +1228,38 @@ describe("conversation machine", () => {
       expect(itemsOf(landing, "input_materialized")[0]).toMatchObject({ run_public_id: "request-h" })
     })
 
+    it("a reorder that changes the order of steers held against a run-backed reply tells its run the new order", () => {
+      const judging = step(start(), directReply("h", { reply: { ...echo, engine: "run" } }))[0]
+      const [running] = step(judging, { ...judged("h", 0), plan: {} } as Event)
+      const held = play(
+        running,
+        message("s", { deliveryMode: "steer" }),
+        message("other", { deliveryMode: "steer", authorId: "someone" }),
+        message("t", { deliveryMode: "steer_now" }),
+        message("q", { deliveryMode: "queue" })
+      )
+      const reorder = (inputIds: ReadonlyArray<string>): Event => ({
+        type: "input.reorder",
+        authorId: "person",
+        inputIds
+      })
+      const [, actions] = step(held, reorder(["input-t", "input-s", "input-q"]))
+      expect(described(actions)).toEqual(["conversation.reorderInputs", "conversation.reorderSteers"])
+      expect(paramsOf(actions, "conversation.reorderSteers")).toEqual([
+        { runId: "request-h", inputIds: ["input-t", "input-other", "input-s"] }
+      ])
+      // The steers keep their order (only the queued row moved): the run is told nothing.
+      const [, unchanged] = step(held, reorder(["input-s", "input-q", "input-t"]))
+      expect(described(unchanged)).toEqual(["conversation.reorderInputs"])
+      // Steers held against a direct reply have no run to tell.
+      const direct = play(
+        replying(start(), "a"),
+        message("s", { deliveryMode: "steer" }),
+        message("t", { deliveryMode: "steer" })
+      )
+      expect(described(step(direct, reorder(["input-t", "input-s"]))[1])).toEqual(["conversation.reorderInputs"])
+    })
+
     it("cancellation: cancelRequest, then the canceled reply cancels the turn; nothing running changes nothing", () => {
       const plan = { ...echo, fallbackModel: "local/script" }
       const running = replying(start(), "a", { reply: plan })

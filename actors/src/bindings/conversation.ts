@@ -472,6 +472,11 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
         Effect.flatMap(TransactionalActors, (actors) =>
           actors.tell(run, params.runId, { type: "input.delete", inputId: params.inputId, at: step.now.getTime() })
         ),
+      // A run that landed one of them meanwhile refuses (queue_changed): the message is settled rejected.
+      [fx.reorderSteers]: (params, step) =>
+        Effect.flatMap(TransactionalActors, (actors) =>
+          actors.tell(run, params.runId, { type: "input.reorder", inputIds: params.inputIds, at: step.now.getTime() })
+        ),
       [fx.landSteer]: (params, step) =>
         Effect.flatMap(ConversationsRepository.make, (conversations) =>
           consume(conversations, params.inputId, params.turnId, params.variantId, step)

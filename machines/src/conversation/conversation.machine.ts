@@ -88,6 +88,10 @@ type EffectRequest =
   | { readonly type: typeof fx.steerRun; readonly params: { readonly runId: string; readonly inputId: string } }
   | { readonly type: typeof fx.dropSteer; readonly params: { readonly runId: string; readonly inputId: string } }
   | {
+      readonly type: typeof fx.reorderSteers
+      readonly params: { readonly runId: string; readonly inputIds: ReadonlyArray<string> }
+    }
+  | {
       readonly type: typeof fx.landSteer
       readonly params: { readonly inputId: string; readonly turnId: string; readonly variantId: string }
     }
@@ -467,6 +471,17 @@ const deleteInput = (draft: Draft, event: EventOf<"input.delete">) => {
   drain(draft)
 }
 
+/** The steers held (every author's), in queue position order: the order their run lands them. */
+const heldSteers = (queue: ReadonlyArray<QueueEntry>) =>
+  queue
+    .filter((entry) => entry.state === "steering")
+    .sort((a, b) => a.queuePosition - b.queuePosition)
+    .map((entry) => entry.inputId)
+
+/**
+ * Reorder: the caller's rows take their old positions in the order named; steers held against a
+ * run-backed reply whose order changed are told to its run in the new order.
+ */
 const reorder = (draft: Draft, event: EventOf<"input.reorder">) => {
   const own = draft.context.queue.filter((entry) => !kernelRow(entry) && entry.authorId === event.authorId)
   const named = new Set(event.inputIds)
@@ -475,10 +490,16 @@ const reorder = (draft: Draft, event: EventOf<"input.reorder">) => {
   if (!exact) return refuse(draft, "queue_changed")
   const positions = own.map((entry) => entry.queuePosition).sort((a, b) => a - b)
   const moved = event.inputIds.map((inputId, index) => ({ inputId, queuePosition: positions[index]! }))
+  const before = heldSteers(draft.context.queue)
   for (const { inputId, queuePosition } of moved) {
     replace(draft, { ...entryOf(draft.context, inputId)!, queuePosition })
   }
   draft.request({ type: fx.reorderInputs, params: { positions: moved } })
+  const after = heldSteers(draft.context.queue)
+  const runId = steeredRun(draft.context.lane)
+  if (runId !== null && after.some((inputId, index) => inputId !== before[index])) {
+    draft.request({ type: fx.reorderSteers, params: { runId, inputIds: after } })
+  }
   drain(draft)
 }
 
@@ -1149,6 +1170,7 @@ const conversationSetup = setup({
     [fx.judgeHead]: (_, _params: JudgeHeadParams) => {},
     [fx.steerRun]: (_, _params: { runId: string; inputId: string }) => {},
     [fx.dropSteer]: (_, _params: { runId: string; inputId: string }) => {},
+    [fx.reorderSteers]: (_, _params: { runId: string; inputIds: ReadonlyArray<string> }) => {},
     [fx.landSteer]: (_, _params: { inputId: string; turnId: string; variantId: string }) => {}
   },
   guards: {

@@ -18,6 +18,11 @@ export const conversationEffects = {
    * to the queue when the reply settled): it never lands there.
    */
   dropSteer: "conversation.dropSteer",
+  /**
+   * Tells the run of a run-backed reply the new order of the steers held against it (a reorder moved
+   * them): `inputIds` names every steer it holds, in the order they land.
+   */
+  reorderSteers: "conversation.reorderSteers",
   /** A held steer landed in the run-backed reply: consumed into its turn and candidate. */
   landSteer: "conversation.landSteer",
   /** Inserts an accepted input row at its queue position. */

@@ -3,8 +3,8 @@
 // a kernel row (read first, outside the bound, never the people's to reorder); an edit answers
 // every 422 of its body before the row's 409s (kernel_input_immutable, steering_held); the steering
 // guard is a fence the actor judges after every 422; a held steer deleted, or returned to the queue
-// when its run-backed reply settled, is withdrawn from the run and never lands there; the feed
-// narrates each input once.
+// when its run-backed reply settled, is withdrawn from the run and never lands there; held steers
+// reordered land there in the new order; the feed narrates each input once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState, waitForMessages } from "../../support/actors.ts"
 import { waitForConversation } from "../../support/conversations.ts"
@@ -205,6 +205,28 @@ describe("steers held against a run-backed reply", () => {
       ["input_deleted", "conversation", first.public_id],
       ["input_materialized", "conversation", second.public_id]
     ])
+  })
+
+  it("held steers reordered land in the run's next round in the new order", async () => {
+    const { runId, conversation, runner } = await dispatched("steer-reorderer")
+    const first = JSON.stringify({ reply: "first steer" })
+    const second = JSON.stringify({ reply: "second steer" })
+    const a = (await post(conversation, { kind: "message", text: first, delivery_mode: "steer" })).body.input
+    const b = (await post(conversation, { kind: "message", text: second, delivery_mode: "steer" })).body.input
+    expect([a.state, b.state]).toEqual(["steering", "steering"])
+    await waitForMessages(server, "run", runId)
+    const reordered = await call("POST", `/conversations/${conversation}/inputs/reorder`, {
+      inputs: [b.public_id, a.public_id]
+    })
+    expect(reordered.status).toBe(200)
+    await waitForMessages(server, "run", runId)
+
+    const inbox = inboxCalls(server, runner.token)
+    const claimed = await inbox.claim(runId, "s1-model-1-t0")
+    await inbox.commit(runId, "s1-model-1-t0", { claim_token: claimed.body.claim.claim_token, content: "3 hits" })
+    await waitForActorState(server, "run", runId, "completed")
+    expect((await sealedTexts(runId, "s1-model-1-c")).slice(-2)).toEqual([second, first])
+    expect((await task(runId, "s1-model-1-c")).output).toBe("first steer")
   })
 
   it("a held steer its reply settled without landing returns to the queue and is withdrawn from the run", async () => {
