@@ -167,6 +167,9 @@ export type SettledTranscriptRow =
   | { readonly type: "round"; readonly round: TranscriptRoundView }
   | { readonly type: "call"; readonly call: TranscriptCallView }
 
+/** Whether a task_status item's status settles its task (a round or a call then has its row). */
+export const settlesTask = (status: unknown) => typeof status === "string" && isSettled(status as TaskStatus)
+
 /**
  * The transcript row of task `key` once it settled (conversations supplement "Feed and conversation
  * channel": round and call items): a mainline round, or a call such a round made, as the transcript

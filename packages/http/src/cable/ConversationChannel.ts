@@ -26,7 +26,7 @@ import { Conversations } from "@troupe/domain/conversations/Conversations"
 import { LiveReplies, type LiveReply } from "@troupe/domain/conversations/LiveReplies"
 import { Turns } from "@troupe/domain/conversations/Turns"
 import { Runs } from "@troupe/domain/runs/Runs"
-import { settledRowOf } from "@troupe/domain/runs/Transcript"
+import { settledRowOf, settlesTask } from "@troupe/domain/runs/Transcript"
 import { BusRelays } from "@troupe/domain/runtime/BusRelays"
 import { Effect, Layer, Schema, Stream } from "effect"
 import { type CableChannel, type CableIdentity, registerChannel, rejected, SubscriptionRejected } from "./Channels.ts"
@@ -36,15 +36,6 @@ import { EncodedMessage } from "./Protocol.ts"
 
 const lifecycleTypes: ReadonlySet<string> = new Set(["turn_status", "attention_required", "conversation_ended"])
 const settled: ReadonlySet<unknown> = new Set(["completed", "failed", "canceled", "timed_out"])
-/** Task statuses a run's task settles in (a round or a call then has its transcript row). */
-const settledTask: ReadonlySet<unknown> = new Set([
-  "completed",
-  "failed",
-  "canceled",
-  "timed_out",
-  "uncertain",
-  "skipped"
-])
 
 const decodeParams = Schema.decodeUnknownEffect(ConversationChannelParams)
 
@@ -172,7 +163,7 @@ const transcript = Effect.fnUntraced(function* (
         return Stream.unwrap(Effect.map(live.round(runId, taskKey), follow))
       }
       const roundOrCall = payload.kind === "model_task" || payload.kind === "tool_task"
-      if (roundOrCall && settledTask.has(payload.status)) return Stream.fromIterableEffect(settledRow(runId, taskKey))
+      if (roundOrCall && settlesTask(payload.status)) return Stream.fromIterableEffect(settledRow(runId, taskKey))
     }
     if (item.type === "turn_status" && settled.has(payload.status) && typeof turnId === "string") {
       return Stream.fromIterableEffect(settledTurn(turnId))
