@@ -29,6 +29,22 @@ const member = (method: string, path: string, body?: unknown, headers: Record<st
     ...(body === undefined ? {} : { body })
   })
 
+/** Waits until run `runId` is `runState`, then until the turn at `turnPath` reads `turnStatus`. */
+const runThenTurn = async (
+  conversation: string,
+  turnPath: string,
+  runId: string,
+  runState: string,
+  turnStatus: string
+) => {
+  await waitForActorState(server, "run", runId, runState)
+  await waitForConversation(
+    server,
+    conversation,
+    async () => (await member("GET", turnPath)).body.turn?.status === turnStatus
+  )
+}
+
 beforeAll(async () => {
   server = await startTestServer()
   world = await runWorld(server, { agent: "variant-agent", workspace: "variant-runs", key: "variant-runs-ws" })
@@ -78,13 +94,8 @@ it("a run-backed variant shows its run's mainline rounds and runner_effects on e
     metadata: { checkpoint: "v7" }
   })
   expect(committed.status).toBe(200)
-  await waitForActorState(server, "run", runId, "completed")
   const turnPath = `/conversations/${conversation}/turns/${placed.turn_public_id}`
-  await waitForConversation(
-    server,
-    conversation,
-    async () => (await member("GET", turnPath)).body.turn?.status === "completed"
-  )
+  await runThenTurn(conversation, turnPath, runId, "completed", "completed")
 
   const runs = memberCalls(server, world)
   const trace = (await runs.call("GET", `/${runId}`)).body.run
@@ -189,12 +200,7 @@ describe("regenerating a run-backed reply opens a new hosted run for the turn", 
     const receipt = await member("GET", `${turnPath}/regeneration_receipt?idempotency_key=regen-run-ok`)
     expect([receipt.status, receipt.body]).toEqual([200, accepted.body])
 
-    await waitForActorState(server, "run", fresh.run_public_id, "completed")
-    await waitForConversation(
-      server,
-      conversation,
-      async () => (await member("GET", turnPath)).body.turn?.status === "completed"
-    )
+    await runThenTurn(conversation, turnPath, fresh.run_public_id, "completed", "completed")
     const after = (await member("GET", turnPath)).body.turn
     expect(after).toMatchObject({
       content: "second take",
@@ -234,12 +240,7 @@ describe("regenerating a run-backed reply opens a new hosted run for the turn", 
     const accepted = await regenerate(turnPath, "regen-run-cut")
     expect(accepted.status).toBe(202)
     expect((await call("POST", `/conversations/${conversation}/cancellation`)).status).toBe(202)
-    await waitForActorState(server, "run", accepted.body.variant.run_public_id, "canceled")
-    await waitForConversation(
-      server,
-      conversation,
-      async () => (await member("GET", turnPath)).body.turn?.status === "completed"
-    )
+    await runThenTurn(conversation, turnPath, accepted.body.variant.run_public_id, "canceled", "completed")
     const after = (await member("GET", turnPath)).body.turn
     expect(after).toMatchObject({ content: `echo: ${directive}`, active_variant: { run_public_id: runId } })
     const listed = (await member("GET", `${turnPath}/variants`)).body.variants
@@ -255,24 +256,14 @@ describe("regenerating a run-backed reply opens a new hosted run for the turn", 
     const conversation = await openConversation(call)
     const { runId, turnId } = await hostedReply(server, call, conversation, scripted, directive)
     const turnPath = `/conversations/${conversation}/turns/${turnId}`
-    await waitForActorState(server, "run", runId, "needs_attention")
-    await waitForConversation(
-      server,
-      conversation,
-      async () => (await member("GET", turnPath)).body.turn?.status === "failed"
-    )
+    await runThenTurn(conversation, turnPath, runId, "needs_attention", "failed")
     const held = (await memberCalls(server, world).call("GET", `/${runId}`)).body.run
     const [key] = held.attention.blocked_task_keys
     const retried = await memberCalls(server, world).call("POST", `/${runId}/tasks/${key}/retry`, {
       model: "local/echo"
     })
     expect(retried.status).toBe(200)
-    await waitForActorState(server, "run", runId, "completed")
-    await waitForConversation(
-      server,
-      conversation,
-      async () => (await member("GET", turnPath)).body.turn?.status === "completed"
-    )
+    await runThenTurn(conversation, turnPath, runId, "completed", "completed")
     expect((await member("GET", turnPath)).body.turn).toMatchObject({
       content: `echo: ${directive}`,
       active_variant: { run_public_id: runId, status: "completed", failure_reason_key: null }
@@ -285,12 +276,7 @@ describe("regenerating a run-backed reply opens a new hosted run for the turn", 
     const accepted = await regenerate(turnPath, "regen-run-held")
     expect(accepted.status).toBe(202)
     const fresh = accepted.body.variant
-    await waitForActorState(server, "run", fresh.run_public_id, "needs_attention")
-    await waitForConversation(
-      server,
-      conversation,
-      async () => (await member("GET", turnPath)).body.turn?.status === "failed"
-    )
+    await runThenTurn(conversation, turnPath, fresh.run_public_id, "needs_attention", "failed")
     const after = (await member("GET", turnPath)).body.turn
     expect(after).toMatchObject({
       failure_reason_key: "halt_failure",
@@ -303,12 +289,7 @@ describe("regenerating a run-backed reply opens a new hosted run for the turn", 
       model: "local/echo"
     })
     expect(retried.status).toBe(200)
-    await waitForActorState(server, "run", fresh.run_public_id, "completed")
-    await waitForConversation(
-      server,
-      conversation,
-      async () => (await member("GET", turnPath)).body.turn?.status === "completed"
-    )
+    await runThenTurn(conversation, turnPath, fresh.run_public_id, "completed", "completed")
     // The turn being answered is the input, never its own history: the directive is asked once.
     expect((await member("GET", turnPath)).body.turn).toMatchObject({
       content: `echo: ${directive}`,
