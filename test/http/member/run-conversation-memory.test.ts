@@ -3,7 +3,8 @@
 // serves its bindings): a local/script model of a conversation-hosted run whose answerer imports
 // the memory tools reaches what its conversation's memory door reaches — the default roots
 // conversation/, workspace/ and user/, a read binding read-only, an unbound root unavailable, and
-// nothing under {bindings: []} — and its writes are the door's (context_revision advances).
+// nothing under {bindings: []} — and its writes are the door's (context_revision advances). Its
+// skill loads and tool searches find the skills/ rows in that same reach.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForConversation } from "../../support/conversations.ts"
 import { type HostingWorld, hostedReply, hostingWorld, type WorkspaceCall } from "../../support/hosted-runs.ts"
@@ -67,7 +68,11 @@ beforeAll(async () => {
     workspace: "memory-room",
     answerer: "keeper",
     description: "Keeps notes in its conversation's memory",
-    kernelTools: ["read", "write", "edit", "delete", "ls", "grep"].map((verb) => `svc.memory.${verb}`)
+    kernelTools: [
+      ...["read", "write", "edit", "delete", "ls", "grep"].map((verb) => `svc.memory.${verb}`),
+      "svc.skill.load",
+      "svc.tools.search"
+    ]
   })
   member = world.member
   keeper = world.answererId
@@ -174,5 +179,29 @@ describe("bindings", () => {
     expect(tasks[6]!.output).toBe("")
     expect(JSON.parse(tasks[7]!.output)).toEqual({ matches: [], truncated: false })
     expect((await member("GET", doorOf(conversation))).body).toEqual({ memory: [] })
+  })
+})
+
+describe("skills", () => {
+  it("skill and tool_search reach the skills/ rows the bindings reach, and none under {bindings: []}", async () => {
+    const recall = { path: "user/skills/recall", content: "Read the notes first", description: "Recall notes" }
+    expect((await profileMemory("", { ...recall, ...fresh })).status).toBe(201)
+    const calls = [
+      { name: "skill", input: { name: "recall" } },
+      { name: "tool_search", input: { query: "recall" } }
+    ]
+    const bound = await world.createConversation({ title: "skilled" })
+    const [loaded, found] = await callTools(bound, calls)
+    expect([loaded, found].map((task) => outcome(task!))).toEqual([completed, completed])
+    expect(loaded!.output).toBe("Read the notes first")
+    expect(JSON.parse(found!.output).skills).toEqual([{ name: "recall", description: "Recall notes" }])
+    for (const bindings of [[], [root, { name: "team", scope: "workspace", access: "read" }]]) {
+      const unbound = await world.createConversation({ title: `unbound ${bindings.length}` })
+      expect((await setContext(unbound, bindings)).status).toBe(200)
+      const [unknown, searched] = await callTools(unbound, calls)
+      expect(outcome(unknown!), JSON.stringify(bindings)).toEqual(failedWith("skill_unknown"))
+      expect(outcome(searched!)).toEqual(completed)
+      expect(JSON.parse(searched!.output).skills).toEqual([])
+    }
   })
 })

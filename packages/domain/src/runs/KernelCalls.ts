@@ -208,14 +208,20 @@ export const makeKernelCalls = (kernel: Kernel) => (runPublicId: string, key: st
             Effect.map(documents.grep(members), (found) => JSON.stringify(found))
           )
         case "svc.tools.search":
-          return Effect.map(memory.list(reach), (rows) =>
-            JSON.stringify(searchTools(creator.configuration, rows, input))
+          // Skills are listed as the memory calls reach them; a door refusing lists (svc.memory
+          // overridden) leaves the declared tools to be found.
+          return documents.list().pipe(
+            Effect.catchIf(
+              (refusal) => refusal.code === "memory_overridden",
+              () => Effect.succeed([])
+            ),
+            Effect.map((rows) => JSON.stringify(searchTools(creator.configuration, rows, input)))
           )
         case "svc.skill.load": {
-          // A skills/ row the creator reaches: its agent's own first, then its human's, then the workspace's.
+          // A skills/ row in the memory calls' reach: the agent's own first, then its human's, then the workspace's.
           const name = text(input.name)
           const rows = ["agent", "user", "workspace"].map((scope) =>
-            Effect.option(memory.show(reach, { path: `${scope}/skills/${name}` }))
+            Effect.option(documents.show({ path: `${scope}/skills/${name}` }))
           )
           return Effect.flatMap(Effect.all(rows), (found) => {
             const skill = found.find((each) => each._tag === "Some")
