@@ -1,6 +1,6 @@
 // A turn's candidates and an input's materialization, through the real server on real PostgreSQL
 // (spec "Member: turns", "Member: conversation inputs"; supplement "Turns and variants", "Queue,
-// drain, steering"): a canceled regeneration stays in the deck inactive while the turn completes
+// drain, steering"): a fork's copy of an edit regenerates from its source's request; a canceled regeneration stays in the deck inactive while the turn completes
 // on its old candidate and queued rows stay; a regeneration's replay; materialization while
 // queued, once opened, for a hidden turn and for a deleted row.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -69,6 +69,25 @@ describe("regeneration", () => {
     // The conversation goes on.
     await input(id, { kind: "message", text: "after" })
     await settled(id, 2)
+  })
+
+  it("a fork's copy of an edited reply regenerates from the source turn's sealed request", async () => {
+    const id = await create()
+    await input(id, { kind: "direct_reply", text: "hi", model: { model: "local/echo" } })
+    await settled(id, 1)
+    const [turn] = await turns(id)
+    await call("POST", path(id, `/turns/${turn.public_id}/edit`), { edit: { text: "edited" } })
+    const forked = await call("POST", path(id, "/forks"), { fork: { turn_public_id: turn.public_id } }, key())
+    expect(forked.status).toBe(201)
+    const fork = forked.body.conversation.public_id as string
+    const [copy] = await turns(fork)
+    expect(copy).toMatchObject({ inherited: false, content: "edited", active_variant: { source: "fork" } })
+    const regenerated = await call("POST", path(fork, `/turns/${copy.public_id}/regeneration`), undefined, key())
+    expect(regenerated.status, JSON.stringify(regenerated.body)).toBe(202)
+    await waitForConversation(server, fork, async () => (await turns(fork))[0]?.active_variant.source === "inference")
+    expect((await turns(fork))[0]).toMatchObject({ status: "completed", content: "echo: hi" })
+    // The source keeps its edit.
+    expect((await turns(id))[0]).toMatchObject({ content: "edited", active_variant: { source: "edit" } })
   })
 
   it("cancellation cuts a running regeneration: 202, the sample canceled and inactive, the turn completed on its old candidate; queued rows stay", async () => {

@@ -10,7 +10,8 @@ import {
   ConversationsRepository,
   type TimelineTurnRow,
   type TimelineTurnWithVariants,
-  type TurnRow
+  type TurnRow,
+  type VariantRow
 } from "@troupe/storage/repositories/Conversations"
 import { RunsRepository } from "@troupe/storage/repositories/Runs"
 import { Context, Effect, Layer } from "effect"
@@ -217,6 +218,24 @@ export class Turns extends Context.Service<
           return turn
         })
 
+      /**
+       * The candidates a regeneration may ask again: the turn's own, else (a fork's copy of a
+       * candidate that holds no request, an edit) those of the turn it was copied from, up the forks.
+       */
+      const askable = (turn: TimelineTurnWithVariants, active: VariantRow | undefined) =>
+        Effect.gen(function* () {
+          const holds = (variants: ReadonlyArray<VariantRow>) =>
+            variants.some((variant) => variant.inference_request_public_id !== null || variant.run_public_id !== null)
+          let candidates: ReadonlyArray<VariantRow> = turn.variants
+          let copied = active
+          while (!holds(candidates) && copied?.source === "fork" && copied.origin_variant_public_id !== null) {
+            copied = yield* db(repository.findVariant(copied.origin_variant_public_id))
+            if (copied === undefined) break
+            candidates = yield* db(repository.variantsOf([copied.turn_id]))
+          }
+          return candidates
+        })
+
       const viewOf = (turn: TimelineTurnWithVariants) => Effect.map(views([turn]), (found) => found[0]!)
 
       /** The turn as it is after a write. */
@@ -320,17 +339,18 @@ export class Turns extends Context.Service<
               turn.active_variant_public_id === null
                 ? undefined
                 : yield* db(repository.findVariant(turn.active_variant_public_id))
+            const candidates = yield* askable(turn, active)
             // The sealed request asked again: the shown candidate's, else (an edit shown) the newest the turn holds.
             const sealed =
               active?.inference_request_public_id != null
                 ? active
-                : turn.variants.findLast((variant) => variant.inference_request_public_id !== null)
+                : candidates.findLast((variant) => variant.inference_request_public_id !== null)
             // A run-backed reply (its shown candidate's run, else, an edit shown, the newest run it holds) runs again.
             const hostedBy =
               active?.run_public_id != null
                 ? active
                 : sealed === undefined
-                  ? turn.variants.findLast((variant) => variant.run_public_id !== null)
+                  ? candidates.findLast((variant) => variant.run_public_id !== null)
                   : undefined
             const modelOf = (variant: typeof active) => (variant?.model as { model_ref?: string } | null)?.model_ref
             const asked = members.model?.model ?? modelOf(active) ?? modelOf(hostedBy ?? sealed)
