@@ -284,7 +284,7 @@ describe("standing", () => {
     )
   })
 
-  it("a workspace whose svc.memory is overridden answers 409 memory_overridden", async () => {
+  it("a workspace whose svc.memory is overridden answers 409 memory_overridden and its prompts render no memory", async () => {
     const started = await startDevice(server, machineFields("door-provider", { executor_kind: "tool_provider" }))
     await decide(ownerBrowser, started.user_code, "approve", "account_wide")
     const transport = (await poll(server, started.device_code)).body.access_token as string
@@ -306,6 +306,14 @@ describe("standing", () => {
       .body.executor.public_id
     const room = await newWorkspace("Overridden door room")
     const id = await conversation(agent.token, {}, room)
+    await create(door(id, room), agent.token, "conversation/plan.md", "ship on friday")
+    const rendered = async () =>
+      (
+        await call("POST", `${at(id, room)}/context_estimate`, agent.token, {
+          context_estimate: { prompt: "hi", model: { model: "local/echo" }, render: true }
+        })
+      ).body.context_estimate
+    expect((await rendered()).memory.included).toContain("conversation/plan.md")
     const override = await call("PUT", `/workspaces/${room}/tool_provider_overrides`, ownerToken, {
       tool_provider_overrides: { overrides: { "svc.memory": provider }, lock_version: 0 }
     })
@@ -316,5 +324,9 @@ describe("standing", () => {
       409,
       "memory_overridden"
     )
+    // The provider serves the memory: the assembly renders none of the service's documents.
+    const off = await rendered()
+    expect(off.memory).toEqual({ included: [], omitted: [] })
+    expect(JSON.stringify(off.entries)).not.toContain("ship on friday")
   })
 })

@@ -22,6 +22,7 @@ import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import { decodeHostedPlan, insertHosted, planHosted } from "../runs/HostedRuns.ts"
+import { overridableNamespace } from "../workspaces/WorkspaceSettings.ts"
 import { withSample } from "./Accounting.ts"
 import {
   assemble,
@@ -135,9 +136,17 @@ export const historyTurns = (conversation: ConversationRow, answering?: string) 
 
 const defaultScopes = ["conversation", "workspace", "user"]
 
-/** The memory block: the documents the conversation's memory_context binds (skills aside), by path. */
+/**
+ * The memory block: the documents the conversation's memory_context binds (skills aside), by path;
+ * none while the workspace's svc.memory is overridden (a tool provider serves its memory).
+ */
 const memoryOf = (conversation: ConversationRow, humanId: bigint, answererId: bigint) =>
   Effect.gen(function* () {
+    const sql = yield* SqlClient
+    const [workspace] = yield* sql<{ overridden: boolean }>`
+      SELECT tool_provider_overrides ? ${overridableNamespace} AS overridden
+      FROM workspaces WHERE id = ${conversation.workspace_id}`
+    if (workspace?.overridden === true) return { text: null, paths: [] }
     const context = conversation.memory_context
     const scopes =
       isObject(context) && Array.isArray(context.bindings)
