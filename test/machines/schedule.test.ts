@@ -85,10 +85,50 @@ describe("schedule machine", () => {
   it("Schedule: active --one-time clock dispatched--> completed", () => {
     const [active] = start(once)
     const [completed, actions] = step(active, due(active, t0 + minute, null))
-    expect([completed.value, completed.status]).toEqual(["completed", "done"])
+    expect(completed.value).toBe("completed")
     expect(typesOf(actions)).toEqual(["schedule.dispatch", "schedule.record"])
     expect(actions[0]).toMatchObject({ params: { childId: "child-1", inputId: "input-1", scheduledFor: t0 + minute } })
     expect(recorded(actions)).toMatchObject({ status: "completed", nextRunAt: null, lastInputId: "input-1" })
+    // Every verb and edit is refused once completed.
+    for (const event of [
+      { type: "schedule.pause", at: t0 + minute },
+      { type: "schedule.resume", at: t0 + minute, nextRunAt: null },
+      { type: "schedule.cancel", at: t0 + minute },
+      { type: "schedule.run", at: t0 + minute, childId: "c", inputId: "i" },
+      { type: "schedule.edit", at: t0 + minute, lockVersion: completed.context.lockVersion, changes: {} }
+    ] as const) {
+      const [after, refused] = step(completed, event as Event)
+      expect([after.value, typesOf(refused)], event.type).toEqual(["completed", []])
+    }
+  })
+
+  it("a completed one-time schedule whose last dispatch opened nothing names why and no input", () => {
+    const [active] = start(once)
+    const [completed] = step(active, due(active, t0 + minute, null))
+    const [after, actions] = step(completed, {
+      type: "execution.settled",
+      inputId: "input-1",
+      status: "failed",
+      errorCode: "conversation_archived"
+    })
+    expect([after.value, after.status]).toEqual(["ended", "done"])
+    expect(recorded(actions)).toMatchObject({
+      status: "completed",
+      lastErrorCode: "conversation_archived",
+      lastInputId: null,
+      nextRunAt: null,
+      lockVersion: completed.context.lockVersion + 1
+    })
+  })
+
+  it("a completed one-time schedule ends when its last execution settles, recording nothing more", () => {
+    const [active] = start(once)
+    const [completed] = step(active, due(active, t0 + minute, null))
+    expect(completed.status).toBe("active")
+    const [stranger, ignored] = step(completed, { type: "execution.settled", inputId: "other", status: "completed" })
+    expect([stranger.value, ignored]).toEqual(["completed", []])
+    const [after, actions] = step(completed, { type: "execution.settled", inputId: "input-1", status: "completed" })
+    expect([after.value, after.status, actions]).toEqual(["ended", "done", []])
   })
 
   it("Schedule: active or paused --run, no unfinished execution--> unchanged: one child started now", () => {

@@ -2,13 +2,14 @@
 //   active --pause--> paused (future occurrences only; the timer is canceled)
 //   paused --resume, not an expired one-time--> active (the next future occurrence, dated by the domain)
 //   active|paused --cancel--> canceled (a still-queued last child input is withdrawn)
-//   active --one-time clock dispatched--> completed
+//   active --one-time clock dispatched--> completed (a dispatch that opened nothing is still
+//     recorded there: last_error_code, no last input) --its last execution settled--> ended (final)
 //   active|paused --run, no unfinished execution--> unchanged (one child started now; the clock unchanged)
 //   active --an occurrence comes due--> active (one child, or skipped with execution_in_progress
 //     while one is unfinished; the clock moves to the next occurrence)
 //   active|paused --edit, lock_version matches--> the same state (a new rule re-dates the clock)
 // Every accepted change and each dispatch advances lock_version. The instants come in events.
-import { and, setup } from "xstate"
+import { and, not, setup } from "xstate"
 import type { ScheduleContext, ScheduleInput } from "./context.ts"
 import {
   type DispatchParams,
@@ -246,7 +247,15 @@ export const scheduleMachine = scheduleSetup.createMachine({
       }
     },
     canceled: { type: "final" },
-    completed: { type: "final" }
+    // Until its last execution settles: the dispatch may still report that it opened nothing, which
+    // the projection names (last_error_code, no last input); every verb and edit is refused here.
+    completed: {
+      meta: { waitsOn: "its last execution's settlement (nothing else changes it)" },
+      always: { guard: not("busy"), target: "ended" },
+      on: { "execution.settled": { guard: "settles", target: "ended", actions: settle("completed") } }
+    },
+    // Completed, with nothing left to hear.
+    ended: { type: "final" }
   }
 })
 

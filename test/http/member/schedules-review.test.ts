@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
+import { waitForMessages } from "../../support/actors.ts"
 import { tenYearsAfter } from "../../support/calendar.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
@@ -279,6 +280,33 @@ describe("Schedule executions", () => {
     })
     expect((await call("GET", `${one}/executions?after=nonsense`)).body.error.code).toBe("parameter_invalid")
   })
+
+  it("an executions cursor carries no internal row id (spec: internal row ids are never exposed)", async () => {
+    const made = await create({ prompt: "Opaque", rule: { kind: "interval", every_seconds: 600 } })
+    const one = `${schedules()}/${made.body.schedule.public_id}`
+    const ran = await call("POST", `${one}/run`)
+    expect(ran.status).toBe(200)
+    const page = await call("GET", `${one}/executions?limit=1`)
+    const rowIds = await server.run(
+      Effect.flatMap(
+        SqlClient,
+        (sql) => sql<{ id: string }>`
+          SELECT e.id::text AS id FROM schedule_executions e JOIN schedules s ON s.id = e.schedule_id
+          WHERE s.public_id = ${made.body.schedule.public_id}`
+      )
+    )
+    const decoded: Array<unknown> = JSON.parse(Buffer.from(page.body.pagination.last_cursor, "base64url").toString())
+    for (const { id } of rowIds) {
+      expect(decoded).not.toContain(id)
+      expect(decoded).not.toContain(Number(id))
+    }
+    // The cursor still pages: nothing follows the only execution.
+    const after = await call("GET", `${one}/executions?after=${page.body.pagination.last_cursor}`)
+    expect(after.body).toEqual({
+      executions: [],
+      pagination: { next_after: null, last_cursor: page.body.pagination.last_cursor }
+    })
+  })
 })
 
 describe("Schedule clocks and finished schedules", () => {
@@ -335,6 +363,33 @@ describe("Schedule clocks and finished schedules", () => {
     expect(skipped.last_execution.input_public_id).toBe(ran.body.schedule.last_execution.input_public_id)
     const listed = await call("GET", `${schedules()}/${id}/executions`)
     expect(listed.body.executions).toHaveLength(1)
+  })
+
+  it("a one-time schedule whose dispatch opened nothing completes naming why, and no input", async () => {
+    const made = await call(
+      "POST",
+      `/workspaces/${workspaceId}/conversations`,
+      { conversation: { title: "Archived before its run_at" } },
+      { "idempotency-key": "conv-archived-once" }
+    )
+    const archivedId = made.body.conversation.public_id
+    const runAt = await later(120_000)
+    const once = await create({ prompt: "Never", rule: { kind: "once", run_at: runAt } }, "archived-once", archivedId)
+    const id = once.body.schedule.public_id
+    expect((await call("POST", `/workspaces/${workspaceId}/conversations/${archivedId}/archive`)).status).toBe(200)
+    await moveClockTo(server, Date.parse(runAt) + 1_000)
+    await waitForSteps(server, async () => (await scheduleRowOf(server, id)).status === "completed")
+    // The dispatch's refusal reaches the schedule in a later step.
+    await waitForMessages(server, "schedule", id)
+    const read = await call("GET", `${schedules(archivedId)}/${id}`)
+    expect(read.body.schedule).toMatchObject({
+      status: "completed",
+      next_run_at: null,
+      last_error_code: "conversation_archived",
+      last_input_public_id: null,
+      last_execution: null,
+      lock_version: 2
+    })
   })
 })
 

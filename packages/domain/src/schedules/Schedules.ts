@@ -357,23 +357,20 @@ export class Schedules extends Context.Service<
             if (limit === undefined) return yield* badParameter("limit must be 1 to 100")
             const given = query.after === undefined || query.after === "" ? undefined : query.after
             const parts = given === undefined ? null : partsOf(given)
-            if (
-              parts === undefined ||
-              (parts !== null && (parts[0] !== "execution" || !/^\d+$/.test(parts[1] ?? "")))
-            ) {
+            if (parts === undefined || (parts !== null && (parts[0] !== "execution" || !isUuid(parts[1] ?? "")))) {
               return yield* badParameter("after is not a cursor of this listing")
             }
             // One row past the page says whether another page follows.
             const fetched = yield* db(
               repository.listExecutions({
                 scheduleId: row.id,
-                after: parts === null ? null : BigInt(parts[1]!),
+                after: parts === null ? null : parts[1]!,
                 limit: limit + 1
               })
             )
             const rows = fetched.slice(0, limit)
             const last = rows.at(-1)
-            const lastCursor = last === undefined ? (given ?? null) : cursorOf(["execution", String(last.id)])
+            const lastCursor = last === undefined ? (given ?? null) : cursorOf(["execution", last.input_public_id])
             return {
               executions: rows.map(executionView),
               nextAfter: fetched.length > limit ? lastCursor : null,

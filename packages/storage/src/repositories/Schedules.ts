@@ -191,16 +191,23 @@ const selectExecution = `
   LEFT JOIN conversation_turns t ON t.conversation_id = e.child_conversation_id AND t.input_public_id = e.input_public_id
   LEFT JOIN conversation_variants v ON v.public_id = t.active_variant_public_id`
 
+/** A page of the schedule's executions, oldest first, after the one whose first input is `after`. */
 const listExecutions = Rows.all("Schedules.listExecutions", {
   Request: Schema.Struct({
     scheduleId: Schema.BigInt,
-    after: Schema.NullOr(Schema.BigInt),
+    /** The input public id of the execution the page follows (cursors carry no row id). */
+    after: Schema.NullOr(Schema.String),
     limit: Schema.Number
   }),
   Result: ExecutionRow,
   execute: (query, sql) => sql`
     ${sql.literal(selectExecution)}
-    WHERE e.schedule_id = ${query.scheduleId} AND ${query.after === null ? sql`TRUE` : sql`e.id > ${query.after}`}
+    WHERE e.schedule_id = ${query.scheduleId} AND ${
+      query.after === null
+        ? sql`TRUE`
+        : sql`e.id > (SELECT a.id FROM schedule_executions a
+                      WHERE a.schedule_id = ${query.scheduleId} AND a.input_public_id = ${query.after}::uuid)`
+    }
     ORDER BY e.id ASC
     LIMIT ${query.limit}`
 })
