@@ -150,6 +150,8 @@ export const RunEvent = Schema.Union([
     tokenDigest: Schema.NullOr(Schema.String),
     outcome: Schema.Literals(["completed", "failed"]),
     content: Schema.NullOr(Schema.Unknown),
+    /** The body's fault (an outcome outside the vocabulary), judged after the task's own rules. */
+    fault: Schema.optionalKey(Schema.NullOr(Schema.String)),
     at
   }),
   Schema.Struct({ type: Schema.Literal("task.retry"), key, model: Schema.NullOr(Schema.String), at }),

@@ -207,6 +207,21 @@ describe("Append refusals, in order", () => {
     expect(stale.body.error.current_revision).toBe(1)
   })
 
+  it("an expected_revision that is no integer is 400 parameter_invalid, never an unfenced append; null is no fence", async () => {
+    const id = await created([{ tool: { name: "grep" } }])
+    for (const fence of ["1", "7", 1.5, true, { revision: 1 }]) {
+      await refused(id, { steps: [{ tool: { name: "lint" } }], expected_revision: fence }, 400, "parameter_invalid")
+    }
+    expect(await revisionOf(id)).toBe(1)
+    const unfenced = await append(id, { steps: [{ tool: { name: "lint" } }], expected_revision: null })
+    expect(unfenced.body.receipt).toMatchObject({ revision: 2 })
+  })
+
+  it("run_not_appendable is judged before a malformed expected_revision", async () => {
+    const id = await completedRun()
+    await refused(id, { steps: [{ tool: { name: "grep" } }], expected_revision: "1" }, 409, "run_not_appendable")
+  })
+
   it("tip_live: a top-level model step while the mainline tip waits; a tool step is accepted", async () => {
     const id = await created([echo("seed")])
     await refused(id, { steps: [echo("next")] }, 409, "tip_live")
@@ -264,6 +279,18 @@ describe("Append refusals, in order", () => {
       "unsupported_resolve_outcome"
     )
     expect((await task(id, "s1-ask-1")).status).toBe("dispatched")
+    expect(await revisionOf(id)).toBe(1)
+  })
+
+  it("resolve entries are judged in order, each as unknown_await, then await_not_resolvable, then its outcome", async () => {
+    const id = await created([{ ask: { prompt: "First?", key: "open" } }, { ask: { prompt: "Then?", key: "later" } }])
+    await calls.call("POST", `/${id}/start`)
+    const steps = [{ tool: { name: "lint" } }]
+    await refused(id, { steps, resolve: [{ task: "nope", outcome: "failed" }] }, 422, "unknown_await")
+    await refused(id, { steps, resolve: [{ task: "later", outcome: "failed" }] }, 422, "await_not_resolvable")
+    await refused(id, { steps, resolve: ["nope", { task: "open", outcome: "failed" }] }, 422, "unknown_await")
+    await refused(id, { steps, resolve: ["open", { task: "nope" }] }, 422, "unknown_await")
+    expect((await task(id, "open")).status).toBe("dispatched")
     expect(await revisionOf(id)).toBe(1)
   })
 })

@@ -89,6 +89,17 @@ describe("Authored asks", () => {
     expect([bad.status, bad.body.error.code]).toEqual([422, "validation_failed"])
   })
 
+  it("a bad outcome is judged after the task's own rules: 404 for an unknown key, 400 for a missing token, 409 not_adjudicable once the run is over", async () => {
+    const { id } = await started([{ ask: { prompt: "Order?" } }])
+    const unknown = await resolve(id, "nope", { outcome: "maybe" })
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, "not_found"])
+    const tokenless = await resolve(id, "s1-ask-1", { outcome: "maybe" })
+    expect([tokenless.status, tokenless.body.error.code]).toEqual([400, "parameter_missing"])
+    expect((await calls.call("POST", `/${id}/stop`)).body.run.status).toBe("canceled")
+    const over = await resolve(id, "s1-ask-1", { outcome: "maybe" })
+    expect([over.status, over.body.error.code]).toEqual([409, "not_adjudicable"])
+  })
+
   it("the right token completes the ask with content as output, and the run goes on", async () => {
     const { id, receipt } = await started([{ ask: { prompt: "Deploy?" } }])
     const token = receipt.resolution_tokens["s1-ask-1"]

@@ -135,6 +135,21 @@ describe("Run lifecycle over HTTP", () => {
     expect((await calls.call("GET", `/${id}`)).status).toBe(404)
   })
 
+  it("a graceful stop of a paused run restarts its frozen clocks, shifted by the pause: the dispatched row times out and the run ends canceled", async () => {
+    const id = (await calls.create(toolRun([{ tool: { name: "grep", timeout_ms: 300 } }]))).body.run.public_id
+    const started = (await calls.call("POST", `/${id}/start`)).body.run
+    const deadline = Date.parse(started.tasks[0].deadline_at)
+    const paused = (await calls.call("POST", `/${id}/pause`)).body.run
+    const stopping = (await calls.call("POST", `/${id}/stop`, { force: false })).body.run
+    expect(stopping).toMatchObject({ status: "canceling", paused_at: null })
+    const shifted = Date.parse(stopping.tasks[0].deadline_at)
+    expect(shifted).toBeGreaterThan(deadline)
+    expect(shifted - deadline).toBeLessThanOrEqual(Date.now() - Date.parse(paused.paused_at))
+    await waitForActorState(server, "run", id, "canceled")
+    const task = (await calls.call("GET", `/${id}/tasks/s1-tool-1`)).body.task
+    expect(task).toMatchObject({ status: "timed_out", error: { key: "tool_timeout" } })
+  })
+
   it("list: filters by status and attention, pages by cursor, never lists tombstones; bad words are 400", async () => {
     const pending = (await calls.create(toolRun([{ tool: { name: "grep" } }]))).body.run.public_id
     const held = (await calls.create({ approval_mode: "bypass", steps: [{ ask: { prompt: "Go?" } }] })).body.run

@@ -56,8 +56,8 @@ export const pause = (draft: Draft, event: EventOf<"run.pause">) => {
   if (event.force) abortRounds(draft)
 }
 
-export const resume = (draft: Draft) => {
-  if (draft.context.status !== "paused") return refuse(draft, "not_resumable")
+/** A pause's end (resume, or a stop of a paused run): frozen clocks run again, shifted by the pause. */
+const thawClocks = (draft: Draft) => {
   const shift = draft.at - draft.context.pausedAt!
   for (const task of draft.context.tasks) {
     if (!clocked(task)) continue
@@ -65,8 +65,13 @@ export const resume = (draft: Draft) => {
     put(draft, { ...task, deadlineAt })
     draft.setTimer(task.spec.key, task.generation, deadlineAt)
   }
-  draft.context.status = "running"
   draft.context.pausedAt = null
+}
+
+export const resume = (draft: Draft) => {
+  if (draft.context.status !== "paused") return refuse(draft, "not_resumable")
+  thawClocks(draft)
+  draft.context.status = "running"
 }
 
 const cancelAll = (draft: Draft) => {
@@ -82,7 +87,8 @@ export const stop = (draft: Draft, event: EventOf<"run.stop">) => {
     context.completedAt = draft.at
     return
   }
-  if (context.status === "paused") context.pausedAt = null
+  // What a graceful stop lets settle keeps its clock: a paused run's run again from here.
+  if (context.status === "paused") thawClocks(draft)
   context.status = "canceling"
   context.stopping = true
   if (event.force) return cancelAll(draft)

@@ -52,6 +52,7 @@ export const resolve = (draft: Draft, event: EventOf<"task.resolve">) => {
     if (event.tokenDigest === null) return refuse(draft, "parameter_missing")
     if (event.tokenDigest !== task.spec.ask!.tokenDigest) return refuse(draft, "not_claimant")
   }
+  if (event.fault !== undefined && event.fault !== null) return refuse(draft, event.fault)
   draft.request({ type: fx.recordResult, params: { key: task.spec.key, result: { output: event.content } } })
   if (event.outcome === "failed") return fail(draft, task.spec.key, "failed", { key: "await_failed" })
   complete(draft, task.spec.key)

@@ -157,6 +157,8 @@ export const refusalOf = (reason: string, extra: { readonly current_revision?: n
       return new BadParameter({ code: "parameter_missing", message: "Send the resolution_token" })
     case "not_authorized":
       return new NotPermitted({ code: "not_authorized", message: "The run's creator has no write standing" })
+    case "outcome_invalid":
+      return new Invalid({ code: "validation_failed", message: "outcome must be completed or failed" })
     case "stale_revision":
       return new RunRefused({ code: reason, message: "The run's revision moved on", ...extra })
     case "await_not_resolvable":
@@ -180,7 +182,8 @@ export type TaskVerb =
       readonly verb: "resolution"
       readonly token: string | null
       readonly content: unknown
-      readonly outcome: "completed" | "failed"
+      /** `invalid`: a word outside completed | failed, refused once the task's own rules pass. */
+      readonly outcome: "completed" | "failed" | "invalid"
     }
 
 export type RunVerb =
@@ -584,6 +587,13 @@ export class Runs extends Context.Service<
               if (!appendable.has(state.run.status) || state.replyDelivered) {
                 return yield* new StateConflict({ code: "run_not_appendable", message: "The run takes no appends now" })
               }
+              // The fence is judged in its place: a value that is no integer is malformed, never ignored.
+              if (body.expected_revision != null && !Number.isSafeInteger(body.expected_revision)) {
+                return yield* new BadParameter({
+                  code: "parameter_invalid",
+                  message: "expected_revision must be an integer"
+                })
+              }
               if (expected !== null && expected !== state.run.revision) return yield* staleRevision(state.run)
               const tip = state.tasks.filter((task) => task.kind === "model_task" && task.mainline).at(-1)
               if (firstStepIsModel(body.steps) && (tip?.status === "waiting" || tip?.status === "running")) {
@@ -617,7 +627,7 @@ export class Runs extends Context.Service<
               })
               if (Result.isFailure(compiled)) return yield* compiled.failure
               const { tasks, tokens } = mintTokens(compiled.success)
-              const resolve = yield* resolveEntries(body.resolve)
+              const resolve = yield* resolveEntries(body.resolve, state.tasks)
               const first = compiled.success.tasks[0]
               const outcome = yield* actors
                 .send(run.public_id, {
@@ -708,8 +718,9 @@ export class Runs extends Context.Service<
                               type: "task.resolve",
                               key,
                               tokenDigest: verb.token === null ? null : digestOf(verb.token),
-                              outcome: verb.outcome,
+                              outcome: verb.outcome === "invalid" ? "completed" : verb.outcome,
                               content: verb.content ?? null,
+                              fault: verb.outcome === "invalid" ? "outcome_invalid" : null,
                               at: time
                             }
             const replies = yield* send(runId, event)
@@ -763,21 +774,31 @@ const hosted = (run: RunRow) =>
     })
   )
 
-/** An append's resolve entries: a task key, or {task, content?} (completed outcomes only). */
-const resolveEntries = (value: unknown) =>
+/**
+ * An append's resolve entries: a task key, or {task, content?} (completed outcomes only). Each entry
+ * is judged in the supplement's order, the first faulty one answering: not an authored ask of the run
+ * (unknown_await), not open (await_not_resolvable), an outcome other than completed
+ * (unsupported_resolve_outcome). The run's actor judges the first two again at its step.
+ */
+const resolveEntries = (value: unknown, tasks: ReadonlyArray<TaskRow>) =>
   Effect.gen(function* () {
     if (value === undefined || value === null) return []
     if (!Array.isArray(value))
       return yield* new Invalid({ code: "validation_failed", message: "resolve must be a list" })
     const entries: Array<{ task: string; content: unknown }> = []
     for (const entry of value) {
-      if (typeof entry === "string") entries.push({ task: entry, content: null })
-      else if (isObject(entry) && typeof entry.task === "string") {
-        if (entry.outcome !== undefined && entry.outcome !== "completed") {
-          return yield* new Invalid({ code: "unsupported_resolve_outcome", message: "resolve completes asks only" })
-        }
-        entries.push({ task: entry.task, content: entry.content ?? null })
-      } else return yield* new Invalid({ code: "unknown_await", message: "resolve entries name an ask" })
+      const key = typeof entry === "string" ? entry : isObject(entry) ? entry.task : undefined
+      const ask = typeof key === "string" ? tasks.find((task) => task.key === key) : undefined
+      if (ask === undefined || ask.await_kind !== "ask" || ask.origin !== "author") {
+        return yield* new Invalid({ code: "unknown_await", message: "resolve entries name an authored ask of the run" })
+      }
+      if (ask.status !== "dispatched") {
+        return yield* new Invalid({ code: "await_not_resolvable", message: Invalid.sentenceOf("await_not_resolvable") })
+      }
+      if (isObject(entry) && entry.outcome !== undefined && entry.outcome !== "completed") {
+        return yield* new Invalid({ code: "unsupported_resolve_outcome", message: "resolve completes asks only" })
+      }
+      entries.push({ task: ask.key, content: isObject(entry) ? (entry.content ?? null) : null })
     }
     return entries
   })
