@@ -3,6 +3,7 @@
 // its actor commits (never a sleep).
 import { type StepNotice, stepChannel } from "@troupe/actors/ActorHost"
 import { EventBus } from "@troupe/storage/EventBus"
+import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import { Effect, Stream } from "effect"
 import { agentFields, decide, machineFields, poll, startDevice } from "../http/oauth/support-device.ts"
 import { bearer, request } from "./http.ts"
@@ -14,11 +15,13 @@ import type { TestServer } from "./server.ts"
 export interface AgentRunWorld extends RunWorld {
   /** The creator agent's application address: its transport token and public id. */
   readonly application: { readonly token: string; readonly publicId: string }
+  /** The owner: the creator agent's steward. */
+  readonly owner: UserRow
 }
 
 /** An owner stewarding one agent (the runs' creator) in a fresh workspace, runners on demand. */
 export const agentRunWorld = async (server: TestServer, workspace = "runs"): Promise<AgentRunWorld> => {
-  await createOwner(server)
+  const ownerRow = await createOwner(server)
   const owner = await signedIn(server, ownerCredentials)
   const started = await startDevice(server, agentFields("run-agent"))
   await decide(owner, started.user_code, "approve")
@@ -34,6 +37,7 @@ export const agentRunWorld = async (server: TestServer, workspace = "runs"): Pro
   return {
     agent: { token, publicId: profile.body.member.public_id, handle: profile.body.member.handle },
     application: { token: application, publicId: self.body.executor.public_id },
+    owner: ownerRow,
     workspaceId: made.body.workspace.public_id,
     runner: async (identifier, tools) => {
       const device = await startDevice(server, machineFields(identifier))

@@ -10,7 +10,12 @@ const at = Schema.Number
 const key = Schema.String
 
 /** Who decided an approval or answered an ask: the creator as a human or as its agent. */
-export const Decider = Schema.Struct({ userId: Schema.String, origin: Schema.Literals(["human", "agent"]) })
+export const Decider = Schema.Struct({
+  userId: Schema.String,
+  origin: Schema.Literals(["human", "agent"]),
+  /** false: neither the run's creator nor its steward, refused once the task is known (not_authorized). */
+  decides: Schema.optionalKey(Schema.Boolean)
+})
 export type Decider = typeof Decider.Type
 
 /** A resolve entry of an append: an authored ask answered with optional content. */

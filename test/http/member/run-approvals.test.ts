@@ -5,6 +5,8 @@
 import * as Repo from "@troupe/storage/repositories/Actors"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitForActorState } from "../../support/actors.ts"
+import { bearer, request } from "../../support/http.ts"
+import { createMember, personalToken } from "../../support/people.ts"
 import { type AgentRunWorld, agentRunWorld, untilRun } from "../../support/run-agents.ts"
 import { inboxCalls, memberCalls, readOnlyTool } from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
@@ -212,6 +214,34 @@ describe("parking an approval", () => {
     const deny = await calls.call("POST", `/${id}/tasks/${call}/deny`, {})
     expect([deny.status, deny.body.error.code]).toEqual([409, "not_awaiting_approval"])
   })
+  it("another member with write standing is refused 403 not_authorized, after not_adjudicable and an unknown key's 404", async () => {
+    const bystander = await personalToken(server, await createMember(server))
+    const workspace = `/agent_api/v1/workspaces/${world.workspaceId}`
+    const ownerToken = await personalToken(server, world.owner)
+    const read = await request(server.baseUrl, "GET", workspace, { headers: bearer(ownerToken) })
+    expect(read.status, JSON.stringify(read.body)).toBe(200)
+    const opened = await request(server.baseUrl, "PUT", `${workspace}/access_mode`, {
+      headers: bearer(ownerToken),
+      body: { access_mode: { access_mode: "account_wide", lock_version: read.body.workspace.lock_version } }
+    })
+    expect(opened.status, JSON.stringify(opened.body)).toBe(200)
+    const verb = (id: string, key: string, name: "approve" | "deny") =>
+      request(server.baseUrl, "POST", `${calls.base}/${id}/tasks/${key}/${name}`, {
+        headers: bearer(bystander),
+        body: {}
+      }).then((answer) => [answer.status, answer.body.error?.code])
+    const id = await modelCallRun({ approval_mode: "ask" })
+    await judged(id)
+    for (const name of ["approve", "deny"] as const) {
+      expect(await verb(id, call, name)).toEqual([403, "not_authorized"])
+      expect(await verb(id, "no-such-task", name)).toEqual([404, "not_found"])
+    }
+    expect((await taskOf(id, call)).status).toBe("needs_approval")
+    expect((await calls.call("POST", `/${id}/stop`, { force: true })).status).toBe(200)
+    await waitForActorState(server, "run", id, "canceled")
+    expect(await verb(id, call, "approve")).toEqual([409, "not_adjudicable"])
+  })
+
   it("an ask rule parks the call", async () => {
     const id = await modelCallRun({ approval_mode: "rules", approval_rules: [{ tool: "grep|lint", verdict: "ask" }] })
     expect((await judged(id)).status).toBe("needs_approval")

@@ -92,6 +92,7 @@ const pastHold = (draft: Draft, task: Task) => effectiveDeadline(draft.context, 
 export const approve = (draft: Draft, event: EventOf<"task.approve">) => {
   const task = verbTask(draft, event.key)
   if (task === undefined) return
+  if (event.by.decides === false) return refuse(draft, "not_decider")
   if (task.status !== "needs_approval") return refuse(draft, "not_awaiting_approval")
   if (pastHold(draft, task)) {
     refuseApproval(draft, task.spec.key, "timed_out", approvalExpired)
@@ -106,6 +107,7 @@ export const approve = (draft: Draft, event: EventOf<"task.approve">) => {
 export const deny = (draft: Draft, event: EventOf<"task.deny">) => {
   const task = verbTask(draft, event.key)
   if (task === undefined) return
+  if (event.by.decides === false) return refuse(draft, "not_decider")
   if (task.status !== "needs_approval") return refuse(draft, "not_awaiting_approval")
   if (pastHold(draft, task)) {
     refuseApproval(draft, task.spec.key, "timed_out", approvalExpired)

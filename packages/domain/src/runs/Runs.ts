@@ -157,6 +157,11 @@ export const refusalOf = (reason: string, extra: { readonly current_revision?: n
       return new BadParameter({ code: "parameter_missing", message: "Send the resolution_token" })
     case "not_authorized":
       return new NotPermitted({ code: "not_authorized", message: "The run's creator has no write standing" })
+    case "not_decider":
+      return new NotPermitted({
+        code: "not_authorized",
+        message: "Only the run's creator (or its steward) decides its approvals"
+      })
     case "outcome_invalid":
       return new Invalid({ code: "validation_failed", message: "outcome must be completed or failed" })
     case "stale_revision":
@@ -686,19 +691,16 @@ export class Runs extends Context.Service<
             const time = yield* at
             const creator = (yield* db(runs.findRun(runId)))!
             const self = (yield* db(runs.userOf(caller.user.id)))!
+            // The creator decides its run's approvals, or the human stewarding it; the actor refuses
+            // anyone else once the run and task are judged (not_adjudicable, not_found first).
+            const steward =
+              verb.verb === "approve" || verb.verb === "deny"
+                ? ((yield* db(runs.userOf(creator.creator_id)))?.steward_id ?? null)
+                : null
             const decider = {
               userId: self.public_id,
-              origin: caller.user.kind === "agent" ? ("agent" as const) : ("human" as const)
-            }
-            if (verb.verb === "approve" || verb.verb === "deny") {
-              // The creator decides its run's approvals, or the human stewarding it.
-              const steward = (yield* db(runs.userOf(creator.creator_id)))?.steward_id ?? null
-              if (caller.user.id !== creator.creator_id && caller.user.id !== steward) {
-                return yield* new NotPermitted({
-                  code: "not_authorized",
-                  message: "Only the run's creator (or its steward) decides its approvals"
-                })
-              }
+              origin: caller.user.kind === "agent" ? ("agent" as const) : ("human" as const),
+              decides: caller.user.id === creator.creator_id || caller.user.id === steward
             }
             const summarizer = verb.verb === "compact" ? yield* summarizerOf(creator.creator_id) : null
             const event: RunEvent =
