@@ -22,6 +22,7 @@ import { ConversationContext } from "@troupe/domain/conversations/ContextEstimat
 import { ConversationMemory } from "@troupe/domain/conversations/ConversationMemory"
 import { ConversationDefinition, Conversations } from "@troupe/domain/conversations/Conversations"
 import { ConversationForks } from "@troupe/domain/conversations/Forks"
+import { inputNamingRules } from "@troupe/domain/conversations/InputNamingRule"
 import { Inputs } from "@troupe/domain/conversations/Inputs"
 import { LiveReplies } from "@troupe/domain/conversations/LiveReplies"
 import { ConversationSettings } from "@troupe/domain/conversations/Settings"
@@ -51,6 +52,7 @@ import { Readiness } from "@troupe/domain/runtime/Readiness"
 import { RuntimeOperations } from "@troupe/domain/runtime/RuntimeOperations"
 import { ScheduleDefinition } from "@troupe/domain/schedules/Executions"
 import { Schedules } from "@troupe/domain/schedules/Schedules"
+import { namingRulesOf } from "@troupe/domain/uploads/UploadAccess"
 import { Uploads } from "@troupe/domain/uploads/Uploads"
 import { Workspaces } from "@troupe/domain/workspaces/Workspaces"
 import { answerClientErrors } from "@troupe/http/conventions/ClientErrors"
@@ -159,7 +161,7 @@ export const domainLayer = (config: ServerConfig) =>
           // Runs read a hosted run's standing through its conversation.
           Layer.mergeAll(ExecutorInbox.layer, RunInputs.layer).pipe(Layer.provideMerge(Runs.layer))
         ).pipe(Layer.provideMerge(Conversations.layer)),
-        Uploads.layer.pipe(Layer.provide(inferenceNamingRules))
+        Uploads.layer.pipe(Layer.provide(namingRulesOf(inferenceNamingRules, inputNamingRules)))
       ).pipe(Layer.provideMerge(base)),
     Layer.provideMerge(repositoriesLayer),
     Layer.provideMerge(actorLayer(config))

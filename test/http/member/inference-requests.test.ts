@@ -451,8 +451,9 @@ describe("uploads as input", () => {
 
   it("an upload over 8 MiB is 422 input_media_too_large, by upload_public_ids or an upload part; 8 MiB passes", async () => {
     const bound = 8 * 1024 * 1024
-    const over = await upload(agent.token, "a".repeat(bound + 1), "over.txt")
-    const at = await upload(agent.token, "a".repeat(bound), "at.txt")
+    const pdf = (size: number) => `%PDF-1.4\n${"a".repeat(size - 9)}`
+    const over = await upload(agent.token, pdf(bound + 1), "over.pdf")
+    const at = await upload(agent.token, pdf(bound), "at.pdf")
     const named = await text("local/echo", "read", { upload_public_ids: [over] })
     expect([named.status, named.body.error?.code]).toEqual([422, "input_media_too_large"])
     const part = await text("local/echo", [
@@ -468,6 +469,21 @@ describe("uploads as input", () => {
     expect((await text("local/echo", "read", { upload_public_ids: [at] })).body.error?.code).not.toBe(
       "input_media_too_large"
     )
+  })
+
+  it("judges the uploads in the supplement's order: the caller's own, then admitted by the model, then within 8 MiB", async () => {
+    const bound = 8 * 1024 * 1024
+    const overText = await upload(agent.token, "a".repeat(bound + 1), "over.txt")
+    const overPdf = await upload(agent.token, `%PDF-1.4\n${"a".repeat(bound)}`, "over.pdf")
+    const refusal = async (uploads: ReadonlyArray<string>, model = "local/echo") => {
+      const answer = await text(model, "read", { upload_public_ids: uploads })
+      return [answer.status, answer.body.error?.code]
+    }
+    expect(await refusal([overText])).toEqual([422, "unsupported_input_media"])
+    expect(await refusal([overPdf], "local/tiny")).toEqual([422, "unsupported_input_media"])
+    expect(await refusal([overPdf, overText])).toEqual([422, "unsupported_input_media"])
+    expect(await refusal([overPdf, absentUpload])).toEqual([422, "unknown_input_upload"])
+    expect(await refusal([overPdf])).toEqual([422, "input_media_too_large"])
   })
 
   it("whoever can read a request naming an upload may read its bytes; others get 404", async () => {
@@ -556,6 +572,23 @@ describe("create body", () => {
     expect(over.body.error.code).toBe("input_over_model_limit")
     const subject = await text("local/echo", "hi", { billing_subject: "x".repeat(256) })
     expect(subject.body.error.code).toBe("billing_subject_too_long")
+  })
+
+  it("counts billing_subject and voice in characters: 255 emoji and 64 are within bounds, one more is not", async () => {
+    const subject = (count: number) => text("local/echo", "hi", { billing_subject: "🎉".repeat(count) })
+    const accepted = await subject(255)
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202)
+    expect(accepted.body.inference_request.billing_subject).toBe("🎉".repeat(255))
+    expect((await subject(256)).body.error?.code).toBe("billing_subject_too_long")
+    const voice = (count: number) =>
+      create({
+        workload: "speech_generation",
+        model: { model: "local/speech" },
+        input: "hi",
+        configuration: { voice: "🎤".repeat(count) }
+      })
+    expect((await voice(64)).status).toBe(202)
+    expect((await voice(65)).body.error?.message).toContain("configuration.voice")
   })
 
   it("answers 400 parameter_missing for an absent root or input, and requires an Idempotency-Key", async () => {

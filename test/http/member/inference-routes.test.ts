@@ -1,13 +1,17 @@
 // Member: inference requests, route by route through the real server (spec "Member: inference
 // requests", "Inference request replay stream"; inference supplement "Projections and reads",
 // "Event items", "Cancellation, DELETE, files, estimate"): the replay's cursors and watermark,
-// the list's filter, order and pages, who may write, and output files that do not exist.
+// the list's filter, order and pages, who may write, output files that do not exist, and a run's
+// rounds, hidden from every door as from the list.
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
 import { waitForActorState } from "../../support/actors.ts"
 import { bearer, type JsonResponse, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { waitForSteps } from "../../support/steps.ts"
 
 let server: TestServer
 let agent: ConnectedAgent
@@ -161,6 +165,51 @@ describe("who may write", () => {
     expectError(await call("POST", `${path}/cancellation`), 409, "workspace_not_active")
     expectError(await call("DELETE", path), 409, "workspace_not_active")
     expect((await call("GET", path)).body.inference_request.status).toBe("completed")
+  })
+})
+
+describe("a run's rounds", () => {
+  it("are hidden from every inference request door, as from the list: 404, and the round runs on", async () => {
+    const run = await call(
+      "POST",
+      `/workspaces/${workspaceId}/runs`,
+      agent.token,
+      {
+        run: {
+          approval_mode: "bypass",
+          steps: [{ model: { prompt: JSON.stringify({ delay_ms: 60_000 }), model: { model: "local/script" } } }]
+        }
+      },
+      { "idempotency-key": "hidden-round-run" }
+    )
+    expect(run.status).toBe(201)
+    const runId = run.body.run.public_id as string
+    const started = await call("POST", `/workspaces/${workspaceId}/runs/${runId}/start`)
+    expect(started.status).toBe(200)
+    const roundOf = () =>
+      server.run(
+        Effect.flatMap(
+          SqlClient,
+          (sql) => sql<{ readonly public_id: string }>`
+            SELECT q.public_id::text FROM inference_requests q JOIN runs r ON r.id = q.asked_by_run_id
+            WHERE r.public_id = ${runId}::uuid`
+        )
+      )
+    await waitForSteps(server, async () => (await roundOf()).length > 0, { kind: "inferenceRequest" })
+    const round = (await roundOf())[0]!.public_id
+    await waitForActorState(server, "inferenceRequest", round, "live.running")
+    const path = `${collection()}/${round}`
+    expectError(await call("GET", path), 404, "not_found")
+    expectError(await call("GET", `${path}/events`), 404, "not_found")
+    expectError(await call("GET", `${path}/files/0`), 404, "not_found")
+    expectError(await call("POST", `${path}/cancellation`), 404, "not_found")
+    expectError(await call("DELETE", path), 404, "not_found")
+    expect((await call("GET", collection())).body.inference_requests.map((row: any) => row.public_id)).not.toContain(
+      round
+    )
+    const task = await call("GET", `/workspaces/${workspaceId}/runs/${runId}/tasks/s1-model-1`)
+    expect(task.body.task.status).toBe("running")
+    expect((await call("POST", `/workspaces/${workspaceId}/runs/${runId}/stop`)).status).toBe(200)
   })
 })
 

@@ -368,6 +368,14 @@ describe("detection from the bytes and the filename", () => {
       kept: "take 1.WAV"
     },
     {
+      name: "Ogg Opus (file-type's audio/ogg; codecs=opus) is audio/ogg, its extension corrected",
+      data: () =>
+        Buffer.concat([Buffer.from("OggS"), Buffer.alloc(24), Buffer.from("OpusHead"), Buffer.from([1, 2, 0, 0])]),
+      filename: "voice note.opus",
+      type: "audio/ogg",
+      kept: "voice note.ogg"
+    },
+    {
       name: "text keeps its name",
       data: () => "# Notes\n\tindented\r\n\f",
       filename: "notes.md",

@@ -65,6 +65,9 @@ const roles: ReadonlyArray<string> = ["system", "developer", "user", "assistant"
 
 const invalid = (member: string, why: string) => new Invalid({ code: "validation_failed", message: `${member} ${why}` })
 
+/** A text's length in characters (code points: an emoji is one, not two UTF-16 units). */
+const characters = (text: string) => Array.from(text).length
+
 const isInteger = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value)
 const within = (value: unknown, min: number, max: number): value is number =>
   typeof value === "number" && Number.isFinite(value) && value >= min && value <= max
@@ -192,7 +195,11 @@ const configurationOf = (
   ) {
     return invalid("configuration.size", "must be WxH")
   }
-  if (workload === "speech_generation" && voice !== undefined && !(typeof voice === "string" && voice.length <= 64)) {
+  if (
+    workload === "speech_generation" &&
+    voice !== undefined &&
+    !(typeof voice === "string" && characters(voice) <= 64)
+  ) {
     return invalid("configuration.voice", "must be at most 64 characters")
   }
   const offered: Array<StoredCall["call"]["tools"][number]> = []
@@ -290,14 +297,13 @@ export const judgeCreate = (
         messages.flatMap((message) => message.parts.flatMap((part) => ("upload" in part ? [part.upload] : [])))
       )
     ]
+    // In the supplement's order: every upload the caller's own, then admitted by the model, then
+    // within the inline bound (a 9 MiB text file on a model taking images is unsupported media).
     const resolved = new Map<string, ResolvedUpload>()
     for (const publicId of asked) {
       const upload = isUuid(publicId) ? yield* resolution.find(publicId) : undefined
       if (upload === undefined || upload.creator_user_id !== resolution.userId) {
         return yield* new Invalid({ code: "unknown_input_upload", message: `${publicId} is not an upload of yours` })
-      }
-      if (upload.byte_size > inlineMediaBound) {
-        return yield* new Invalid({ code: "input_media_too_large", message: `${publicId} is over 8 MiB` })
       }
       resolved.set(publicId, upload)
     }
@@ -311,8 +317,13 @@ export const judgeCreate = (
         message: `${model.ref} does not take ${uploads.map((u) => u.content_type).join(", ")}`
       })
     }
+    const oversized = uploads.find((upload) => upload.byte_size > inlineMediaBound)
+    if (oversized !== undefined) {
+      return yield* new Invalid({ code: "input_media_too_large", message: `${oversized.public_id} is over 8 MiB` })
+    }
     const subject = members.billing_subject ?? null
-    if (subject !== null && (subject.length < 1 || subject.length > 255)) {
+    const subjectLength = subject === null ? 0 : characters(subject)
+    if (subject !== null && (subjectLength < 1 || subjectLength > 255)) {
       return yield* new Invalid({
         code: "billing_subject_too_long",
         message: "billing_subject must be 1 to 255 characters"

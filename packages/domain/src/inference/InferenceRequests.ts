@@ -23,7 +23,7 @@ import { now } from "../kernel/Now.ts"
 import type { RateLimit } from "../kernel/RateLimiter.ts"
 import { Absent, BadParameter, type Invalid, type NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
-import { type NamingRule, NamingRules } from "../uploads/UploadAccess.ts"
+import type { NamingRule } from "../uploads/UploadAccess.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { emptyUsageSummary, makeInferenceAttempts } from "./Attempts.ts"
 import { type Asker, type CreateMembers, judgeCreate } from "./CreateRules.ts"
@@ -78,15 +78,12 @@ export interface InputEstimate {
 }
 
 /** Whoever can read an inference request may read the uploads it names (supplement "Uploads"). */
-export const inferenceNamingRules = Layer.effect(
-  NamingRules,
-  Effect.gen(function* () {
-    const requests = yield* InferenceRequestsRepository
-    const db = yield* withRepositories(InferenceRequestsRepository)
-    const rule: NamingRule = (reader, holderIds) => db(requests.readableBy(reader.userId, holderIds))
-    return { [uploadNamingKind]: rule }
-  })
-)
+export const inferenceNamingRules = Effect.gen(function* () {
+  const requests = yield* InferenceRequestsRepository
+  const db = yield* withRepositories(InferenceRequestsRepository)
+  const rule: NamingRule = (reader, holderIds) => db(requests.readableBy(reader.userId, holderIds))
+  return { [uploadNamingKind]: rule }
+})
 
 /** The binding of the inference request actor, over the catalog's providers; announcements ride the bus. */
 export const inferenceRequestBinding = (
@@ -197,7 +194,10 @@ export class InferenceRequests extends Context.Service<
 
       const notFound = () => new Absent({ code: "not_found", message: "No such inference request" })
 
-      /** The request of a workspace the caller sees (a tombstone is absent). */
+      /**
+       * The request of a workspace the caller sees (a tombstone is absent, and so are the hidden
+       * requests a conversation's reply or a run's round asked, as the list leaves them out).
+       */
       const visible = (workspaceRowId: bigint, publicId: string) =>
         Effect.gen(function* () {
           const row = isUuid(publicId) ? yield* db(requests.findRequest(publicId)) : undefined
@@ -205,7 +205,8 @@ export class InferenceRequests extends Context.Service<
             !row ||
             row.workspace_id !== workspaceRowId ||
             row.tombstoned_at !== null ||
-            row.asked_by_conversation_id !== null
+            row.asked_by_conversation_id !== null ||
+            row.asked_by_run_id !== null
           ) {
             return yield* notFound()
           }

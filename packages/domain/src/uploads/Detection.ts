@@ -18,6 +18,8 @@ const mediaTypes: Readonly<Record<string, UploadContentType>> = {
   "audio/wav": "audio/wav",
   "audio/mpeg": "audio/mpeg",
   "audio/ogg": "audio/ogg",
+  // Opus in an Ogg container (voice notes): the OggS signature all the same.
+  "audio/ogg; codecs=opus": "audio/ogg",
   "audio/flac": "audio/flac",
   "audio/mp4": "audio/mp4",
   "audio/x-m4a": "audio/mp4",

@@ -4,7 +4,7 @@
 // upload_namings, under its holder kind) extends it by providing its NamingRule in NamingRules to
 // the Uploads layer where the server is composed (inference requests do).
 import type { Naming, UploadRow } from "@troupe/storage/repositories/Uploads"
-import { Context, Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 
 /** A member-plane reader: the acting principal (an agent, or a human). */
 export interface UploadReader {
@@ -19,6 +19,15 @@ export const NamingRules = Context.Reference<Readonly<Record<string, NamingRule>
   "@troupe/domain/uploads/NamingRules",
   { defaultValue: () => ({}) }
 )
+
+/** One NamingRules of the naming features' rules, each an effect answering its holder kinds' rules. */
+export const namingRulesOf = <R>(
+  ...features: ReadonlyArray<Effect.Effect<Readonly<Record<string, NamingRule>>, never, R>>
+) =>
+  Layer.effect(
+    NamingRules,
+    Effect.map(Effect.all(features), (rules) => Object.assign({}, ...rules))
+  )
 
 export const isCreator = (reader: UploadReader, upload: UploadRow) => upload.creator_user_id === reader.userId
 

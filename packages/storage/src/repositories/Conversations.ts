@@ -5,6 +5,13 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
 import { newPublicId } from "../Ids.ts"
+import {
+  bindsAttachments,
+  dropConversationNamings,
+  dropInputNamings,
+  nameInputUploads,
+  syncInputNamings
+} from "./InputAttachmentNamings.ts"
 import * as Rows from "./Rows.ts"
 import { MessagingEntry } from "./Workspaces.ts"
 
@@ -382,6 +389,7 @@ const deleteConversation = Effect.fnUntraced(function* (publicId: string) {
   yield* sql`DELETE FROM store_entry_hosts WHERE host_kind = 'conversation' AND host_id = ${row.id}`
   yield* sql`DELETE FROM memory_documents WHERE anchor_kind = 'conversation' AND anchor_id = ${row.id}`
   yield* sql`DELETE FROM memory_anchors WHERE anchor_kind = 'conversation' AND anchor_id = ${row.id}`
+  yield* dropConversationNamings(row.id)
   if (row.referenced) yield* sql`DELETE FROM conversation_inputs WHERE conversation_id = ${row.id}`
   else yield* sql`DELETE FROM conversations WHERE id = ${row.id}`
 })
@@ -450,6 +458,7 @@ const insertInput = Effect.fnUntraced(
         ${row.deliveryMode}, ${row.role}, ${row.origin}, ${row.authorId}, ${row.speakerId}, ${row.answererId},
         ${row.text}, ${row.membersJson}::jsonb, ${row.deliverAt}, ${row.idempotencyKey}, ${row.now}, ${row.now})
       RETURNING *`
+    if (bindsAttachments(row.membersJson)) yield* nameInputUploads(row.publicId)
     return yield* decodeInput(inserted)
   },
   Effect.catchTag("SchemaError", rowDefect("Conversations.insertInput"))
@@ -503,10 +512,12 @@ const updateInput = Effect.fnUntraced(function* (
       consumed_at = CASE WHEN ${fields.state ?? null}::text = 'consumed' THEN ${now}::timestamptz ELSE consumed_at END,
       updated_at = ${now}
     WHERE public_id = ${publicId}`
+  if (fields.membersJson !== undefined) yield* syncInputNamings(publicId)
 })
 
 const deleteInput = Effect.fnUntraced(function* (publicId: string) {
   const sql = yield* SqlClient
+  yield* dropInputNamings(publicId)
   yield* sql`DELETE FROM conversation_inputs WHERE public_id = ${publicId}`
 })
 
