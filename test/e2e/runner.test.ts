@@ -12,7 +12,12 @@ import { makeRunsClient } from "@troupe/client/Runs"
 import { Effect, Redacted } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { shout, startRunner as startRunnerProcess, writeConfig as writeRunnerConfig } from "../cli/support-runner.ts"
+import {
+  node,
+  shout,
+  startRunner as startRunnerProcess,
+  writeConfig as writeRunnerConfig
+} from "../cli/support-runner.ts"
 import { agentFields, decide, poll, signedInBrowser, startDevice } from "../http/oauth/support-device.ts"
 import { bearer, csrfTokenIn, request } from "../support/http.ts"
 import { createOwner, ownerCredentials } from "../support/people.ts"
@@ -148,6 +153,36 @@ describe("troupe runner answering runs", { timeout: 60_000 }, () => {
     const slow = await Effect.runPromise(runs.task(workspace.public_id, runId, "slow"))
     expect(slow.task).toMatchObject({ status: "failed", error: { key: "tool_failed" } })
     expect(slow.task.output).toBe("The tool did not finish within 1000 ms and was stopped.")
+    expect(await runner.stop()).toBe(0)
+  })
+
+  it("commits a stdout over the server's 1 MB bound cut to fit it as JSON (escapes counted), not refused", async () => {
+    // 1.2 MB of quotes: each is two bytes as JSON, so the first megabyte alone would be refused.
+    const quotes = node("process.stdout.write('\"'.repeat(1200000))")
+    const configPath = await writeConfig("big", [{ name: "quotes", command: quotes, timeout_ms: 10_000 }])
+    const { runner, publicId } = await connectedRunner(configPath)
+    const { api, runs } = await clients()
+    const { workspace } = await Effect.runPromise(
+      api.workspaces.create({ headers: { "idempotency-key": "runner-big-ws" }, payload: { name: "Big output" } })
+    )
+    const route = { kind: "runner", runner_executor_public_id: publicId } as const
+    const created = await Effect.runPromise(
+      runs.create(
+        workspace.public_id,
+        { approval_mode: "bypass", steps: [{ tool: { key: "many", name: "quotes", route } }] },
+        "runner-big-run"
+      )
+    )
+    const runId = created.run.public_id
+    await Effect.runPromise(runs.start(workspace.public_id, runId))
+    await runner.line(new RegExp(`^committed ${runId}/many quotes: completed$`))
+    const { task } = await Effect.runPromise(runs.task(workspace.public_id, runId, "many"))
+    expect(task.status).toBe("completed")
+    const output = task.output as string
+    expect(output).toMatch(/^"+$/)
+    expect(Buffer.byteLength(JSON.stringify(output))).toBeLessThanOrEqual(1_000_000)
+    expect(output.length).toBeGreaterThan(490_000)
+    expect(runner.output()).not.toMatch(/refused/)
     expect(await runner.stop()).toBe(0)
   })
 })

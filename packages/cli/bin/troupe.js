@@ -3,12 +3,26 @@
 // stripping); under an older Node it re-runs itself on the Node 24 the project pins. The child
 // dies with its launcher however the launcher ends: signals are forwarded, and the IPC channel
 // between them closes when the launcher dies (even by SIGKILL), which the child takes as SIGTERM.
+// Started by npm (npx), it also stops when the shell npm put between them dies.
 // V8's allocation-site pretenuring is turned off before anything loads (docs/decisions.md,
 // "No allocation-site pretenuring").
 import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { setFlagsFromString } from "node:v8"
+
+// Under npx the command runs as npm → sh → node, and npm hands a signal to the shell only, which
+// dies of it and leaves this process behind; so a command npm started takes the loss of its parent
+// (polled: Node has no event for it) as SIGTERM.
+if (process.env.npm_command !== undefined && process.channel === undefined) {
+  const parent = process.ppid
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(watch)
+    process.kill(process.pid, "SIGTERM")
+  }, 250)
+  watch.unref()
+}
 
 if (Number(process.versions.node.split(".")[0]) < 24) {
   const require = createRequire(import.meta.url)

@@ -1,6 +1,7 @@
 // The reference runner (`troupe runner --config FILE`): connects as a runner, announces the
 // configured tools, and answers its inbox's tool calls by running their commands: claim, run
-// (extending the claim while the command runs past half of it), commit; one line per action, and
+// (extending the claim while the command runs past half of it), commit (retried through an outage
+// until the claim's deadline); one line per action, and
 // one when it stops saying what became of the calls in flight.
 import type { Bearer } from "@troupe/client/Bearer"
 import { makeTroupeClient } from "@troupe/client/Client"
@@ -47,6 +48,25 @@ const persistently = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     })
   )
 
+/**
+ * Retries `effect` while it fails transiently and the claim's deadline (`deadlineMs`, as last
+ * extended) is still ahead: a result outlives an outage of the server for as long as the server
+ * would take it, and is left to the expiry rule only once the deadline has passed.
+ */
+export const untilDeadline = <A, E, R>(effect: Effect.Effect<A, E, R>, deadlineMs: Effect.Effect<number>) => {
+  const attempt = (delayMs: number): Effect.Effect<A, E, R> =>
+    effect.pipe(
+      Effect.catchIf(isTransient, (error) =>
+        Effect.gen(function* () {
+          if ((yield* Clock.currentTimeMillis) >= (yield* deadlineMs)) return yield* Effect.fail(error)
+          yield* Effect.sleep(Duration.millis(delayMs))
+          return yield* attempt(Math.min(delayMs * 2, 5_000))
+        })
+      )
+    )
+  return attempt(250)
+}
+
 export interface RunnerOptions {
   readonly config: RunnerConfig
   readonly baseUrl: string
@@ -69,12 +89,12 @@ const answer = (inbox: InboxClient, tools: ReadonlyMap<string, ToolConfig>, task
     yield* say(`claimed ${where} ${name}`)
     const tool = tools.get(name)
     const timeoutMs = task.timeout_ms
+    const deadline = yield* Ref.make(claimed.deadline_at.getTime())
     const fields: Omit<Commit, "claim_token"> =
       tool === undefined
         ? { content: `This runner does not serve the tool ${name}.`, outcome: "failed" }
         : yield* Effect.scoped(
             Effect.gen(function* () {
-              const deadline = yield* Ref.make(claimed.deadline_at.getTime())
               const keepClaim = Effect.gen(function* () {
                 const now = yield* Clock.currentTimeMillis
                 yield* Effect.sleep(Duration.millis(Math.max(250, ((yield* Ref.get(deadline)) - now) / 2)))
@@ -98,7 +118,7 @@ const answer = (inbox: InboxClient, tools: ReadonlyMap<string, ToolConfig>, task
             })
           )
     const commit = (body: Omit<Commit, "claim_token">) =>
-      persistently(inbox.commit(task.run_public_id, task.task_key, { ...body, claim_token: token }))
+      untilDeadline(inbox.commit(task.run_public_id, task.task_key, { ...body, claim_token: token }), Ref.get(deadline))
     const settled = yield* commit(fields).pipe(
       Effect.catchIf(
         (error) => tagOf(error) === "Unprocessable" || tagOf(error) === "ContentTooLarge",

@@ -8,7 +8,7 @@ import { ChildProcess, ChildProcessSpawner } from "effect/process"
 /** A tool's command: an argv array (no shell) or one line of shell text run by /bin/sh. */
 export type ToolCommandLine = string | ReadonlyArray<string>
 
-/** Output beyond this many bytes is dropped (the server's bound on a result is 1 MB). */
+/** Output beyond this many bytes is dropped, and what is kept is cut to fit the server's bound on a result (1 MB of JSON). */
 export const outputLimitBytes = 1_000_000
 const stderrLimitBytes = 16 * 1024
 /** A command that ignores SIGTERM this long gets SIGKILL. */
@@ -107,6 +107,23 @@ const jsonResult = (stdout: string): Record<string, unknown> | undefined => {
 
 const tail = (text: string, characters: number) => (text.length > characters ? text.slice(-characters) : text)
 
+const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text), "utf8")
+
+/**
+ * `text` cut so that, as the JSON string the server measures (quotes and escapes counted), it
+ * fits the server's bound on a result; `cut` says whether anything was dropped.
+ */
+export const fitted = (text: string): { readonly text: string; readonly cut: boolean } => {
+  let kept = text
+  for (let over = jsonBytes(kept) - outputLimitBytes; over > 0; over = jsonBytes(kept) - outputLimitBytes) {
+    // A character takes at most 6 bytes as JSON (\uXXXX): never cut more than needed.
+    kept = kept.slice(0, kept.length - Math.max(1, Math.floor(over / 6)))
+    const last = kept.charCodeAt(kept.length - 1)
+    if (last >= 0xd800 && last <= 0xdbff) kept = kept.slice(0, -1)
+  }
+  return { text: kept, cut: kept.length !== text.length }
+}
+
 /**
  * What to commit for a finished run: exit 0 completes with stdout as the content; any other exit
  * fails (outcome failed) with stdout, else the end of stderr; a timeout fails saying so. A stdout
@@ -127,11 +144,13 @@ export const commitOf = (run: ToolRun, timeoutMs: number): Omit<Commit, "claim_t
     const members = Object.fromEntries(resultMembers.filter((name) => name in json).map((name) => [name, json[name]]))
     return { ...(failed ? { outcome: "failed" } : {}), ...members } as Omit<Commit, "claim_token">
   }
-  if (!failed) return { content: run.stdout, ...(run.truncated ? { metadata: { truncated: true } } : {}) }
-  const said = run.stdout.trim() === "" ? tail(run.stderr, 4000) : run.stdout
+  const stdout = fitted(run.stdout)
+  const truncated = run.truncated || stdout.cut
+  if (!failed) return { content: stdout.text, ...(truncated ? { metadata: { truncated: true } } : {}) }
+  const said = stdout.text.trim() === "" ? tail(run.stderr, 4000) : stdout.text
   return {
     content: said === "" ? `The tool exited with code ${run.exitCode}.` : said,
     outcome: "failed",
-    metadata: { exit_code: run.exitCode, ...(run.truncated ? { truncated: true } : {}) }
+    metadata: { exit_code: run.exitCode, ...(truncated ? { truncated: true } : {}) }
   }
 }
