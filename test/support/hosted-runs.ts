@@ -47,6 +47,9 @@ export const hostingWorld = async (server: TestServer, options: HostingOptions) 
   const member: WorkspaceCall = (method, path, body) => call(account.ownerAgents[0]!.token, method, path, body)
   return {
     agents: account.ownerAgents,
+    /** The owner (the workspace's creator): its signed-in browser and personal token. */
+    ownerBrowser: account.ownerBrowser,
+    ownerToken: account.ownerToken,
     workspaceId,
     answererId: named.body.agent.public_id as string,
     call,

@@ -15,7 +15,7 @@ import {
   type ReturnResultParams,
   type TaskProjection
 } from "@troupe/machines/run/effects"
-import type { CallAddress } from "@troupe/machines/run/events"
+import type { CallAddress, RunEvent } from "@troupe/machines/run/events"
 import { newPublicId } from "@troupe/storage/Ids"
 import * as Outbox from "@troupe/storage/repositories/Outbox"
 import { type NewTask, RunsRepository } from "@troupe/storage/repositories/Runs"
@@ -45,6 +45,9 @@ export const conversationProgressChannel = (conversationPublicId: string) =>
 export const progressChannelOf = (runPublicId: string, conversationPublicId: string | null) =>
   conversationPublicId === null ? runProgressChannel(runPublicId) : conversationProgressChannel(conversationPublicId)
 
+/** Where a kernel call of an overridden namespace goes (the `task.kernelRouted` event's members). */
+export type KernelRoute = Omit<Extract<RunEvent, { type: "task.kernelRouted" }>, "type" | "key" | "generation" | "at">
+
 /** The domain's side of a run's work. */
 export interface RunWork {
   /**
@@ -63,18 +66,20 @@ export interface RunWork {
   ) => Effect.Effect<ReadonlyArray<CallAddress>, unknown, SqlClient>
   /**
    * Carries out a kernel call of the run (its task's row keeps the call's input): what it answers
-   * (the task's result), or the failure's key. It may tell other actors (a conversation's cancel).
+   * (the task's result), or the failure's key; or, when the run's workspace overrides the call's
+   * namespace, the provider it is routed to (`routed`). It may tell other actors (a conversation's cancel).
    */
   readonly callKernel: (
     runPublicId: string,
     key: string,
     canonical: string
   ) => Effect.Effect<
-    {
-      readonly outcome: "completed" | "failed"
-      readonly result: Readonly<Record<string, unknown>>
-      readonly errorKey: string | null
-    },
+    | {
+        readonly outcome: "completed" | "failed"
+        readonly result: Readonly<Record<string, unknown>>
+        readonly errorKey: string | null
+      }
+    | { readonly routed: KernelRoute },
     unknown,
     SqlClient | TransactionalActors
   >
@@ -256,6 +261,16 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
             yield* actors.tell(inference, task.inference_request_public_id, { type: "inference.cancel" })
           })
         ),
+      [fx.routeTask]: (params, step) =>
+        withRun(step, (runs, runId) =>
+          runs.routeTask(
+            runId,
+            params.key,
+            params,
+            JSON.stringify({ routed: true, ...(params.scope === null ? {} : { scope: params.scope }) }),
+            step.now
+          )
+        ),
       [fx.recordRound]: (params, step) =>
         withRun(step, (runs, runId) =>
           runs.recordRoundAnswer(
@@ -372,13 +387,11 @@ export const runActor = (work: RunWork, inference: InferenceRequestActor) =>
       [fx.callKernel]: (params, job) =>
         Effect.gen(function* () {
           const answer = yield* work.callKernel(job.actorId, params.key, params.canonical)
-          return {
-            type: "task.kernelAnswered" as const,
-            key: params.key,
-            generation: params.generation,
-            ...answer,
-            at: yield* Clock.currentTimeMillis
-          }
+          const at = yield* Clock.currentTimeMillis
+          const call = { key: params.key, generation: params.generation }
+          return "routed" in answer
+            ? { type: "task.kernelRouted" as const, ...call, ...answer.routed, at }
+            : { type: "task.kernelAnswered" as const, ...call, ...answer, at }
         }),
       [fx.addressCalls]: (params, job) =>
         Effect.gen(function* () {

@@ -49,6 +49,8 @@ export const runEffects = {
   returnResult: "run.returnResult",
   /** After commit: carries out a kernel call (svc.memory.…), answered `task.kernelAnswered`. */
   callKernel: "run.callKernel",
+  /** Rewrites a routed kernel call's row as its provider's tool call (names, call id, scope). */
+  routeTask: "run.routeTask",
   /** After commit: finds who serves a model's tool calls, answered `task.addressed`. */
   addressCalls: "run.addressCalls",
   /** Asks another run (an earlier one of the same conversation) to watch a task (in the step's transaction). */
@@ -241,6 +243,15 @@ export interface CallKernelParams {
   readonly key: string
   readonly generation: number
   readonly canonical: string
+}
+
+/** A kernel call routed to a provider (rules/reports.ts kernelRouted): what its row now shows. */
+export interface RouteTaskParams {
+  readonly key: string
+  readonly toolName: string
+  readonly toolAlias: string | null
+  readonly toolCallId: string
+  readonly scope: { readonly bindings: ReadonlyArray<unknown> } | null
 }
 
 export interface WatchTaskParams {

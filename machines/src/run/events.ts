@@ -177,6 +177,24 @@ export const RunEvent = Schema.Union([
     at
   }),
   /**
+   * A kernel call whose namespace the run's workspace overrides (svc.memory, a tool provider's):
+   * the call becomes that provider's tool call (rules/reports.ts kernelRouted). `scope` is what
+   * its inbox row shows (a hosted run's resolved memory bindings; null standalone).
+   */
+  Schema.Struct({
+    type: Schema.Literal("task.kernelRouted"),
+    key,
+    generation: Schema.Number,
+    executor: ExecutorRef,
+    timeoutMs: Schema.Number,
+    announcedTimeoutMs: Schema.optionalKey(Schema.Number),
+    replayable: Schema.Boolean,
+    /** The model's call id (the inbox row's tool_call_id). */
+    toolCallId: Schema.String,
+    scope: Schema.NullOr(Schema.Struct({ bindings: Schema.Array(Schema.Unknown) })),
+    at
+  }),
+  /**
    * A spawned child's first reply settled (rules/mail.ts), told by the child's settling step: a
    * spawn holding for it completes with its text (or fails), one of lifetime turn lets the run settle.
    */

@@ -32,6 +32,7 @@ import {
   type RelayFrameParams,
   type ReplyToHostParams,
   type ReturnResultParams,
+  type RouteTaskParams,
   type UpdateInputParams,
   type WatchTaskParams
 } from "./effects.ts"
@@ -44,7 +45,7 @@ import { acceptInput, deleteInput, editInput, inputDue, reorderInputs } from "./
 import { landInput } from "./rules/landing.ts"
 import { replyReturned, returnedTo } from "./rules/mail.ts"
 import { conclude, judge } from "./rules/quiescence.ts"
-import { addressed, kernelAnswered, parseRef, replied } from "./rules/reports.ts"
+import { addressed, kernelAnswered, kernelRouted, parseRef, replied } from "./rules/reports.ts"
 import { append, defaultRunner, pause, resume, start, stop, tombstone } from "./rules/runVerbs.ts"
 import { abandon, approve, cancelVerb, compactVerb, deny, resolve, retryTask } from "./rules/taskVerbs.ts"
 import { keptSpec } from "./rules/toolCall.ts"
@@ -81,6 +82,7 @@ const runSetup = setup({
     [fx.relayFrame]: (_, _params: RelayFrameParams) => {},
     [fx.addressCalls]: (_, _params: AddressCallsParams) => {},
     [fx.callKernel]: (_, _params: CallKernelParams) => {},
+    [fx.routeTask]: (_, _params: RouteTaskParams) => {},
     [fx.replyToHost]: (_, _params: ReplyToHostParams) => {},
     [fx.narrateOnHost]: (_, _params: NarrateOnHostParams) => {},
     [fx.returnResult]: (_, _params: ReturnResultParams) => {},
@@ -93,9 +95,9 @@ const runSetup = setup({
   guards: {
     is: ({ context }, status: RunStatus) => context.status === status,
     tombstoned: ({ context }) => context.tombstoned,
-    /** The answer of a kernel call still under way (a canceled or retried one's is ignored). */
+    /** The answer (or routing) of a kernel call still under way (a canceled or retried one's is ignored). */
     kernelCurrent: ({ context, event }) => {
-      if (event.type !== "task.kernelAnswered") return false
+      if (event.type !== "task.kernelAnswered" && event.type !== "task.kernelRouted") return false
       const task = find(context, event.key)
       return (
         task !== undefined &&
@@ -306,6 +308,7 @@ export const runMachine = runSetup.createMachine({
     "task.compact": { actions: step(compactVerb) },
     "task.addressed": { actions: step(addressed) },
     "task.kernelAnswered": { guard: "kernelCurrent", actions: step(kernelAnswered) },
+    "task.kernelRouted": { guard: "kernelCurrent", actions: step(kernelRouted) },
     "task.replyReturned": { guard: "replyCurrent", actions: step(replyReturned) },
     "task.watch": { actions: step(watch) },
     "wait.answered": { guard: "waitCurrent", actions: step(waitAnswered) },

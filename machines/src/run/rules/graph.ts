@@ -25,6 +25,7 @@ import {
   type RelayFrameParams,
   type ReplyToHostParams,
   type ReturnResultParams,
+  type RouteTaskParams,
   type UpdateInputParams,
   type WatchTaskParams
 } from "../effects.ts"
@@ -56,6 +57,7 @@ export type EffectRequest =
   | { readonly type: typeof fx.relayFrame; readonly params: RelayFrameParams }
   | { readonly type: typeof fx.addressCalls; readonly params: AddressCallsParams }
   | { readonly type: typeof fx.callKernel; readonly params: CallKernelParams }
+  | { readonly type: typeof fx.routeTask; readonly params: RouteTaskParams }
   | { readonly type: typeof fx.replyToHost; readonly params: ReplyToHostParams }
   | { readonly type: typeof fx.narrateOnHost; readonly params: NarrateOnHostParams }
   | { readonly type: typeof fx.returnResult; readonly params: ReturnResultParams }

@@ -1,11 +1,12 @@
-// What rounds and jobs report back to a run: an inference round's reply, a kernel call's answer,
-// and the addressing of model calls.
+// What rounds and jobs report back to a run: an inference round's reply, a kernel call's answer
+// (or its routing to the provider overriding its namespace), and the addressing of model calls.
 
+import type { ToolSpec } from "../context.ts"
 import { runEffects as fx } from "../effects.ts"
 import type { RunEvent } from "../events.ts"
 import { contextWindowExceeded } from "./compact.ts"
 import { expand } from "./expansion.ts"
-import { cancelTask, change, complete, type Draft, fail, find, openRound, put } from "./graph.ts"
+import { cancelTask, change, complete, type Draft, dispatch, fail, find, get, openRound, put } from "./graph.ts"
 import { spawnAnswered } from "./mail.ts"
 import { undeclaredResult, undeclaredToolKey } from "./toolCall.ts"
 
@@ -47,6 +48,32 @@ export const kernelAnswered = (draft: Draft, event: EventOf<"task.kernelAnswered
     return fail(draft, event.key, "failed", { key: event.errorKey ?? "kernel_tool_failed" })
   }
   complete(draft, event.key)
+}
+
+/**
+ * A kernel call of a namespace its workspace overrides (svc.memory): the call becomes the
+ * provider's tool call, as a runner's tool is (inbox row, claim, commit, deadline), named by the
+ * catalog wire name (`alias`: the name the model called, when that was an alias).
+ */
+export const kernelRouted = (draft: Draft, event: EventOf<"task.kernelRouted">) => {
+  const task = get(draft, event.key)
+  const { kernel: _kernel, ...spec } = task.spec
+  const called = spec.called?.name ?? ""
+  const wire = draft.context.kernelAliases?.[called] ?? called
+  const tool: ToolSpec = {
+    name: wire,
+    alias: wire === called ? null : called,
+    target: { kind: "runner", executor: event.executor },
+    timeoutMs: event.timeoutMs,
+    ...(event.announcedTimeoutMs === undefined ? {} : { announcedTimeoutMs: event.announcedTimeoutMs }),
+    replayable: event.replayable,
+    toolCallId: event.toolCallId
+  }
+  draft.request({
+    type: fx.routeTask,
+    params: { key: event.key, toolName: wire, toolAlias: tool.alias, toolCallId: event.toolCallId, scope: event.scope }
+  })
+  dispatch(draft, { ...task, spec: { ...spec, tool } })
 }
 
 export const addressed = (draft: Draft, event: EventOf<"task.addressed">) => {

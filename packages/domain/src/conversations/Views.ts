@@ -127,23 +127,30 @@ const defaultRoots: ReadonlyArray<StoredBinding> = [
   { name: "user", scope: "user", access: "read_write" }
 ]
 
+/** The public ids a conversation's bindings are anchored to (user: the human; agent: the answering agent). */
+export interface BindingAnchors {
+  readonly conversation: string
+  readonly workspace: string
+  readonly user: string | null
+  readonly agent: string | null
+}
+
 /**
- * The bindings the next reply and the memory door read, each with its anchor's UUID:
- * conversation/ this conversation (or the one it names), workspace/ its workspace, user/ the
- * caller's human, agent/ the answering agent, speaker/ the answering agent and the speaker it names.
+ * A conversation's bindings (its stored memory_context; null the default roots), each with its
+ * anchor's UUID: conversation/ this conversation (or the one it names), workspace/ its workspace,
+ * user/ the human, agent/ the answering agent, speaker/ the answering agent and the speaker it names.
  */
-const effectiveMemoryContext = (row: ConversationRow, people: People, extras: FullExtras) => {
-  const stored = row.memory_context as { readonly bindings?: ReadonlyArray<StoredBinding> } | null
-  const answerer = people.get(row.answerer_id)
-  const agent = answerer?.kind === "agent" ? { agent_public_id: answerer.public_id } : {}
+export const resolvedBindings = (memoryContext: unknown, anchors: BindingAnchors) => {
+  const stored = memoryContext as { readonly bindings?: ReadonlyArray<StoredBinding> } | null
+  const agent = anchors.agent === null ? {} : { agent_public_id: anchors.agent }
   const anchorOf = (binding: StoredBinding) => {
     switch (binding.scope) {
       case "conversation":
-        return { conversation_public_id: binding.conversation_public_id ?? row.public_id }
+        return { conversation_public_id: binding.conversation_public_id ?? anchors.conversation }
       case "workspace":
-        return { workspace_public_id: extras.workspacePublicId }
+        return { workspace_public_id: anchors.workspace }
       case "user":
-        return extras.callerHumanPublicId === null ? {} : { user_public_id: extras.callerHumanPublicId }
+        return anchors.user === null ? {} : { user_public_id: anchors.user }
       case "agent":
         return agent
       case "speaker":
@@ -157,6 +164,17 @@ const effectiveMemoryContext = (row: ConversationRow, people: People, extras: Fu
   }
   const bindings = stored === null ? defaultRoots : (stored.bindings ?? [])
   return { bindings: bindings.map((binding) => ({ ...binding, ...anchorOf(binding) })) }
+}
+
+/** The bindings the next reply and the memory door read, the caller's human as user/'s anchor. */
+const effectiveMemoryContext = (row: ConversationRow, people: People, extras: FullExtras) => {
+  const answerer = people.get(row.answerer_id)
+  return resolvedBindings(row.memory_context, {
+    conversation: row.public_id,
+    workspace: extras.workspacePublicId,
+    user: extras.callerHumanPublicId,
+    agent: answerer?.kind === "agent" ? answerer.public_id : null
+  })
 }
 
 export const inputView = (row: InputRow, conversationPublicId: string, people: Shown) => {

@@ -49,6 +49,8 @@ export interface InboxTaskView {
   readonly tool_input?: Readonly<Record<string, unknown>>
   readonly tool_call_id?: string
   readonly tool_alias?: string
+  /** A memory call routed to the provider overriding svc.memory, of a hosted run: its bindings. */
+  readonly scope?: { readonly bindings: ReadonlyArray<unknown> }
   readonly prompt?: string
   readonly options?: ReadonlyArray<string>
   readonly multi?: boolean
@@ -98,7 +100,11 @@ const viewOf = (row: InboxRow): InboxTaskView => {
     row.kind === "tool_call"
       ? row.pool && !row.claimed
         ? { role: "tool_provider" }
-        : { role: row.pool ? "tool_provider" : "runner", executor_public_id: row.inbox_executor_public_id ?? "" }
+        : {
+            // A memory call routed to the provider overriding svc.memory is a tool provider's row.
+            role: row.pool || spec.routed === true ? "tool_provider" : "runner",
+            executor_public_id: row.inbox_executor_public_id ?? ""
+          }
       : { role: "agent_application", executor_public_id: row.inbox_executor_public_id ?? "" }
   return {
     kind: row.kind ?? "tool_call",
@@ -125,6 +131,9 @@ const viewOf = (row: InboxRow): InboxTaskView => {
     ...(row.kind === "ask" ? {} : { tool_input: isObject(spec.tool_input) ? spec.tool_input : {} }),
     ...(row.tool_call_id === null || row.kind !== "tool_call" ? {} : { tool_call_id: row.tool_call_id }),
     ...(row.tool_alias === null || row.kind === "ask" ? {} : { tool_alias: row.tool_alias }),
+    ...(row.kind === "tool_call" && isObject(spec.scope) && Array.isArray(spec.scope.bindings)
+      ? { scope: { bindings: spec.scope.bindings } }
+      : {}),
     // A model's kernel call awaiting approval carries its catalog profile (a runner tool's: below).
     ...(row.kind === "approval" && isObject(spec.effect_profile)
       ? { effect_profile: spec.effect_profile as NonNullable<InboxTaskView["effect_profile"]> }

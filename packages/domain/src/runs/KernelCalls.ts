@@ -17,6 +17,7 @@ import type { ConversationMailSlot } from "./ConversationMailSlot.ts"
 import type { ConversationMemorySlot, MemoryVerbs } from "./ConversationMemorySlot.ts"
 import { conversationTools } from "./ConversationTools.ts"
 import { kernelDefinitionOf } from "./KernelImports.ts"
+import { routeOverridden } from "./MemoryRouting.ts"
 import { content, documentPath, editTexts, grepMembers, readWindow } from "./MemoryToolArguments.ts"
 
 type Answer = {
@@ -126,6 +127,12 @@ export const makeKernelCalls = (kernel: Kernel) => (runPublicId: string, key: st
     if (run === undefined || task === undefined || creator === undefined) {
       return refused("not_found", "The run or its call is gone")
     }
+    // svc.memory overridden: the call is its provider's (MemoryRouting.ts), not the service's.
+    const route = yield* routeOverridden(run, task, canonical)
+    if (route === "not_served") {
+      return refused("tool_not_served", "The tool provider serving this workspace's memory cannot take the call")
+    }
+    if (route !== undefined) return route
     const input = isObject(task.spec) ? task.spec : {}
     const user = {
       id: creator.id,

@@ -762,6 +762,24 @@ const setTaskRequest = Effect.fnUntraced(function* (runId: bigint, key: string, 
     WHERE run_id = ${runId} AND key = ${key}`
 })
 
+/**
+ * A kernel call routed to the provider overriding its namespace: its row's tool name, alias and
+ * call id as its provider reads them, and `spec` merged with `specPatchJson` (routed, its scope).
+ */
+const routeTask = Effect.fnUntraced(function* (
+  runId: bigint,
+  key: string,
+  route: { readonly toolName: string; readonly toolAlias: string | null; readonly toolCallId: string },
+  specPatchJson: string,
+  now: Date
+) {
+  const sql = yield* SqlClient
+  yield* sql`
+    UPDATE run_tasks SET tool_name = ${route.toolName}, tool_alias = ${route.toolAlias},
+      tool_call_id = ${route.toolCallId}, spec = spec || ${specPatchJson}::jsonb, updated_at = ${now}
+    WHERE run_id = ${runId} AND key = ${key}`
+})
+
 /** A wait's result is its target's. */
 const copyTaskResult = Effect.fnUntraced(function* (runId: bigint, key: string, fromKey: string, now: Date) {
   const sql = yield* SqlClient
@@ -998,6 +1016,7 @@ export class RunsRepository extends Context.Service<RunsRepository>()("@troupe/s
       namesUpload,
       runIdOf,
       setTaskRequest,
+      routeTask,
       copyTaskResult,
       copyForeignTaskResult,
       tasksOfEarlierRuns,
