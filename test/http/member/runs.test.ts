@@ -181,6 +181,23 @@ describe("Run lifecycle over HTTP", () => {
     }
   })
 
+  it("a run stopped while it needed attention carries none: no attention, not listed under attention=any, no attention_required", async () => {
+    const held = (await calls.create({ approval_mode: "bypass", steps: [{ ask: { prompt: "Go?" } }] })).body.run
+      .public_id
+    await calls.call("POST", `/${held}/start`)
+    await waitForActorState(server, "run", held, "needs_attention")
+    const feedTypes = async () =>
+      ((await calls.call("GET", `/${held}/events?limit=200`)).body.events as Array<any>).map((item) => item.type)
+    const before = (await feedTypes()).filter((type) => type === "attention_required").length
+    expect(before).toBe(1)
+    expect((await calls.call("POST", `/${held}/stop`, { force: true })).status).toBe(200)
+    await waitForActorState(server, "run", held, "canceled")
+    expect((await calls.call("GET", `/${held}`)).body.run).toMatchObject({ status: "canceled", attention: null })
+    const listed = (await calls.call("GET", "?attention=any")).body.runs as Array<any>
+    expect(listed.map((run) => run.public_id)).not.toContain(held)
+    expect((await feedTypes()).filter((type) => type === "attention_required")).toHaveLength(before)
+  })
+
   it("the list's limit is 1 to 100 written in decimal digits: 100 passes; 101, 1e2, 0x10, +5 and 5.0 are 400 parameter_invalid", async () => {
     expect((await calls.call("GET", "?limit=100")).status).toBe(200)
     for (const limit of ["101", "1e2", "0x10", "+5", "5.0"]) {

@@ -164,7 +164,8 @@ const attentionJson = (attention: Attention | null): RecordRunParams["attention"
  */
 export const conclude = (draft: Draft, before: RunContext) => {
   const context = draft.context
-  const attention = attentionOf(context)
+  // A finished run asks nobody for anything: nothing on it can be adjudicated (not_adjudicable).
+  const attention = context.status === "canceled" || context.status === "completed" ? null : attentionOf(context)
   const attentionChanged = JSON.stringify(attention) !== JSON.stringify(before.attention)
   context.attention = attention
   if (draft.touched.size > 0) {
