@@ -123,6 +123,12 @@ describe("conversations", () => {
     const long = await call("POST", conversationsPath(), { conversation: { billing_subject: "x".repeat(256) } }, key())
     expect(long.status).toBe(422)
     expect(long.body.error.code).toBe("billing_subject_too_long")
+    // In characters, not UTF-16 units: 255 emoji fit, 256 do not.
+    const emoji = await call("POST", conversationsPath(), { conversation: { billing_subject: "🎭".repeat(255) } }, key())
+    expect(emoji.status, JSON.stringify(emoji.body)).toBe(201)
+    expect(emoji.body.conversation.billing_subject).toBe("🎭".repeat(255))
+    const over = await call("POST", conversationsPath(), { conversation: { billing_subject: "🎭".repeat(256) } }, key())
+    expect(over.body.error.code).toBe("billing_subject_too_long")
   })
 
   it("lists roots with filters and keyset cursors; a cursor under another order is 400", async () => {

@@ -514,7 +514,8 @@ export class Conversations extends Context.Service<
               { creator: caller.user.id, answerer },
               members.access ?? { default: "full", entries: [] }
             )
-            if (members.billing_subject != null && members.billing_subject.length > 255) {
+            // Counted in characters (code points): 255 emoji are a valid subject, as on inference requests.
+            if (members.billing_subject != null && Array.from(members.billing_subject).length > 255) {
               return yield* new Invalid({
                 code: "billing_subject_too_long",
                 message: "billing_subject is over 255 characters"
