@@ -2,6 +2,7 @@
 // judged against the supplement's rules, faults reported at the member's path, the task's spec and
 // its row members built. The tree (fans, sequences, keys) is CompilerParse.ts's.
 import type { CompiledToolSpec, OnFailure } from "@troupe/machines/run/context"
+import { replayable } from "../executors/EffectProfiles.ts"
 import { isObject } from "../kernel/Json.ts"
 import { isPrintableText } from "../kernel/Text.ts"
 import type { StepFaultCode } from "./CompilerRefusals.ts"
@@ -142,10 +143,6 @@ export const isInteger = (value: unknown): value is number => typeof value === "
 
 /** UTF-8 bytes of a value's whitespace-free JSON: what the spec's "canonical" bounds measure. */
 export const canonicalBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? "", "utf8")
-
-/** The announced profile makes a call safe to replay: read_only or pure, or intrinsic idempotency. */
-const replayable = (profile: Readonly<Record<string, unknown>>): boolean =>
-  profile.kind === "read_only" || profile.kind === "pure" || profile.idempotency === "intrinsic"
 
 const pick = (body: Readonly<Record<string, unknown>>, names: ReadonlyArray<string>): Record<string, unknown> =>
   Object.fromEntries(names.filter((name) => given(body[name])).map((name) => [name, body[name]]))

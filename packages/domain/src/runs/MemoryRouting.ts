@@ -5,18 +5,15 @@
 import type { KernelRoute } from "@troupe/actors/bindings/run"
 import { defaultToolTimeoutMillis } from "@troupe/machines/run/rules/graph"
 import { ConversationsRepository } from "@troupe/storage/repositories/Conversations"
-import type { ExecutorRow } from "@troupe/storage/repositories/Executors"
 import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import type { RunRow, TaskRow } from "@troupe/storage/repositories/Runs"
 import { WorkspacesRepository } from "@troupe/storage/repositories/Workspaces"
 import { Effect } from "effect"
 import { resolvedBindings } from "../conversations/Views.ts"
+import { replayable } from "../executors/EffectProfiles.ts"
 import { kernelTool } from "../executors/KernelTools.ts"
 import { isObject } from "../kernel/Json.ts"
 import { overridableNamespace } from "../workspaces/WorkspaceSettings.ts"
-
-const replayable = (profile: ExecutorRow["announcement"]["tools"][number]["effect_profile"]) =>
-  profile.kind === "read_only" || profile.kind === "pure" || profile.idempotency === "intrinsic"
 
 /**
  * A hosted run's scope: its conversation's memory_context resolved (the default roots when null),

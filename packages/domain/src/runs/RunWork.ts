@@ -19,6 +19,7 @@ import { Effect } from "effect"
 import { type FunctionTool, renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { accountCostUnit, admit, recordAdmission, runPayer } from "../budgets/Admission.ts"
 import { promptSlots, servesText } from "../conversations/Replies.ts"
+import { replayable } from "../executors/EffectProfiles.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
 import { isObject } from "../kernel/Json.ts"
@@ -57,9 +58,6 @@ const definitionOf = (name: string, executors: ReadonlyArray<ExecutorRow>) => {
     }
   }
 }
-
-const replayable = (profile: ExecutorRow["announcement"]["tools"][number]["effect_profile"]) =>
-  profile.kind === "read_only" || profile.kind === "pure" || profile.idempotency === "intrinsic"
 
 /** The answering agent's own declaration of a tool (a hosted run's creator), if it declares one. */
 const declarationOf = (configuration: unknown, name: string) =>
