@@ -93,6 +93,22 @@ describe("authorize request", () => {
     }
   })
 
+  it("the consent page's form may be sent on to its callback's origin (CSP form-action), and nowhere else", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const { challenge } = pkce()
+    const policyFor = async (redirectUri: string) =>
+      (await browser.get(authorizeUrl({ redirect_uri: redirectUri, code_challenge: challenge, ...agent }))).headers
+        .get("content-security-policy")
+        ?.split(";")
+        .map((directive) => directive.trim())
+    expect(await policyFor("http://localhost:3000/auth/callback")).toContain("form-action 'self' http://localhost:3000")
+    expect(await policyFor("https://192.168.1.20/auth/callback")).toContain("form-action 'self' https://192.168.1.20")
+    // CSP has no IPv6 host source: the page lifts form-action rather than block its own callback.
+    const ipv6 = await policyFor("http://[fd00::1]:9000/auth/callback")
+    expect(ipv6?.some((directive) => directive.startsWith("form-action"))).toBe(false)
+    expect(ipv6).toContain("default-src 'none'")
+  })
+
   it("a missing PKCE challenge or state goes back to the callback as invalid_request", async () => {
     const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
     const noPkce = await browser.get(authorizeUrl({ code_challenge_method: undefined }))

@@ -104,7 +104,9 @@ describe("POST /login", () => {
     "https://evil.example",
     "/\\evil.example",
     "evil.example",
-    "/docs\r\nx: y"
+    "/docs\r\nx: y",
+    "/\t/evil.example",
+    "/\t\\evil.example"
   ]) {
     it(`falls back to / for an unsafe return_to ${JSON.stringify(returnTo)}`, async () => {
       const { response } = await signIn({ ...ownerCredentials, return_to: returnTo })

@@ -32,6 +32,17 @@ const describe = (request: AuthorizeRequest) => {
 }
 
 /**
+ * The consent page's policy: its form may post here and be sent on to the validated (http or https)
+ * callback's origin, as browsers hold a form's redirects to form-action. CSP has no IPv6 host
+ * source, so a callback at an IPv6 literal lifts form-action on this page alone.
+ */
+const consentPolicy = (redirectUri: string) => {
+  const callback = new URL(redirectUri)
+  const formAction = callback.hostname.startsWith("[") ? "" : ` form-action 'self' ${callback.origin};`
+  return `default-src 'none'; style-src 'unsafe-inline';${formAction} frame-ancestors 'none'`
+}
+
+/**
  * The authorization request in the query, validated; or, for one that cannot go on, its answer:
  * an error page when it cannot be sent back, else the fault back at the client's callback.
  */
@@ -83,7 +94,9 @@ ${describe(authorization)}
 ${csrfField(grant)}
 <button type="submit" name="decision" value="approve" id="approve">Approve</button>
 <button type="submit" name="decision" value="deny" id="deny">Deny</button>
-</form>`
+</form>`,
+        200,
+        { "content-security-policy": consentPolicy(authorization.redirectUri) }
       )
     )
   })

@@ -44,6 +44,9 @@ export const withoutSessionCookie = (response: HttpServerResponse.HttpServerResp
     })
   )
 
-/** A same-site path to return to after signing in, or "/". */
+/**
+ * A same-site path to return to after signing in, or "/". No control character passes: a browser
+ * drops tabs and newlines from a Location, so "/\t/evil.example" would lead off-site.
+ */
 export const safeReturnTo = (value: string | undefined) =>
-  value !== undefined && /^\/(?![/\\])/.test(value) && !/[\r\n]/.test(value) ? value : "/"
+  value !== undefined && /^\/(?![/\\])/.test(value) && !/[\u0000-\u001f\u007f]/.test(value) ? value : "/"
