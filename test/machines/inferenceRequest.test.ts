@@ -48,6 +48,24 @@ describe("inferenceRequest machine", () => {
     expect(described(actions)).toEqual(["run_status(queued)", "timer:deadline", "inference.callProvider"])
   })
 
+  it("acceptance with its input refused at sealing: failed at once, no provider call, told declined", () => {
+    const [snapshot, actions] = initialTransition(inferenceRequestMachine, {
+      ...input(),
+      refusal: "unsupported_input_media",
+      replyTo: { kind: "conversation", actorId: "c" }
+    })
+    expect(snapshot.value).toBe("failed")
+    expect(described(actions)).not.toContain("inference.callProvider")
+    expect(described(actions)).toContain("run_status(failed)")
+    const told = loose(actions).find((action) => action.type === "inference.replyToAsker")
+    expect(told?.params.event).toMatchObject({
+      status: "failed",
+      errorCode: "unsupported_input_media",
+      declined: true,
+      usage: null
+    })
+  })
+
   it("InferenceRequest: queued --start--> running", () => {
     const [queued] = start()
     const [next, actions] = step(queued, { type: "inference.started", attempt: 1 })

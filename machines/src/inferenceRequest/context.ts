@@ -40,7 +40,12 @@ export const InferenceRequestInput = Schema.Struct({
   /** The actor told the outcome (inference.replied), when another actor asked. */
   replyTo: Schema.optionalKey(Schema.NullOr(ReplyAddress)),
   /** Where each attempt is announced as it is sent, when the asker's watchers want to hear. */
-  announce: Schema.optionalKey(Schema.NullOr(AttemptAnnouncement))
+  announce: Schema.optionalKey(Schema.NullOr(AttemptAnnouncement)),
+  /**
+   * Why the requested model cannot take the sealed input (a conversation's sample whose uploads it
+   * does not admit, too large or gone): the request fails at once with this code, no attempt made.
+   */
+  refusal: Schema.optionalKey(Schema.String)
 })
 export type InferenceRequestInput = typeof InferenceRequestInput.Type
 
@@ -61,6 +66,8 @@ export const InferenceRequestContext = Schema.Struct({
   /** Attempts made per model ref. */
   attemptsByModel: Schema.Record(Schema.String, Schema.Number),
   /** The last switch, kept beside a later failure. */
-  modelChange: Schema.NullOr(ModelChange)
+  modelChange: Schema.NullOr(ModelChange),
+  /** The input's refusal (see InferenceRequestInput): failed at once, told to the asker as declined. */
+  refusal: Schema.optionalKey(Schema.String)
 })
 export type InferenceRequestContext = typeof InferenceRequestContext.Type

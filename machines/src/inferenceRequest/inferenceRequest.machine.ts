@@ -1,6 +1,7 @@
 // An inference request (spec "States and transitions", rows "InferenceRequest"; supplement
 // "Lifecycle, attempts, fallback"):
 //   queued --start (its provider call began)--> running
+//   queued, its input refused at sealing (a conversation's uploads its model cannot take)--> failed
 //   running --finish--> completed, or failed (a final failure, a blocked or unrescued refusal)
 //   running --retryable failure, attempts left--> waiting (reads queued; the backoff is a durable
 //     timer), then queued on the same route; after a route's second retryable failure, queued on
@@ -123,7 +124,9 @@ const finish = (queue: Queue, context: Context, result: ResultParams) => {
 /** The outcome told to the asker: a refusal, or overload through every attempt, is declined. */
 const repliedOf = (context: Context, result: ResultParams): ReplyToAskerParams["event"] => {
   const code = result.error?.code ?? null
+  // A refused input is declined too: the asker's fallback may take what the model could not.
   const declined =
+    (context.refusal !== undefined && code === context.refusal) ||
     (code === "model_refused" && result.finish_quality !== "blocked") ||
     ((code === "provider_overloaded" || code === "rate_limited") && result.error?.attempt_budget_spent === true)
   return {
@@ -304,7 +307,8 @@ export const inferenceRequestMachine = setup({
     failureSwitches: ({ context, event }) => failureRoute(context, event) === "switch",
     failureRetries: ({ context, event }) => failureRoute(context, event) === "retry",
     refusalSwitches: ({ context, event }) => refusalRoute(context, event) === "switch",
-    budgetLeft: ({ context }) => context.attempt < attemptBudget
+    budgetLeft: ({ context }) => context.attempt < attemptBudget,
+    inputRefused: ({ context }) => context.refusal !== undefined
   }
 }).createMachine({
   id: "inferenceRequest",
@@ -319,7 +323,8 @@ export const inferenceRequestMachine = setup({
     routeFailures: 0,
     retryableFailures: 0,
     attemptsByModel: {},
-    modelChange: null
+    modelChange: null,
+    ...(input.refusal === undefined ? {} : { refusal: input.refusal })
   }),
   initial: "live",
   states: {
@@ -346,12 +351,21 @@ export const inferenceRequestMachine = setup({
         queued: {
           meta: { waitsOn: "a job runner to start its provider call" },
           entry: enqueueActions(({ context, enqueue }) => {
+            if (context.refusal !== undefined) return
             const model = modelOf(context)
             enqueue({
               type: fx.callProvider,
               params: { attempt: context.attempt, model, earlierAttemptsOnModel: context.attemptsByModel[model] ?? 0 }
             })
           }),
+          // An input its model cannot take fails at once (no attempt, nothing billed).
+          always: {
+            guard: "inputRefused",
+            target: "#inferenceRequest.failed",
+            actions: enqueueActions(({ context, enqueue }) =>
+              finish(queueOf(enqueue), context, { status: "failed", error: { code: context.refusal! } })
+            )
+          },
           on: {
             "inference.started": {
               guard: "ofAttempt",

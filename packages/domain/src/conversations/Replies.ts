@@ -3,8 +3,11 @@
 // the speaker's human's persona, memory by the conversation's memory_context, the history), put in
 // order by Assembly.ts; a direct reply's head judged against its model's window (walls: blocked,
 // cut, or compacted first); a reply's or a summary's request sealed as an inference request the
-// conversation's actor starts, told to reply to it.
+// conversation's actor starts, told to reply to it. The answered input's attachments ride on its
+// user message as upload parts, the author's own uploads; a model that cannot take them fails the
+// sample (its request refused at once, declined so the reply's fallback may take them).
 import type { ConversationReplies, SampleRequest, WallCompaction } from "@troupe/actors/bindings/conversation"
+import { uploadNamingKind } from "@troupe/actors/bindings/inferenceRequest"
 import type { BlockedReason } from "@troupe/machines/conversation/context"
 import { newPublicId } from "@troupe/storage/Ids"
 import { type ConversationRow, ConversationsRepository } from "@troupe/storage/repositories/Conversations"
@@ -12,12 +15,19 @@ import { InferenceRequestsRepository } from "@troupe/storage/repositories/Infere
 import { type Anchor, MemoryRepository } from "@troupe/storage/repositories/Memory"
 import { NamedAgentsRepository } from "@troupe/storage/repositories/NamedAgents"
 import { type Host, PromptDocumentsRepository } from "@troupe/storage/repositories/PromptDocuments"
+import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { accountCostUnit, recordPayer, refused } from "../budgets/Admission.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
-import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
+import {
+  type Asker,
+  type CreateMembers,
+  defaultTimeoutMs,
+  type InputMessage,
+  judgeCreate
+} from "../inference/CreateRules.ts"
 import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
@@ -266,11 +276,43 @@ export const summarizerInstructions = (answererId: bigint) =>
     )
   )
 
-const asker = (conversation: ConversationRow) => ({
-  userId: conversation.creator_id,
-  find: () => Effect.undefined,
-  standingFallbacks: []
-})
+/** The uploads a sample may name: `owner`'s own (an input's author judged them at its create). */
+const askerFor = (owner: bigint): Effect.Effect<Asker, never, SqlClient> =>
+  Effect.map(UploadsRepository.make, (uploads) => ({
+    userId: owner,
+    find: (publicId: string) => uploads.findUpload(publicId).pipe(Effect.orDie),
+    standingFallbacks: []
+  }))
+
+/** The refusals of a sample's uploads (not the caller's, not admitted, too large): the sample fails with them. */
+const mediaRefusals: ReadonlyArray<string> = [
+  "unknown_input_upload",
+  "unsupported_input_media",
+  "input_media_too_large"
+]
+
+/** An input's attachments, as stored on its members: the uploads' public ids, in order. */
+const attachmentIdsOf = (members: Readonly<Record<string, unknown>>) =>
+  Array.isArray(members.attachments)
+    ? members.attachments.flatMap((attachment: unknown) =>
+        isObject(attachment) && typeof attachment.public_id === "string" ? [attachment.public_id] : []
+      )
+    : []
+
+/**
+ * The prompt with the input's attachments as upload parts after its text, on the last user
+ * message (an input without text: a user message of upload parts alone, after the history).
+ */
+const withAttachments = (messages: ReadonlyArray<Message>, uploads: ReadonlyArray<string>, hasText: boolean) => {
+  const out: Array<InputMessage> = [...messages]
+  if (uploads.length === 0) return out
+  const parts = uploads.map((upload_public_id) => ({ type: "upload", upload_public_id }))
+  const last = messages.at(-1)
+  if (hasText && last?.role === "user") {
+    out[out.length - 1] = { role: "user", content: [{ type: "text", text: last.content }, ...parts] }
+  } else out.push({ role: "user", content: parts })
+  return out
+}
 
 /**
  * The reasoning controls of `asked` (an input's, a regeneration's or a candidate's model block)
@@ -293,7 +335,7 @@ const reasoningFor = (catalog: Catalog, model: string, asked: unknown) => {
 
 const textCall = (
   model: string,
-  messages: ReadonlyArray<Message>,
+  messages: ReadonlyArray<Message | InputMessage>,
   reasoning: { readonly reasoning_enabled?: boolean; readonly reasoning_effort?: string } = {}
 ): CreateMembers => ({
   workload: "text_generation",
@@ -323,7 +365,9 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
         limit,
         parties,
         rawMode: members.context_mode === "raw",
-        reasoning: reasoningFor(catalog, model, members.model)
+        reasoning: reasoningFor(catalog, model, members.model),
+        attachments: attachmentIdsOf(members),
+        authorId: input?.author_id ?? conversation.creator_id
       }
     })
 
@@ -405,16 +449,41 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
       return yield* summaryRequest(instructions, turns, limit, counterFor(catalog, model))
     })
 
+  /** A variant's (or a refused request's) effective model block on `model`. */
+  const modelBlockOf = (model: string, asked?: unknown) => {
+    const found = catalog.find(model)
+    const reasoning = found?.reasoning ?? null
+    const chosen = reasoningFor(catalog, model, asked)
+    return {
+      provider_id: found?.provider ?? model.split("/")[0] ?? "",
+      model_ref: model,
+      reasoning_enabled: reasoning === null ? false : (chosen.reasoning_enabled ?? reasoning.default_enabled),
+      reasoning_effort: reasoning === null ? null : (chosen.reasoning_effort ?? reasoning.default_effort)
+    }
+  }
+
+  /** A sample's members, and whose uploads they may name (a reply's: its input's author). */
   const membersOf = (request: SampleRequest) =>
     Effect.gen(function* () {
       const { from } = request
+      const creator = request.conversation.creator_id
       if ("input" in from) {
-        const { assembled, reasoning } = yield* assembleReply(request.conversation, from.input, request.model)
-        return textCall(request.model, assembled.messages, reasoning)
+        const { assembled, reasoning, attachments, authorId, material } = yield* assembleReply(
+          request.conversation,
+          from.input,
+          request.model
+        )
+        const messages = withAttachments(assembled.messages, attachments, (material.input ?? "") !== "")
+        return { members: textCall(request.model, messages, reasoning), owner: authorId }
       }
-      if ("summary" in from) return textCall(request.model, yield* summaryMessages(request.conversation, request.model))
+      if ("summary" in from) {
+        return {
+          members: textCall(request.model, yield* summaryMessages(request.conversation, request.model)),
+          owner: creator
+        }
+      }
       const requests = yield* InferenceRequestsRepository.make
-      return yield* resealed(catalog, requests, from.sealedBy, request.model, from.overrides)
+      return yield* resealed(catalog, requests, from.sealedBy, request.model, from.overrides, creator)
     })
 
   return {
@@ -422,8 +491,16 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
     seal: (request: SampleRequest) =>
       Effect.gen(function* () {
         const requests = yield* InferenceRequestsRepository.make
-        const members = yield* membersOf(request)
-        const judged = yield* judgeCreate(catalog, members, asker(request.conversation), false).pipe(Effect.orDie)
+        const { members, owner } = yield* membersOf(request)
+        // Uploads the model cannot take (or too large, or gone since) refuse the sample, not the step.
+        const judged = yield* judgeCreate(catalog, members, yield* askerFor(owner), false).pipe(
+          Effect.catchIf(
+            (refusal) => refusal._tag === "Invalid" && mediaRefusals.includes(refusal.code),
+            (refusal) => Effect.succeed(refusal.code)
+          ),
+          Effect.orDie
+        )
+        const refused = typeof judged === "string"
         const conversations = yield* ConversationsRepository.make
         const input = "input" in request.from ? yield* conversations.findInput(request.from.input) : undefined
         const at = yield* now
@@ -431,9 +508,13 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
           publicId: request.requestId,
           workspaceId: request.conversation.workspace_id,
           creatorId: request.conversation.creator_id,
-          workload: judged.workload,
-          modelJson: JSON.stringify(judged.model),
-          requestJson: JSON.stringify({ ...judged.stored, members }),
+          workload: refused ? "text_generation" : judged.workload,
+          modelJson: JSON.stringify(refused ? modelBlockOf(request.model) : judged.model),
+          requestJson: JSON.stringify({
+            ...(refused ? {} : judged.stored),
+            members,
+            uploads_owner: String(owner)
+          }),
           billingSubject: request.conversation.billing_subject,
           usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
           askedByConversationId: request.conversation.id,
@@ -441,6 +522,16 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
         })
         // The payer: the input's author; a regeneration's or a summary's, the conversation's creator.
         yield* recordPayer(inserted.id, input?.author_id ?? request.conversation.creator_id, at)
+        if (refused) {
+          return {
+            publicId: request.requestId,
+            routes: [{ model: request.model, skip: null }],
+            timeoutMs: defaultTimeoutMs,
+            refusal: judged
+          }
+        }
+        const uploads = yield* UploadsRepository.make
+        for (const upload of judged.uploads) yield* uploads.addNaming(upload.id, uploadNamingKind, inserted.id)
         return { publicId: request.requestId, routes: judged.routes, timeoutMs: judged.timeoutMs }
       }),
     prompt: (conversation, inputId, model) =>
@@ -453,17 +544,7 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
           answererConfiguration: answerer?.configuration
         })
       }),
-    modelBlock: (model, asked) => {
-      const found = catalog.find(model)
-      const reasoning = found?.reasoning ?? null
-      const chosen = reasoningFor(catalog, model, asked)
-      return {
-        provider_id: found?.provider ?? model.split("/")[0] ?? "",
-        model_ref: model,
-        reasoning_enabled: reasoning === null ? false : (chosen.reasoning_enabled ?? reasoning.default_enabled),
-        reasoning_effort: reasoning === null ? null : (chosen.reasoning_effort ?? reasoning.default_effort)
-      }
-    },
+    modelBlock: (model, asked) => modelBlockOf(model, asked),
     account: (conversation, sample) =>
       Effect.map(
         Effect.flatMap(InferenceRequestsRepository.make, (requests) => requests.findRequest(sample.requestId)),
@@ -484,17 +565,25 @@ const resealed = (
   requests: InferenceRequestsRepository["Service"],
   sealedBy: string,
   model: string,
-  overrides: Readonly<Record<string, unknown>>
+  overrides: Readonly<Record<string, unknown>>,
+  creator: bigint
 ) =>
   Effect.gen(function* () {
     const sealed = yield* requests.findRequest(sealedBy)
-    const stored = (sealed?.request ?? {}) as { readonly members?: CreateMembers }
+    const stored = (sealed?.request ?? {}) as {
+      readonly members?: CreateMembers
+      readonly uploads_owner?: string
+    }
     const members = stored.members ?? textCall(model, [])
     return {
-      ...members,
-      model: { model, ...reasoningFor(catalog, model, overrides.model ?? members.model) },
-      ...(overrides.configuration === undefined
-        ? {}
-        : { configuration: overrides.configuration as CreateMembers["configuration"] })
-    } satisfies CreateMembers
+      members: {
+        ...members,
+        model: { model, ...reasoningFor(catalog, model, overrides.model ?? members.model) },
+        ...(overrides.configuration === undefined
+          ? {}
+          : { configuration: overrides.configuration as CreateMembers["configuration"] })
+      } satisfies CreateMembers,
+      // Its uploads stay the answered input's author's (a request sealed before owners were kept: the creator's).
+      owner: typeof stored.uploads_owner === "string" ? BigInt(stored.uploads_owner) : creator
+    }
   })
