@@ -47,6 +47,7 @@ import { ConversationMail } from "@troupe/domain/runs/ConversationMail"
 import { ConversationMemoryTools } from "@troupe/domain/runs/ConversationMemoryTools"
 import { ExecutorInbox } from "@troupe/domain/runs/ExecutorInbox"
 import { RunInputs } from "@troupe/domain/runs/RunInputs"
+import { runNamingRules } from "@troupe/domain/runs/RunNamingRule"
 import { RunDefinition, Runs } from "@troupe/domain/runs/Runs"
 import { Readiness } from "@troupe/domain/runtime/Readiness"
 import { RuntimeOperations } from "@troupe/domain/runtime/RuntimeOperations"
@@ -158,10 +159,14 @@ export const domainLayer = (config: ServerConfig) =>
           // A hosted run's memory calls use its conversation's memory door: installed likewise.
           ConversationMemoryTools.layer.pipe(Layer.provide(ConversationMemory.layer)),
           Schedules.layer,
-          // Runs read a hosted run's standing through its conversation.
-          Layer.mergeAll(ExecutorInbox.layer, RunInputs.layer).pipe(Layer.provideMerge(Runs.layer))
-        ).pipe(Layer.provideMerge(Conversations.layer)),
-        Uploads.layer.pipe(Layer.provide(namingRulesOf(inferenceNamingRules, inputNamingRules)))
+          // Runs read a hosted run's standing through its conversation; uploads a run names are
+          // read by the run's read rule.
+          Layer.mergeAll(
+            ExecutorInbox.layer,
+            RunInputs.layer,
+            Uploads.layer.pipe(Layer.provide(namingRulesOf(inferenceNamingRules, inputNamingRules, runNamingRules)))
+          ).pipe(Layer.provideMerge(Runs.layer))
+        ).pipe(Layer.provideMerge(Conversations.layer))
       ).pipe(Layer.provideMerge(base)),
     Layer.provideMerge(repositoriesLayer),
     Layer.provideMerge(actorLayer(config))

@@ -225,6 +225,8 @@ export class Runs extends Context.Service<
       Absent | BadParameter
     >
     readonly read: (caller: Caller, workspaceId: string, runId: string) => Effect.Effect<RunState, Absent>
+    /** Whether the caller may read any of the runs `runIds` (row ids), by read's rule (uploads they name). */
+    readonly readsAny: (caller: Caller, runIds: ReadonlyArray<bigint>) => Effect.Effect<boolean>
     readonly verb: (
       caller: Caller,
       workspaceId: string,
@@ -539,6 +541,19 @@ export class Runs extends Context.Service<
           Effect.gen(function* () {
             const workspace = yield* workspaces.read(caller, workspaceId)
             return yield* stateOf(yield* visible(caller, workspaceId, workspace.id, runId))
+          }),
+        readsAny: (caller, runIds) =>
+          Effect.gen(function* () {
+            for (const runId of runIds) {
+              const run = yield* db(runs.findRunById(runId))
+              if (run === undefined) continue
+              const seen = yield* Effect.gen(function* () {
+                const workspace = yield* workspaces.read(caller, run.workspace_public_id)
+                return yield* visible(caller, run.workspace_public_id, workspace.id, run.public_id)
+              }).pipe(Effect.option)
+              if (Option.isSome(seen)) return true
+            }
+            return false
           }),
         verb: (caller, workspaceId, runId, verb) =>
           Effect.gen(function* () {

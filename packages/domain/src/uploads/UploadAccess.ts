@@ -21,12 +21,22 @@ export const NamingRules = Context.Reference<Readonly<Record<string, NamingRule>
 )
 
 /** One NamingRules of the naming features' rules, each an effect answering its holder kinds' rules. */
-export const namingRulesOf = <R>(
-  ...features: ReadonlyArray<Effect.Effect<Readonly<Record<string, NamingRule>>, never, R>>
+export const namingRulesOf = <
+  const Features extends ReadonlyArray<Effect.Effect<Readonly<Record<string, NamingRule>>, never, any>>
+>(
+  ...features: Features
 ) =>
   Layer.effect(
     NamingRules,
-    Effect.map(Effect.all(features), (rules) => Object.assign({}, ...rules))
+    Effect.map(
+      // Each feature's requirements, together (Effect.all over a generic tuple would lose them).
+      Effect.all(
+        features as ReadonlyArray<
+          Effect.Effect<Readonly<Record<string, NamingRule>>, never, Effect.Services<Features[number]>>
+        >
+      ),
+      (rules) => Object.assign({}, ...rules)
+    )
   )
 
 export const isCreator = (reader: UploadReader, upload: UploadRow) => upload.creator_user_id === reader.userId

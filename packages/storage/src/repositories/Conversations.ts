@@ -13,6 +13,7 @@ import {
   syncInputNamings
 } from "./InputAttachmentNamings.ts"
 import * as Rows from "./Rows.ts"
+import { dropHostedRunNamings } from "./RunUploadNamings.ts"
 import { MessagingEntry } from "./Workspaces.ts"
 
 const Json = Schema.Unknown
@@ -391,7 +392,11 @@ const deleteConversation = Effect.fnUntraced(function* (publicId: string) {
   yield* sql`DELETE FROM memory_anchors WHERE anchor_kind = 'conversation' AND anchor_id = ${row.id}`
   yield* dropConversationNamings(row.id)
   if (row.referenced) yield* sql`DELETE FROM conversation_inputs WHERE conversation_id = ${row.id}`
-  else yield* sql`DELETE FROM conversations WHERE id = ${row.id}`
+  else {
+    // Its hosted runs go with it (a foreign key): their namings first.
+    yield* dropHostedRunNamings(row.id)
+    yield* sql`DELETE FROM conversations WHERE id = ${row.id}`
+  }
 })
 
 export const InputRow = Schema.Struct({

@@ -6,6 +6,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isUuid } from "../Ids.ts"
 import * as Rows from "./Rows.ts"
+import { dropRunNamings, mayBindUploads, runNamesUpload, syncRunNamings } from "./RunUploadNamings.ts"
 
 const Json = Schema.Unknown
 const NullId = Schema.NullOr(Schema.BigInt)
@@ -228,9 +229,10 @@ const tombstoneRun = Effect.fnUntraced(function* (publicId: string, now: Date) {
     WHERE public_id = ${publicId}::uuid AND tombstoned_at IS NULL`
 })
 
-/** Deletes a run: its tasks and the inference requests it asked go with it (foreign keys). */
+/** Deletes a run: its tasks and the inference requests it asked go with it (foreign keys), its namings first. */
 const deleteRun = Effect.fnUntraced(function* (publicId: string) {
   const sql = yield* SqlClient
+  yield* dropRunNamings(publicId)
   yield* sql`DELETE FROM runs WHERE public_id = ${publicId}::uuid`
 })
 
@@ -319,7 +321,10 @@ export interface NewTask {
 const idText = (id: bigint | null | undefined) => (id === undefined ? undefined : id === null ? null : `${id}`)
 const dateText = (date: Date | null) => (date === null ? null : date.toISOString())
 
-/** Inserts tasks of a run (waiting, generation 1) in one statement, and stamps the run's update. */
+/**
+ * Inserts tasks of a run (waiting, generation 1) in one statement, and stamps the run's update;
+ * the uploads their attachments bind are named.
+ */
 const insertTasks = Effect.fnUntraced(function* (runId: bigint, tasks: ReadonlyArray<NewTask>) {
   if (tasks.length === 0) return
   const sql = yield* SqlClient
@@ -357,6 +362,7 @@ const insertTasks = Effect.fnUntraced(function* (runId: bigint, tasks: ReadonlyA
         now timestamptz)
       RETURNING created_at)
     UPDATE runs SET updated_at = GREATEST(updated_at, (SELECT max(created_at) FROM made)) WHERE id = ${runId}`
+  if (tasks.some((task) => mayBindUploads(task.specJson))) yield* syncRunNamings(runId)
 })
 
 /** A task's standing as the run actor holds it; optional members are written only when present. */
@@ -453,7 +459,7 @@ const updateTasks = (runId: bigint, changes: ReadonlyArray<TaskChange>, now: Dat
   return writeTasks({ runId, changesJson: JSON.stringify(rows), now })
 }
 
-/** Writes a task's result (JSON text), and stamps the run's update. */
+/** Writes a task's result (JSON text), and stamps the run's update; the run names what it links. */
 const setTaskResult = Effect.fnUntraced(function* (runId: bigint, key: string, resultJson: string, now: Date) {
   const sql = yield* SqlClient
   yield* sql`
@@ -461,6 +467,7 @@ const setTaskResult = Effect.fnUntraced(function* (runId: bigint, key: string, r
       UPDATE run_tasks SET result = ${resultJson}::jsonb, updated_at = ${now}
       WHERE run_id = ${runId} AND key = ${key} RETURNING 1)
     UPDATE runs SET updated_at = GREATEST(updated_at, ${now}) WHERE id = ${runId} AND EXISTS (SELECT 1 FROM changed)`
+  if (mayBindUploads(resultJson)) yield* syncRunNamings(runId)
 })
 
 /** Writes a task's usage block (JSON text). */
@@ -721,31 +728,8 @@ const runsWithRows = Rows.all("Runs.runsWithRowsFor", {
     ORDER BY r.id`
 })
 
-/**
- * Whether a run names the upload: a task's `attachments` member (a public id, or an object with
- * `upload_public_id` or `public_id`) when the upload is the run creator's own, or a
- * `svc://uploads/<id>` link in a task's committed result content.
- */
-const namesUpload = Effect.fnUntraced(function* (runId: bigint, uploadId: bigint) {
-  const sql = yield* SqlClient
-  const rows = yield* sql<{ readonly named: boolean }>`
-    SELECT EXISTS (
-      SELECT 1 FROM uploads u, run_tasks t
-        CROSS JOIN LATERAL jsonb_array_elements(
-          CASE WHEN jsonb_typeof(t.spec->'attachments') = 'array' THEN t.spec->'attachments' ELSE '[]'::jsonb END) a
-      WHERE u.id = ${uploadId} AND t.run_id = ${runId}
-        AND u.creator_user_id = (SELECT creator_id FROM runs WHERE id = ${runId})
-        AND u.public_id::text IN (lower(CASE WHEN jsonb_typeof(a) = 'string' THEN a #>> '{}' END),
-          lower(a->>'upload_public_id'), lower(a->>'public_id'))
-    ) OR EXISTS (
-      SELECT 1 FROM uploads u, run_tasks t
-        CROSS JOIN LATERAL jsonb_array_elements(
-          CASE WHEN jsonb_typeof(t.result->'content') = 'array' THEN t.result->'content' ELSE '[]'::jsonb END) b
-      WHERE u.id = ${uploadId} AND t.run_id = ${runId}
-        AND b->>'type' = 'resource_link' AND lower(b->>'uri') = 'svc://uploads/' || u.public_id::text
-    ) AS named`
-  return rows[0]?.named === true
-})
+/** Whether a run names the upload (RunUploadNamings: what its tasks bind). */
+const namesUpload = runNamesUpload
 
 /** The internal id of a run by its public id (tombstones included). */
 const runIdOf = Effect.fnUntraced(function* (publicId: string) {
@@ -786,6 +770,7 @@ const copyTaskResult = Effect.fnUntraced(function* (runId: bigint, key: string, 
   yield* sql`
     UPDATE run_tasks t SET result = f.result, updated_at = ${now}
     FROM run_tasks f WHERE t.run_id = ${runId} AND t.key = ${key} AND f.run_id = ${runId} AND f.key = ${fromKey}`
+  yield* syncRunNamings(runId)
 })
 
 /** A cross-run wait's result is its target's, a task of another run (by public id). */
@@ -800,6 +785,7 @@ const copyForeignTaskResult = Effect.fnUntraced(function* (
     UPDATE run_tasks t SET result = f.result, updated_at = ${now}
     FROM run_tasks f JOIN runs r ON r.id = f.run_id
     WHERE t.run_id = ${runId} AND t.key = ${key} AND r.public_id = ${from.run}::uuid AND f.key = ${from.key}`
+  yield* syncRunNamings(runId)
 })
 
 export const ForeignTask = Schema.Struct({ run: Schema.String, key: Schema.String })
