@@ -124,7 +124,12 @@ describe("conversations", () => {
     expect(long.status).toBe(422)
     expect(long.body.error.code).toBe("billing_subject_too_long")
     // In characters, not UTF-16 units: 255 emoji fit, 256 do not.
-    const emoji = await call("POST", conversationsPath(), { conversation: { billing_subject: "🎭".repeat(255) } }, key())
+    const emoji = await call(
+      "POST",
+      conversationsPath(),
+      { conversation: { billing_subject: "🎭".repeat(255) } },
+      key()
+    )
     expect(emoji.status, JSON.stringify(emoji.body)).toBe(201)
     expect(emoji.body.conversation.billing_subject).toBe("🎭".repeat(255))
     const over = await call("POST", conversationsPath(), { conversation: { billing_subject: "🎭".repeat(256) } }, key())
