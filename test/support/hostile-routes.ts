@@ -126,6 +126,7 @@ export const unlistedRoutes: ReadonlyArray<Route> = [
   page("POST", "/inspector/supervisors/{kind}/restart", { body: undefined, fields: undefined, csrf: "header" }),
   page("POST", "/inspector/actors/{kind}/{id}/restart", { body: undefined, fields: undefined, csrf: "header" }),
   page("GET", "/conversations/{id}"),
+  page("GET", "/conversations/{id}/queue"),
   page("GET", "/budgets"),
   page("POST", "/budgets/cost_unit", { fields: { cost_unit: "USD" } }),
   page("POST", "/budgets/users/{user}/open", {

@@ -95,6 +95,7 @@ it("an admin opens a budget; a form without its CSRF token or outside the gramma
   const [forged] = await Promise.all([page.waitForNavigation(), page.click(`${open} button`)])
   expect(forged?.status()).toBe(403)
   expect(await page.textContent("[role=alert]")).toContain("expired")
+  expect(await page.getAttribute("#try-again", "href")).toBe("/budgets")
 
   // Next year's first instant: after the owner's budget (opened now), so listed after it, in any year.
   const nextYear = new Date(await serverNow(file.server)).getUTCFullYear() + 1

@@ -2,6 +2,7 @@
 // opens a conversation of a workspace they can see, with no external asset; it shows the timeline
 // and the queue as they are, then a slow reply's text arriving live over the cable (the stock
 // client over the browser cookie), the settled turn, and the queued message draining into a turn.
+// A message queued while the page is open shows its text live (read from the page's queue route).
 // Someone who may not read the conversation gets the same 404 as for no conversation at all.
 import type { Page } from "playwright-core"
 import { expect, it } from "vitest"
@@ -91,6 +92,28 @@ it("shows the timeline and the queue, then a reply's text arriving live, with no
   await finish()
 })
 
+it("shows the text of a message queued while the page is open, without a reload", async () => {
+  const { id, input } = await conversation()
+  const { page, finish } = await file.openPage()
+  await page.goto(`${file.server.baseUrl}/conversations/${id}`)
+  expect((await signIn(page, ownerCredentials, `/conversations/${id}`)).status()).toBe(200)
+  await page.locator("#live", { hasText: "live" }).waitFor()
+
+  // A slow reply holds the queue, so the message waits in it while the page watches.
+  const reply = Array.from({ length: 30 }, (_, index) => `word${index + 1}`).join(" ")
+  const slow = JSON.stringify({ reply, pace_ms: 200 })
+  expect((await input({ kind: "direct_reply", text: slow, model: { model: "local/script" } })).status).toBe(202)
+  expect((await input({ kind: "message", text: "arrived live" })).status).toBe(202)
+
+  const queued = page.locator("#inputs > li", { has: page.locator(".content", { hasText: "arrived live" }) })
+  await queued.waitFor()
+  expect(await queued.locator(".kind").textContent()).toBe("message")
+  expect(((await queued.locator(".who").textContent()) ?? "").length).toBeGreaterThan(0)
+  await page.locator("#turns > li .content", { hasText: "arrived live" }).waitFor()
+  await expect.poll(() => page.locator("#inputs > li").count()).toBe(0)
+  await finish()
+})
+
 it("answers 404 to a human who may not read the conversation, as for an unknown one", async () => {
   const { id } = await conversation()
   const context = await file.browser.newContext()
@@ -101,5 +124,10 @@ it("answers 404 to a human who may not read the conversation, as for an unknown 
   const unknown = await page.goto(`${file.server.baseUrl}/conversations/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b`)
   expect(unknown?.status()).toBe(404)
   expect((await page.goto(`${file.server.baseUrl}/conversations/not-an-id`))?.status()).toBe(404)
+  // The page's queue route keeps the same rules: 404 for this human, 401 without a session.
+  const queue = await context.request.get(`${file.server.baseUrl}/conversations/${id}/queue`)
+  expect(queue.status()).toBe(404)
+  expect((await queue.json()).error.code).toBe("not_found")
+  expect((await request(file.server.baseUrl, "GET", `/conversations/${id}/queue`)).status).toBe(401)
   await context.close()
 })

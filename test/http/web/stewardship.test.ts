@@ -64,14 +64,16 @@ describe("agents page", () => {
     expect((await get("/agent_api/v1/profile", issued.access_token)).status).toBe(401)
   })
 
-  it("another human cannot remove it, and the form needs its CSRF token", async () => {
+  it("another human cannot remove it, and the form needs its CSRF token (the refusal links back to the agents page)", async () => {
     const issued = await connect(agentFields("guarded-agent"))
     const agentId = (await get("/agent_api/v1/profile", issued.access_token)).body.member.public_id
     const memberPage = await member.get("/")
     expect((await member.post(`/agents/${agentId}/remove`, { csrf_token: csrfTokenIn(memberPage.text) })).status).toBe(
       404
     )
-    expect((await owner.post(`/agents/${agentId}/remove`, { csrf_token: "forged" })).status).toBe(403)
+    const forged = await owner.post(`/agents/${agentId}/remove`, { csrf_token: "forged" })
+    expect(forged.status).toBe(403)
+    expect(forged.text).toContain('<a id="try-again" href="/agents">')
     expect((await get("/agent_api/v1/profile", issued.access_token)).status).toBe(200)
   })
 })

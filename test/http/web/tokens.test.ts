@@ -112,10 +112,11 @@ describe("minting", () => {
     expect((await owner.get("/tokens")).text.match(/data-token=/g)).toHaveLength(2)
   })
 
-  it("the mint form needs its CSRF token", async () => {
+  it("the mint form needs its CSRF token; the refusal links back to the tokens page", async () => {
     const forged = await owner.post("/tokens", { name: "forged", plane: "platform", csrf_token: "forged" })
     expect(forged.status).toBe(403)
     expect(forged.text).not.toContain('id="token"')
+    expect(forged.text).toContain('<a id="try-again" href="/tokens">')
     expect((await owner.get("/tokens")).text).not.toContain("forged")
   })
 

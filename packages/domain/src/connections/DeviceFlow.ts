@@ -43,6 +43,15 @@ export interface PendingConnection {
 
 export class UnknownUserCode extends Schema.TaggedError<UnknownUserCode>()("UnknownUserCode", {}) {}
 
+/**
+ * The code was already decided by this same human, within its lifetime: approved (the program's
+ * next poll picks up its credentials), connected (the program has them) or denied. Anyone else
+ * gets UnknownUserCode, as for a code that does not exist.
+ */
+export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>()("AlreadyDecided", {
+  decision: Schema.Literals(["approved", "connected", "denied"])
+}) {}
+
 /** The human may not authorize this connection (another human stewards the agent, ...). */
 export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>()("ApprovalRefused", {
   reason: Schema.String
@@ -63,13 +72,13 @@ export class DeviceFlow extends Context.Service<
     readonly pending: (
       userCode: string,
       human: UserRow
-    ) => Effect.Effect<PendingConnection, UnknownUserCode | ApprovalRefused>
+    ) => Effect.Effect<PendingConnection, UnknownUserCode | AlreadyDecided | ApprovalRefused>
     readonly approve: (
       userCode: string,
       human: UserRow,
       assignmentScope: AssignmentScope | undefined
-    ) => Effect.Effect<void, UnknownUserCode | ApprovalRefused>
-    readonly deny: (userCode: string, human: UserRow) => Effect.Effect<void, UnknownUserCode>
+    ) => Effect.Effect<void, UnknownUserCode | AlreadyDecided | ApprovalRefused>
+    readonly deny: (userCode: string, human: UserRow) => Effect.Effect<void, UnknownUserCode | AlreadyDecided>
   }
 >()("@troupe/domain/connections/DeviceFlow") {
   static readonly layer = Layer.effect(
@@ -214,25 +223,31 @@ export class DeviceFlow extends Context.Service<
           return { device, request, chooseScope: fresh } satisfies PendingConnection
         })
 
-      const pendingByCode = (userCode: string) =>
+      /** The pending authorization; one this human already decided says so; else the code is unknown. */
+      const pendingByCode = (userCode: string, human: UserRow) =>
         Effect.gen(function* () {
           const code = normalizeUserCode(userCode)
-          const device = code === undefined ? undefined : yield* rows.findLiveByUserCode(code)
+          if (code === undefined) return yield* new UnknownUserCode()
+          const device = yield* rows.findLiveByUserCode(code)
           const at = yield* now
-          if (device?.state !== "pending" || at.getTime() >= device.expires_at.getTime()) {
-            return yield* new UnknownUserCode()
+          if (device?.state === "pending" && at.getTime() < device.expires_at.getTime()) return device
+          const decided = yield* rows.findDecidedByUserCode(code, human.id)
+          if (decided !== undefined && at.getTime() < decided.expires_at.getTime()) {
+            return yield* new AlreadyDecided({
+              decision: decided.state === "denied" ? "denied" : decided.state === "consumed" ? "connected" : "approved"
+            })
           }
-          return device
+          return yield* new UnknownUserCode()
         })
 
       const pending = (userCode: string, human: UserRow) =>
-        Effect.flatMap(pendingByCode(userCode), (device) => judge(device, human)).pipe(
+        Effect.flatMap(pendingByCode(userCode, human), (device) => judge(device, human)).pipe(
           Effect.catchTag("SqlError", Effect.die)
         )
 
       const approve = (userCode: string, human: UserRow, assignmentScope: AssignmentScope | undefined) =>
         Effect.gen(function* () {
-          const judged = yield* judge(yield* pendingByCode(userCode), human)
+          const judged = yield* judge(yield* pendingByCode(userCode, human), human)
           const request = judged.request
           let scope: AssignmentScope
           if (judged.chooseScope) {
@@ -263,7 +278,7 @@ export class DeviceFlow extends Context.Service<
 
       const deny = (userCode: string, human: UserRow) =>
         Effect.gen(function* () {
-          const device = yield* pendingByCode(userCode)
+          const device = yield* pendingByCode(userCode, human)
           const outcome = yield* devices
             .send(device.public_id, {
               type: "device.deny",

@@ -14,7 +14,7 @@ import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { type CsrfGrant, csrfField, csrfValid, grantCsrf } from "./Csrf.ts"
 import { readForm } from "./Form.ts"
-import { errorBox, escapeHtml, page, redirect } from "./Html.ts"
+import { errorBox, escapeHtml, page, redirect, tryAgain } from "./Html.ts"
 import { signedInHuman } from "./Session.ts"
 
 const back = "/budgets"
@@ -129,7 +129,11 @@ const action = (path: `/${string}`, command: Command) =>
       if (!human) return redirect("/login?return_to=%2Fbudgets")
       const fields = yield* readForm
       if (!(yield* csrfValid(fields.csrf_token))) {
-        return page("Not done", `<h1>Not done</h1>${errorBox("This form expired. Go back and try again.")}`, 403)
+        return page(
+          "Not done",
+          `<h1>Not done</h1>${errorBox("This form expired. Go back and try again.")}${tryAgain(back)}`,
+          403
+        )
       }
       const params = yield* HttpRouter.params
       const outcome = yield* Effect.result(command(yield* Budgets, human.id, params, fields))

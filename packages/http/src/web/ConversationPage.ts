@@ -3,6 +3,8 @@
 // cable (public/conversation.js, the stock Action Cable client over the browser cookie) — the
 // feed's items after the page's cursor, and the transcript's deltas as a reply streams in. Its
 // scripts are served here, from this package and node_modules, so the page needs no external asset.
+// The feed's items carry no input text: the page reads its queue (texts and speakers) from its own
+// cookie route, GET /conversations/{id}/queue, under the same rules as the page.
 import { readFile } from "node:fs/promises"
 import { callerOfHuman } from "@troupe/domain/accounts/Caller"
 import { Inputs } from "@troupe/domain/conversations/Inputs"
@@ -136,6 +138,24 @@ export const ConversationPage = HttpRouter.add(
   })
 )
 
+/** The queue as the page shows it, for the page's script: the same reader and rules as the page. */
+export const ConversationQueue = HttpRouter.add(
+  "GET",
+  "/conversations/:id/queue",
+  Effect.gen(function* () {
+    const noStore = { "cache-control": "no-store" }
+    const current = yield* currentBrowserSession
+    if (Option.isNone(current)) return envelope(401, "unauthorized", "Sign in first", noStore)
+    const caller = callerOfHuman(current.value.user)
+    const conversationId = (yield* HttpRouter.params).id ?? ""
+    return yield* Effect.gen(function* () {
+      const standing = yield* (yield* LiveReplies).locate(caller, conversationId)
+      const { inputs } = yield* (yield* Inputs).list(caller, standing.workspacePublicId, standing.row.public_id)
+      return HttpServerResponse.jsonUnsafe({ inputs }, { headers: noStore })
+    }).pipe(Effect.catch(() => Effect.succeed(envelope(404, "not_found", "There is no such conversation", noStore))))
+  })
+)
+
 const assetCache = new Map<string, Uint8Array>()
 
 export const ConversationAssets = HttpRouter.add(
@@ -154,4 +174,4 @@ export const ConversationAssets = HttpRouter.add(
   })
 )
 
-export const ConversationPageRoutes = Layer.mergeAll(ConversationPage, ConversationAssets)
+export const ConversationPageRoutes = Layer.mergeAll(ConversationPage, ConversationQueue, ConversationAssets)

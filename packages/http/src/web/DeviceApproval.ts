@@ -4,17 +4,18 @@
 // stewards the agent.
 
 import {
+  type AlreadyDecided,
   type ApprovalRefused,
   DeviceFlow,
   type PendingConnection,
   type UnknownUserCode
 } from "@troupe/domain/connections/DeviceFlow"
-import { formatUserCode } from "@troupe/domain/connections/DeviceRequest"
+import { formatUserCode, normalizeUserCode } from "@troupe/domain/connections/DeviceRequest"
 import { Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { csrfField, csrfValid, grantCsrf } from "./Csrf.ts"
 import { readForm } from "./Form.ts"
-import { errorBox, escapeHtml, field, page, redirect } from "./Html.ts"
+import { errorBox, escapeHtml, field, page, redirect, tryAgain } from "./Html.ts"
 import { currentBrowserSession } from "./Session.ts"
 
 const describe = (pending: PendingConnection) => {
@@ -71,6 +72,30 @@ ${pending.chooseScope ? scopeChoice : ""}
     )
   )
 
+/** Where to try again: the confirm page of a well-formed code (its URL carries only the code), else the entry page. */
+const tryAgainLink = (userCode: string | undefined, label: string) => {
+  const code = userCode === undefined ? undefined : normalizeUserCode(userCode)
+  return tryAgain(
+    code === undefined ? "/oauth/device" : `/oauth/device?user_code=${encodeURIComponent(formatUserCode(code))}`,
+    label
+  )
+}
+
+/** A code this same human already decided (a reload, a second submit): what it was, what happens next. */
+const alreadyDecided = ({ decision }: AlreadyDecided) =>
+  decision === "denied"
+    ? page(
+        "Denied",
+        `<h1 id="outcome">Already denied</h1><p>You denied this code; the program was not connected. To connect it, start again in the program: it shows a new code.</p>
+${tryAgainLink(undefined, "Enter a new code")}`
+      )
+    : page(
+        "Connected",
+        decision === "connected"
+          ? `<h1 id="outcome">Already approved</h1><p>You approved this code and the program has connected. You can close this page.</p>`
+          : `<h1 id="outcome">Already approved</h1><p>You approved this code. The program gets its credentials the next time it checks, on its own. You can close this page.</p>`
+      )
+
 const signedIn = Effect.gen(function* () {
   const current = yield* currentBrowserSession
   if (Option.isNone(current)) return undefined
@@ -91,6 +116,7 @@ export const DeviceApprovalPage = HttpRouter.add(
       Effect.flatMap((pending) => confirm(pending)),
       Effect.catchTags({
         UnknownUserCode: () => enterCode("That code is unknown or expired. Check the program's screen.", 404),
+        AlreadyDecided: (decided) => Effect.succeed(alreadyDecided(decided)),
         ApprovalRefused: (refused) =>
           Effect.succeed(page("Not allowed", `<h1>Not allowed</h1>${errorBox(refused.reason)}`, 403))
       })
@@ -105,11 +131,21 @@ export const DeviceApprovalSubmit = HttpRouter.add(
     const human = yield* signedIn
     if (!human) return redirect("/login?return_to=%2Foauth%2Fdevice")
     const form = yield* readForm
-    if (!(yield* csrfValid(form.csrf_token))) return yield* enterCode("This form expired. Enter the code again.", 403)
+    if (!(yield* csrfValid(form.csrf_token))) {
+      return page(
+        "Connect a device",
+        `<h1>Connect a device</h1>${errorBox("This form expired. Nothing was decided.")}
+${tryAgainLink(form.user_code, "Go back to the code and try again")}`,
+        403
+      )
+    }
     const flow = yield* DeviceFlow
     const code = form.user_code ?? ""
     const scope = form.assignment_scope
-    const decided: Effect.Effect<"approved" | "denied" | undefined, UnknownUserCode | ApprovalRefused> =
+    const decided: Effect.Effect<
+      "approved" | "denied" | undefined,
+      UnknownUserCode | AlreadyDecided | ApprovalRefused
+    > =
       form.decision === "deny"
         ? flow.deny(code, human).pipe(Effect.as("denied" as const))
         : form.decision === "approve"
@@ -120,7 +156,12 @@ export const DeviceApprovalSubmit = HttpRouter.add(
     return yield* decided.pipe(
       Effect.map((outcome) =>
         outcome === undefined
-          ? page("Connect a device", `<h1>Connect a device</h1>${errorBox("Choose approve or deny.")}`, 400)
+          ? page(
+              "Connect a device",
+              `<h1>Connect a device</h1>${errorBox("Choose approve or deny.")}
+${tryAgainLink(code, "Go back to the code")}`,
+              400
+            )
           : page(
               outcome === "approved" ? "Connected" : "Denied",
               outcome === "approved"
@@ -130,6 +171,7 @@ export const DeviceApprovalSubmit = HttpRouter.add(
       ),
       Effect.catchTags({
         UnknownUserCode: () => enterCode("That code is unknown or expired. Check the program's screen.", 404),
+        AlreadyDecided: (decided) => Effect.succeed(alreadyDecided(decided)),
         ApprovalRefused: (refused) =>
           Effect.succeed(page("Not allowed", `<h1>Not allowed</h1>${errorBox(refused.reason)}`, 403))
       })

@@ -48,6 +48,10 @@ export const page = (title: string, body: string, status = 200, headers: Record<
     }
   )
 
+/** A link on from a refusal to the page of this site where the person can try again. */
+export const tryAgain = (href: `/${string}`, label = "Go back and try again") =>
+  `<p><a id="try-again" href="${escapeHtml(href)}">${escapeHtml(label)}</a></p>`
+
 export const errorBox = (message: string | undefined) =>
   message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : ""
 

@@ -8,7 +8,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { clientAddress } from "../conventions/ClientAddress.ts"
 import { csrfField, csrfValid, grantCsrf } from "./Csrf.ts"
 import { readForm } from "./Form.ts"
-import { errorBox, escapeHtml, field, page, redirect } from "./Html.ts"
+import { errorBox, escapeHtml, field, page, redirect, tryAgain } from "./Html.ts"
 import { currentBrowserSession, safeReturnTo, withoutSessionCookie, withSessionCookie } from "./Session.ts"
 
 const loginForm = (
@@ -81,7 +81,11 @@ export const LogoutSubmit = HttpRouter.add(
   Effect.gen(function* () {
     const form = yield* readForm
     if (!(yield* csrfValid(form.csrf_token))) {
-      return page("Sign out", `<h1>Sign out</h1>${errorBox("This form expired. Go back and try again.")}`, 403)
+      return page(
+        "Sign out",
+        `<h1>Sign out</h1>${errorBox("This form expired. Go back and try again.")}${tryAgain("/")}`,
+        403
+      )
     }
     const current = yield* currentBrowserSession
     if (Option.isSome(current)) {

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { csrfField, csrfValid, grantCsrf } from "./Csrf.ts"
 import { readForm } from "./Form.ts"
-import { errorBox, escapeHtml, page, redirect } from "./Html.ts"
+import { errorBox, escapeHtml, page, redirect, tryAgain } from "./Html.ts"
 import { signedInHuman } from "./Session.ts"
 
 const connectLink = `<p><a href="/oauth/device">Connect with a code</a> shown by a program or runner.</p>`
@@ -82,7 +82,7 @@ export const RunnersPage = HttpRouter.add(
 
 const action = (
   path: `/${string}`,
-  back: string,
+  back: `/${string}`,
   run: (
     human: NonNullable<Effect.Success<typeof signedInHuman>>,
     id: string
@@ -96,7 +96,11 @@ const action = (
       if (!human) return redirect(`/login?return_to=${encodeURIComponent(back)}`)
       const form = yield* readForm
       if (!(yield* csrfValid(form.csrf_token))) {
-        return page("Not done", `<h1>Not done</h1>${errorBox("This form expired. Go back and try again.")}`, 403)
+        return page(
+          "Not done",
+          `<h1>Not done</h1>${errorBox("This form expired. Go back and try again.")}${tryAgain(back)}`,
+          403
+        )
       }
       const { id } = yield* HttpRouter.params
       const done = yield* run(human, id ?? "").pipe(

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { type CsrfGrant, csrfField, csrfValid, grantCsrf } from "./Csrf.ts"
 import { readForm } from "./Form.ts"
-import { errorBox, escapeHtml, field, page, redirect } from "./Html.ts"
+import { errorBox, escapeHtml, field, page, redirect, tryAgain } from "./Html.ts"
 import { signedInHuman } from "./Session.ts"
 
 const planes = {
@@ -70,7 +70,11 @@ ${planeChoice(refused?.plane ?? "platform")}
     )
   })
 
-const formExpired = page("Not done", `<h1>Not done</h1>${errorBox("This form expired. Go back and try again.")}`, 403)
+const formExpired = page(
+  "Not done",
+  `<h1>Not done</h1>${errorBox("This form expired. Go back and try again.")}${tryAgain("/tokens")}`,
+  403
+)
 
 export const TokensPage = HttpRouter.add(
   "GET",

@@ -79,6 +79,18 @@ const liveByUserCode = Rows.maybe("DeviceAuthorizations.findLiveByUserCode", {
 
 const findLiveByUserCode = (userCode: string) => liveByUserCode({ userCode })
 
+/** The newest authorization with this user code that this human approved or denied. */
+const decidedByUserCode = Rows.maybe("DeviceAuthorizations.findDecidedByUserCode", {
+  Request: Schema.Struct({ userCode: Schema.String, decidedBy: Schema.BigInt }),
+  Result: DeviceAuthorizationRow,
+  execute: ({ userCode, decidedBy }, sql) => sql`
+    SELECT * FROM device_authorizations
+    WHERE user_code = ${userCode} AND approved_by = ${decidedBy} AND state IN ('approved', 'consumed', 'denied')
+    ORDER BY created_at DESC, id DESC LIMIT 1`
+})
+
+const findDecidedByUserCode = (userCode: string, decidedBy: bigint) => decidedByUserCode({ userCode, decidedBy })
+
 const byPublicId = Rows.maybe("DeviceAuthorizations.findByPublicId", {
   Request: Schema.Struct({ publicId: Schema.String }),
   Result: DeviceAuthorizationRow,
@@ -122,6 +134,7 @@ export class DeviceAuthorizationsRepository extends Context.Service<DeviceAuthor
         insertDeviceAuthorization,
         findByDeviceLookup,
         findLiveByUserCode,
+        findDecidedByUserCode,
         findByPublicId,
         setDeviceState,
         recordPoll

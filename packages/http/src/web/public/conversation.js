@@ -1,6 +1,7 @@
 // The conversation page, live: the stock Action Cable client over the browser cookie subscribes to
 // the conversation channel twice — its feed after the page's cursor (new turns, statuses, the
-// queue) and its transcript (a reply's text as it streams, then the settled turn). No build step.
+// queue) and its transcript (a reply's text as it streams, then the settled turn). The feed's input
+// items carry no text: the page reads its queue from its own route to fill it in. No build step.
 import { createConsumer } from "/assets/actioncable.esm.js"
 
 const root = document.querySelector("#conversation")
@@ -69,6 +70,33 @@ const renderTurn = (turn) => {
 
 const inputElement = (inputId) => document.getElementById(`input-${inputId}`)
 
+// The newest queue read wins: an older answer arriving late is dropped.
+let queueReads = 0
+let queueShown = 0
+
+/** Fills the shown inputs' text and speaker from the page's queue route (same cookie, same rules). */
+const readQueue = async () => {
+  const read = ++queueReads
+  const response = await fetch(`/conversations/${encodeURIComponent(conversationId)}/queue`, {
+    credentials: "same-origin",
+    headers: { accept: "application/json" }
+  })
+  if (!response.ok) return
+  const { inputs: queue } = await response.json()
+  if (read < queueShown) return
+  queueShown = read
+  for (const input of queue) {
+    const node = inputElement(input.public_id)
+    if (!node) continue
+    setText(node, ".who", input.speaker?.display_name ?? "")
+    setText(node, ".content", input.text)
+  }
+}
+
+const refreshQueue = () => {
+  readQueue().catch(() => {})
+}
+
 /** The feed's durable items: turns appear and change status, the queue follows its rows. */
 const onFeedItem = ({ type, payload }) => {
   switch (type) {
@@ -95,6 +123,7 @@ const onFeedItem = ({ type, payload }) => {
         element("div", "content")
       )
       inputs.append(node)
+      refreshQueue()
       return
     }
     case "input_edited":
@@ -104,6 +133,7 @@ const onFeedItem = ({ type, payload }) => {
       if (node) {
         node.dataset.state = state
         setText(node, ".state", state)
+        if (type === "input_edited") refreshQueue()
       }
       return
     }
