@@ -63,7 +63,10 @@ export interface ConversationReplies {
     conversationId: string,
     params: JudgeHeadParams
   ) => Effect.Effect<"ready" | BlockedReason | WallCompaction | HostedReady, unknown, SqlClient>
-  /** A reply's assembled prompt for its input on `model` (a hosted run's first round asks it). */
+  /**
+   * A reply's assembled prompt for its input on `model`, the input's attachments as upload parts
+   * of its user message (a hosted run's first round asks it).
+   */
   readonly prompt: (
     conversation: ConversationRow,
     inputId: string,

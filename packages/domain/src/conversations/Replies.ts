@@ -277,7 +277,7 @@ export const summarizerInstructions = (answererId: bigint) =>
   )
 
 /** The uploads a sample may name: `owner`'s own (an input's author judged them at its create). */
-const askerFor = (owner: bigint): Effect.Effect<Asker, never, SqlClient> =>
+export const askerFor = (owner: bigint): Effect.Effect<Asker, never, SqlClient> =>
   Effect.map(UploadsRepository.make, (uploads) => ({
     userId: owner,
     find: (publicId: string) => uploads.findUpload(publicId).pipe(Effect.orDie),
@@ -285,7 +285,7 @@ const askerFor = (owner: bigint): Effect.Effect<Asker, never, SqlClient> =>
   }))
 
 /** The refusals of a sample's uploads (not the caller's, not admitted, too large): the sample fails with them. */
-const mediaRefusals: ReadonlyArray<string> = [
+export const mediaRefusals: ReadonlyArray<string> = [
   "unknown_input_upload",
   "unsupported_input_media",
   "input_media_too_large"
@@ -535,7 +535,9 @@ export const makeConversationReplies = (catalog: Catalog): ConversationReplies =
         return { publicId: request.requestId, routes: judged.routes, timeoutMs: judged.timeoutMs }
       }),
     prompt: (conversation, inputId, model) =>
-      Effect.map(assembleReply(conversation, inputId, model), ({ assembled }) => assembled.messages),
+      Effect.map(assembleReply(conversation, inputId, model), ({ assembled, attachments, material }) =>
+        withAttachments(assembled.messages, attachments, (material.input ?? "") !== "")
+      ),
     openRun: (conversation, plan, ids) =>
       Effect.gen(function* () {
         const [answerer] = yield* (yield* ConversationsRepository.make).speakers([ids.answererId])

@@ -1,9 +1,11 @@
 // The domain's side of a run's work (runs supplement "Model steps and the local provider"): what
 // a model round asks (its sealed request: instructions, the results it reads, its prompt; a
-// continuation replays its round and answers the round's calls with their results), who serves
+// continuation replays its round and answers the round's calls with their results; the uploads
+// its prompt carries, one owner's, a model that cannot take them failing the round), who serves
 // a model's tool call (the addressing rule), and the bus the run's notices ride.
 
 import type { ConversationReplies } from "@troupe/actors/bindings/conversation"
+import { uploadNamingKind } from "@troupe/actors/bindings/inferenceRequest"
 import { type CableMessage, progressChannelOf, type RunWork } from "@troupe/actors/bindings/run"
 import type { OpenRoundParams } from "@troupe/machines/run/effects"
 import type { CallAddress } from "@troupe/machines/run/events"
@@ -15,10 +17,11 @@ import { type ExecutorRow, ExecutorsRepository } from "@troupe/storage/repositor
 import { InferenceRequestsRepository } from "@troupe/storage/repositories/InferenceRequests"
 import { PromptDocumentsRepository } from "@troupe/storage/repositories/PromptDocuments"
 import { RunsRepository, type TaskRow } from "@troupe/storage/repositories/Runs"
+import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Effect } from "effect"
 import { type FunctionTool, renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { accountCostUnit, admit, recordAdmission, runPayer } from "../budgets/Admission.ts"
-import { promptSlots, servesText } from "../conversations/Replies.ts"
+import { askerFor, mediaRefusals, promptSlots, servesText } from "../conversations/Replies.ts"
 import { replayable } from "../executors/EffectProfiles.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
 import { type CreateMembers, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
@@ -39,6 +42,32 @@ const taskOutput = (task: TaskRow | undefined): string => {
 const specOf = (task: TaskRow | undefined): Readonly<Record<string, unknown>> => (isObject(task?.spec) ? task.spec : {})
 
 const text = (value: unknown) => (typeof value === "string" ? value : "")
+
+/**
+ * A model step's `attachments`, the uploads' public ids in order (each a public id, or an object
+ * naming `upload_public_id` or `public_id`, as the run's namings read them).
+ */
+const attachmentsOf = (spec: Readonly<Record<string, unknown>>): ReadonlyArray<string> =>
+  Array.isArray(spec.attachments)
+    ? spec.attachments.flatMap((each: unknown) => {
+        if (typeof each === "string") return [each]
+        if (!isObject(each)) return []
+        const named = each.upload_public_id ?? each.public_id
+        return typeof named === "string" ? [named] : []
+      })
+    : []
+
+/** A round's prompt: its text, then its uploads as upload parts (text alone when it has none). */
+const promptMessage = (prompt: string, uploads: ReadonlyArray<string>): InputMessage =>
+  uploads.length === 0
+    ? { role: "user", content: prompt }
+    : {
+        role: "user",
+        content: [
+          ...(prompt === "" ? [] : [{ type: "text", text: prompt }]),
+          ...uploads.map((upload_public_id) => ({ type: "upload", upload_public_id }))
+        ]
+      }
 
 /** A result a round reads, as the user message the supplement shows. */
 const resultMessage = (task: TaskRow | undefined, key: string): InputMessage => ({
@@ -166,7 +195,7 @@ export const makeRunWork = (
       }
       for (const key of round.results) messages.push(resultMessage(yield* runs.findTask(runId, key), key))
       const landed = typeof spec.input_public_id === "string" ? yield* runs.findInput(spec.input_public_id) : undefined
-      messages.push({ role: "user", content: landed?.text ?? text(spec.prompt) })
+      messages.push(promptMessage(landed?.text ?? text(spec.prompt), attachmentsOf(spec)))
       return [...messages, ...(yield* steersOf(round))]
     })
 
@@ -217,6 +246,30 @@ export const makeRunWork = (
     })
 
   /**
+   * Whose uploads a round's messages may name (one owner a round): a hosted run's round answering
+   * its input, the input's author; a round with its step's own attachments, the run's creator; a
+   * continuation, whoever the round it replays was sealed for; else the creator.
+   */
+  const uploadsOwner = (runId: bigint, round: OpenRoundParams, creatorId: bigint) =>
+    Effect.gen(function* () {
+      const runs = yield* RunsRepository.make
+      const spec = specOf(yield* runs.findTask(runId, round.key))
+      const answersCalls = round.calls.length > 0 && round.continues !== null
+      if (!answersCalls && typeof spec.hosted_input === "string") {
+        const input = yield* (yield* ConversationsRepository.make).findInput(spec.hosted_input)
+        return input?.author_id ?? creatorId
+      }
+      if (round.continues === null || (!answersCalls && attachmentsOf(spec).length > 0)) return creatorId
+      const prior = yield* runs.findTask(runId, round.continues)
+      const request =
+        prior?.inference_request_public_id == null
+          ? undefined
+          : yield* (yield* InferenceRequestsRepository.make).findRequest(prior.inference_request_public_id)
+      const stored = isObject(request?.request) ? request.request : {}
+      return typeof stored.uploads_owner === "string" ? BigInt(stored.uploads_owner) : creatorId
+    })
+
+  /**
    * A round asked again (a retry, a force pause's re-ask, a compacted re-queue) carries the steers
    * consumed into it before, then the ones landing now: a consumed steer is the round's own input.
    */
@@ -254,8 +307,16 @@ export const makeRunWork = (
           input: yield* roundInput(catalog, run.id, round, messagesOf),
           ...(round.tools.length === 0 ? {} : { configuration: { tools: definitions } })
         }
-        const asker = { userId: row.creator_id, find: () => Effect.undefined, standingFallbacks: [] }
-        const judged = yield* judgeCreate(catalog, members, asker, false).pipe(Effect.orDie)
+        // Uploads the model cannot take (or too large, not the owner's, gone) fail the round with that code.
+        const owner = yield* uploadsOwner(run.id, round, row.creator_id)
+        const judged = yield* judgeCreate(catalog, members, yield* askerFor(owner), false).pipe(
+          Effect.catchIf(
+            (refusal) => refusal._tag === "Invalid" && mediaRefusals.includes(refusal.code),
+            (refusal) => Effect.succeed({ refused: refusal.code })
+          ),
+          Effect.orDie
+        )
+        if ("refused" in judged) return judged
         const at = yield* now
         const admission = yield* admit(yield* runPayer(row), at).pipe(
           Effect.map((budget) => ({ budget })),
@@ -269,7 +330,7 @@ export const makeRunWork = (
           creatorId: row.creator_id,
           workload: judged.workload,
           modelJson: JSON.stringify(judged.model),
-          requestJson: JSON.stringify({ ...judged.stored, members }),
+          requestJson: JSON.stringify({ ...judged.stored, members, uploads_owner: String(owner) }),
           billingSubject: row.billing_subject,
           usageSummaryJson: JSON.stringify(emptyUsageSummary(yield* accountCostUnit)),
           askedByRunId: run.id,
@@ -277,6 +338,8 @@ export const makeRunWork = (
           now: at
         })
         yield* recordAdmission(inserted.id, admission.budget, at)
+        const uploads = yield* UploadsRepository.make
+        for (const upload of judged.uploads) yield* uploads.addNaming(upload.id, uploadNamingKind, inserted.id)
         // Each attempt the request sends is announced on the run's progress feed (round_started).
         const announce = {
           channel: progressChannelOf(run.publicId, row.conversation_public_id),
