@@ -3,7 +3,7 @@
 // declared runner, the continuation's answer becomes the turn's run-backed variant, and the hosted
 // run refuses its own door (conversation_hosted).
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { waitForActorState } from "../../support/actors.ts"
+import { waitForActorState, waitForMessages } from "../../support/actors.ts"
 import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
 import {
@@ -376,6 +376,9 @@ describe("Engine selection: a run-backed reply", () => {
     const steer = await steerWith(runId, "steer-guarded")
     expect(steer.status).toBe(202)
     expect(steer.body.input.state).toBe("steering")
+    // The steer reaches the run as a message after the conversation's step: the result waits for it,
+    // or the next round could start before the run holds it.
+    await waitForMessages(server, "run", runId)
     const claimed = await inbox.claim(runId, row.task_key)
     await inbox.commit(runId, row.task_key, { claim_token: claimed.body.claim.claim_token, content: "7 hits" })
     await waitForActorState(server, "run", runId, "completed")
