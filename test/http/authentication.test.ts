@@ -10,7 +10,7 @@ import { ExecutorsRepository } from "@troupe/storage/repositories/Executors"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { Browser } from "../support/http.ts"
+import { type Browser, bearer, request } from "../support/http.ts"
 import { createOwner, ownerCredentials, personalToken } from "../support/people.ts"
 import { startTestServer, type TestServer } from "../support/server.ts"
 import { agentFields, decide, machineFields, poll, signedInBrowser, startDevice } from "./oauth/support-device.ts"
@@ -160,5 +160,29 @@ describe("Credentials.authenticate", () => {
     }
     expect(await authenticate(member)).not.toBe("Unauthenticated")
     expect(await authenticate(agent.executor_access_token!)).not.toBe("Unauthenticated")
+  })
+})
+
+describe("RFC 6750 §3: a 401 at the member and executor doors names the Bearer scheme", () => {
+  const get = (path: string, headers: Record<string, string> = {}) => request(server.baseUrl, "GET", path, { headers })
+
+  it("WWW-Authenticate: Bearer without a credential, with error=invalid_token for a refused one", async () => {
+    const agent = await connect(agentFields("challenge-agent"))
+    const challenge = 'Bearer realm="troupe"'
+    const refused = `${challenge}, error="invalid_token"`
+    for (const [path, headers, expected] of [
+      ["/agent_api/v1/profile", {}, challenge],
+      ["/agent_api/v1/executor", {}, challenge],
+      ["/agent_api/v1/profile", { authorization: "Basic abc" }, challenge],
+      ["/agent_api/v1/profile", bearer("sk-svc-api-v1-unknown"), refused],
+      ["/agent_api/v1/profile", bearer(agent.executor_access_token!), refused],
+      ["/agent_api/v1/executor", bearer(agent.access_token), refused],
+      ["/agent_api/v1/executor", bearer("sk-svc-api-v1-unknown"), refused]
+    ] as const) {
+      const answer = await get(path, headers)
+      expect([path, answer.status, answer.headers.get("www-authenticate")]).toEqual([path, 401, expected])
+      expect(answer.body).toEqual({ error: { code: "unauthorized", message: expect.any(String) } })
+    }
+    expect((await get("/agent_api/v1/profile", bearer(agent.access_token))).headers.get("www-authenticate")).toBeNull()
   })
 })

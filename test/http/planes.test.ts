@@ -283,7 +283,10 @@ describe("revoked, expired and fenced credentials", () => {
     const revokedPlatformPersonal = await personalToken(server, owner, "platform", "revoked")
     await server.run(
       Effect.flatMap(Credentials, (credentials) =>
-        Effect.andThen(credentials.revoke(revokedMemberPersonal), credentials.revoke(revokedPlatformPersonal))
+        Effect.andThen(
+          credentials.revoke(revokedMemberPersonal, "svc-first-party-connector"),
+          credentials.revoke(revokedPlatformPersonal, "svc-first-party-connector")
+        )
       )
     )
 

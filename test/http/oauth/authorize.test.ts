@@ -120,6 +120,44 @@ describe("authorize request", () => {
     expect(new URL(plain.headers.get("location")!).searchParams.get("error")).toBe("invalid_request")
   })
 
+  it("a repeated parameter is refused (RFC 6749 §3.1): client_id or redirect_uri on an error page, others at the callback", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const url = authorizeUrl({
+      code_challenge: pkce().challenge,
+      scope: "application",
+      connection_mode: "connect",
+      ...agent
+    })
+    for (const [name, value] of [
+      ["client_id", "svc-application"],
+      ["redirect_uri", callback],
+      ["redirect_uri", "http://127.0.0.1:7778/auth/callback"]
+    ]) {
+      const page = await browser.get(`${url}&${name}=${encodeURIComponent(value!)}`)
+      expect([name, page.status, page.headers.get("location")]).toEqual([name, 400, null])
+    }
+    for (const [name, value] of [
+      ["code_challenge", pkce().challenge],
+      ["code_challenge_method", "S256"],
+      ["response_type", "code"],
+      ["agent_identifier", "another-agent"],
+      ["connection_mode", "login"],
+      ["scope", "application"]
+    ]) {
+      const refused = new URL((await browser.get(`${url}&${name}=${value}`)).headers.get("location")!)
+      expect([name, `${refused.origin}${refused.pathname}`, refused.searchParams.get("error")]).toEqual([
+        name,
+        callback,
+        "invalid_request"
+      ])
+      expect(refused.searchParams.get("state")).toBe("state-123")
+    }
+    const twoStates = new URL((await browser.get(`${url}&state=other`)).headers.get("location")!)
+    expect(twoStates.searchParams.get("error")).toBe("invalid_request")
+    expect(twoStates.searchParams.has("state")).toBe(false)
+    expect((await browser.get(`${url}&unknown=1&unknown=2`)).status).toBe(200)
+  })
+
   it("needs a human browser session: it sends the browser to sign in and back", async () => {
     const browser = new Browser(server.baseUrl)
     const url = authorizeUrl({ code_challenge: pkce().challenge, ...agent })

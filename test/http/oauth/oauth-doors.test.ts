@@ -119,6 +119,8 @@ describe("the token endpoint's grants", () => {
       "unsupported_grant_type"
     )
     expectOAuthError(await post("/oauth/token", { client_id: connector }), "invalid_request")
+    // RFC 6749 §3.2: a parameter sent without a value is treated as omitted.
+    expectOAuthError(await post("/oauth/token", { grant_type: "", client_id: connector }), "invalid_request")
     expectOAuthError(await post("/oauth/token", { grant_type: deviceGrant, client_id: "nope" }), "invalid_client")
 
     const issued = await connect(agentFields("grant-lineage"))
@@ -126,6 +128,46 @@ describe("the token endpoint's grants", () => {
       post("/oauth/token", { grant_type: "refresh_token", refresh_token: issued.refresh_token, client_id: clientId })
     expectOAuthError(await refresh("svc-application"), "invalid_grant")
     expect((await refresh(connector)).status).toBe(200)
+  })
+})
+
+describe("a parameter given twice is invalid_request (RFC 6749 §3.1)", () => {
+  const json = (path: string, text: string) =>
+    request(server.baseUrl, "POST", path, {
+      raw: text,
+      headers: { "content-type": "application/json", "x-forwarded-for": newAddress() }
+    })
+
+  it("in a JSON body at the token, cancellation and revoke doors, as in a form", async () => {
+    const issued = await connect(agentFields("twice-json"))
+    const refresh = `"grant_type": "refresh_token", "client_id": "${connector}"`
+    expectOAuthError(
+      await json(
+        "/oauth/token",
+        `{${refresh}, "refresh_token": "rt-svc-api-v1-other", "refresh_token": "${issued.refresh_token}"}`
+      ),
+      "invalid_request"
+    )
+    const pending = await start(agentFields("twice-cancel"))
+    expectOAuthError(
+      await json(
+        "/oauth/device_authorization/cancellation",
+        `{"client_id": "${connector}", "device_code": "dc-svc-v1-other", "device_code": "${pending.device_code}"}`
+      ),
+      "invalid_request"
+    )
+    expectOAuthError(
+      await json("/oauth/revoke", `{"client_id": "${connector}", "token": "x", "token": "${issued.refresh_token}"}`),
+      "invalid_request"
+    )
+    expectOAuthError(
+      await post("/oauth/token", { grant_type: "refresh_token", client_id: connector, refresh_token: "" }),
+      "invalid_request"
+    )
+    // Nothing above took effect: the lineage still rotates, and the authorization is still pending.
+    const rotated = await json("/oauth/token", `{${refresh}, "refresh_token": "${issued.refresh_token}"}`)
+    expect(rotated.status).toBe(200)
+    expectOAuthError(await poll(server, pending.device_code), "authorization_pending")
   })
 })
 
@@ -152,6 +194,23 @@ describe("POST /oauth/revoke (RFC 7009)", () => {
     })
     expect(rotated.status).toBe(200)
     expect((await get("/agent_api/v1/profile", rotated.body.access_token)).status).toBe(200)
+  })
+
+  it("a token issued to the other client is not revoked (RFC 7009 §2.1), yet answered 200 like an unknown one", async () => {
+    const issued = await connect(agentFields("revoked-elsewhere"))
+    for (const token of [issued.refresh_token, issued.access_token]) {
+      const answer = await post("/oauth/revoke", { client_id: "svc-application", token })
+      expect([answer.status, answer.text]).toEqual([200, ""])
+    }
+    expect((await get("/agent_api/v1/profile", issued.access_token)).status).toBe(200)
+    const rotated = await post("/oauth/token", {
+      grant_type: "refresh_token",
+      refresh_token: issued.refresh_token,
+      client_id: connector
+    })
+    expect(rotated.status).toBe(200)
+    expect((await post("/oauth/revoke", { client_id: connector, token: rotated.body.refresh_token })).status).toBe(200)
+    expect((await get("/agent_api/v1/profile", rotated.body.access_token)).status).toBe(401)
   })
 
   it("an unknown or already revoked token is 200; a request without client or token is refused", async () => {

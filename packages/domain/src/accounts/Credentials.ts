@@ -227,8 +227,11 @@ export class Credentials extends Context.Service<
       refreshToken: string,
       clientId: string
     ) => Effect.Effect<IssuedLineage & { readonly holder: Repo.Holder }, InvalidGrant>
-    /** RFC 7009: a refresh token ends its lineage, an access token ends itself; unknown is fine. */
-    readonly revoke: (token: string) => Effect.Effect<void>
+    /**
+     * RFC 7009: a refresh token ends its lineage, an access token ends itself; unknown is fine. A
+     * token of a lineage issued to another client is left alone (§2.1), answered like an unknown one.
+     */
+    readonly revoke: (token: string, clientId: string) => Effect.Effect<void>
     /** Mints a personal access token for a human, on the platform or member plane; answers it once. */
     readonly personalToken: (
       user: UserRow,
@@ -311,14 +314,24 @@ export class Credentials extends Context.Service<
           Effect.flatMap((issued) => (issued === undefined ? Effect.fail(new InvalidGrant()) : Effect.succeed(issued)))
         )
 
-      const revoke = (token: string) =>
+      /** Whether a credential was issued to `clientId`: its lineage's client (a personal token has none). */
+      const issuedTo = (credential: Repo.CredentialRow, clientId: string) =>
+        Effect.gen(function* () {
+          if (credential.lineage_id === null) return true
+          return (yield* credentials.findLineage(credential.lineage_id))?.client_id === clientId
+        })
+
+      const revoke = (token: string, clientId: string) =>
         db(
           Effect.gen(function* () {
             const at = yield* now
             const refresh = yield* findPresented(token, "refresh")
-            if (refresh?.lineage_id != null) return yield* credentials.revokeLineage(refresh.lineage_id, at)
+            if (refresh?.lineage_id != null) {
+              if (yield* issuedTo(refresh, clientId)) yield* credentials.revokeLineage(refresh.lineage_id, at)
+              return
+            }
             const access = yield* findPresented(token, "access")
-            if (access) yield* credentials.revokeCredential(access.id, at)
+            if (access && (yield* issuedTo(access, clientId))) yield* credentials.revokeCredential(access.id, at)
           })
         )
 

@@ -59,15 +59,31 @@ const registrationFields = [
   "executor_kind"
 ]
 
+/** The authorize parameters read; unrecognized ones are ignored (RFC 6749 §3.1). */
+const authorizeParameters = [
+  "client_id",
+  "redirect_uri",
+  "response_type",
+  "state",
+  "code_challenge",
+  "code_challenge_method",
+  "scope",
+  "connection_mode",
+  ...registrationFields
+]
+
+/** RFC 6749 §3.1: a recognized parameter given more than once is invalid_request. */
+const repeated = (query: URLSearchParams, name: string) => query.getAll(name).length > 1
+
 export const validateAuthorize = (query: URLSearchParams, policy: RedirectPolicy): AuthorizeValidation => {
-  if (query.get("client_id") !== applicationClientId) {
-    return { _tag: "Unredirectable", description: "Unknown client_id" }
+  if (repeated(query, "client_id") || query.get("client_id") !== applicationClientId) {
+    return { _tag: "Unredirectable", description: "Unknown or repeated client_id" }
   }
   const redirectUri = query.get("redirect_uri") ?? ""
-  if (!redirectAllowed(policy, redirectUri)) {
-    return { _tag: "Unredirectable", description: "The redirect_uri is not an allowed callback" }
+  if (repeated(query, "redirect_uri") || !redirectAllowed(policy, redirectUri)) {
+    return { _tag: "Unredirectable", description: "The redirect_uri is not an allowed callback, or is repeated" }
   }
-  const state = query.get("state") ?? undefined
+  const state = repeated(query, "state") ? undefined : (query.get("state") ?? undefined)
   const refuse = (error: string, description: string): AuthorizeValidation => ({
     _tag: "RedirectError",
     redirectUri,
@@ -75,6 +91,8 @@ export const validateAuthorize = (query: URLSearchParams, policy: RedirectPolicy
     error,
     description
   })
+  const twice = authorizeParameters.find((name) => repeated(query, name))
+  if (twice) return refuse("invalid_request", `${twice} is repeated`)
   if (query.get("response_type") !== "code") return refuse("unsupported_response_type", "response_type must be code")
   if (!state) return refuse("invalid_request", "state is required")
   const challenge = query.get("code_challenge") ?? ""

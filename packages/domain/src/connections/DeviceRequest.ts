@@ -169,7 +169,7 @@ const formParameters = (body: string): Read | undefined => {
  * The member names of the top-level object of a JSON text already known to be valid, in order and
  * with repeats (JSON.parse keeps only the last of duplicated names, hiding them).
  */
-const topLevelNames = (text: string): string[] => {
+export const topLevelNames = (text: string): string[] => {
   const names: string[] = []
   let depth = 0
   let expectName = false

@@ -1,10 +1,10 @@
 // Executor-transport authentication: a transport credential of an active address at its current
-// epoch. Member and platform credentials are refused with 401 unauthorized.
-import { errors } from "@troupe/contracts/Errors"
+// epoch. Member and platform credentials are refused with 401 unauthorized (and the RFC 6750
+// challenge, conventions/Bearer.ts).
 import { CurrentExecutorCaller, ExecutorAuthentication } from "@troupe/contracts/executor/Caller"
 import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { Effect, Layer } from "effect"
-import { presentedGrant } from "../conventions/Bearer.ts"
+import { bearerRefusal, presentedGrant } from "../conventions/Bearer.ts"
 
 export const ExecutorAuthenticationLive = Layer.effect(
   ExecutorAuthentication,
@@ -14,11 +14,11 @@ export const ExecutorAuthenticationLive = Layer.effect(
     return ExecutorAuthentication.of({
       executor_bearer: (httpEffect) =>
         Effect.gen(function* () {
-          const grant = yield* presentedGrant(credentials)
+          const presented = yield* presentedGrant(credentials)
+          if (presented._tag === "Refused") return presented.answer
+          const { grant } = presented
           const executor = grant.executor
-          if (grant.plane !== "executor_transport" || !executor) {
-            return yield* errors.unauthorized("The credential is not valid")
-          }
+          if (grant.plane !== "executor_transport" || !executor) return bearerRefusal(true)
           return yield* httpEffect.pipe(
             Effect.provideService(CurrentExecutorCaller, {
               executor: {

@@ -1,9 +1,9 @@
 // Member-plane authentication (spec "Member and transport credentials"): a member access token
 // of an agent with authority, or a human's member personal token. Platform and transport
-// credentials, sessions and cookies are refused; revoked, expired or fenced is 401 unauthorized.
+// credentials, sessions and cookies are refused; revoked, expired or fenced is 401 unauthorized
+// with the RFC 6750 challenge (conventions/Bearer.ts).
 // It resolves the caller once: the member and the human whose access counts (itself, or the
 // agent's steward), which handlers and domain commands take from CurrentMemberCaller.
-import { errors } from "@troupe/contracts/Errors"
 import { CallerIdentity } from "@troupe/contracts/Idempotency"
 import {
   CurrentMemberCaller,
@@ -14,7 +14,7 @@ import {
 import type { User } from "@troupe/domain/accounts/Accounts"
 import { type AccessGrant, Credentials } from "@troupe/domain/accounts/Credentials"
 import { Effect, Layer } from "effect"
-import { presentedGrant } from "../conventions/Bearer.ts"
+import { bearerRefusal, presentedGrant } from "../conventions/Bearer.ts"
 
 const principalOf = (row: User, kind: "agent" | "human"): MemberPrincipal => ({
   id: row.id,
@@ -47,8 +47,10 @@ export const MemberAuthenticationLive = Layer.effect(
     return MemberAuthentication.of({
       member_bearer: (httpEffect) =>
         Effect.gen(function* () {
-          const caller = memberCallerOf(yield* presentedGrant(credentials))
-          if (!caller) return yield* errors.unauthorized("The credential is not valid")
+          const presented = yield* presentedGrant(credentials)
+          if (presented._tag === "Refused") return presented.answer
+          const caller = memberCallerOf(presented.grant)
+          if (!caller) return bearerRefusal(true)
           return yield* httpEffect.pipe(
             Effect.provideService(CurrentMemberCaller, caller),
             Effect.provideService(CallerIdentity, { key: `user:${caller.user.id}` })

@@ -1,5 +1,5 @@
-// POST /oauth/revoke (RFC 7009): a refresh token ends its lineage, an access token ends itself.
-// Always 200 with an empty body, whatever the token was.
+// POST /oauth/revoke (RFC 7009): a refresh token ends its lineage, an access token ends itself,
+// when issued to the requesting client. Always 200 with an empty body, whatever the token was.
 import { Credentials } from "@troupe/domain/accounts/Credentials"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
@@ -21,7 +21,7 @@ export const RevokeRoute = HttpRouter.add(
     if (!knownClient(clientId)) return clientRefusal(clientId)
     if (!token) return oauthError("invalid_request", "token is required")
     const credentials = yield* Credentials
-    yield* credentials.revoke(token)
+    yield* credentials.revoke(token, clientId)
     return HttpServerResponse.empty({ status: 200, headers: { "cache-control": "no-store" } })
   })
 )
