@@ -814,9 +814,10 @@ const compact = (draft: Draft, event: EventOf<"conversation.compact">) => {
   if (event.trigger === "manual") {
     if (context.lane !== null) return refuse(draft, "conversation_busy")
     const tail = context.tail
-    if (tail === null || (tail.kind === "compaction_summary" && tail.status === "completed")) {
-      return refuse(draft, "nothing_to_compact")
-    }
+    // No own turn: a fork or side still reads its inherited prefix (positions through the floor).
+    const nothing =
+      tail === null ? context.frozenThrough === 0 : tail.kind === "compaction_summary" && tail.status === "completed"
+    if (nothing) return refuse(draft, "nothing_to_compact")
     return openSummary(draft, event)
   }
   const lane = context.lane
@@ -1265,6 +1266,8 @@ export const conversationMachine = conversationSetup.createMachine({
           { guard: "lifecycleRefused", actions: refuseLifecycle },
           { target: "archived", actions: step(archive) }
         ],
+        // Nothing to unarchive here, but a side or a subagent answers its refusal in every state.
+        "conversation.unarchive": { guard: "lifecycleRefused", actions: refuseLifecycle },
         "conversation.tombstone": tombstoneTransitions,
         "conversation.cancel": { guard: "cancelable", actions: step(cancelReply) },
         "input.accept": { actions: step(accept) },
@@ -1294,6 +1297,7 @@ export const conversationMachine = conversationSetup.createMachine({
           { guard: "lifecycleRefused", actions: refuseLifecycle },
           { target: "active", actions: step(unarchive) }
         ],
+        "conversation.archive": { guard: "lifecycleRefused", actions: refuseLifecycle },
         "conversation.follow": {
           guard: "followsUnarchive",
           target: "active",

@@ -11,6 +11,8 @@ import { startTestServer, type TestServer } from "../../support/server.ts"
 
 let server: TestServer
 let agent: ConnectedAgent
+let sibling: ConnectedAgent
+let ownerToken: string
 let workspaceId: string
 let keys = 0
 
@@ -53,8 +55,10 @@ const inputState = async (id: string, inputId: string) =>
 
 beforeAll(async () => {
   server = await startTestServer()
-  const account = await twoStewards(server, { owner: ["context-agent"], member: [] })
+  const account = await twoStewards(server, { owner: ["context-agent", "context-sibling"], member: [] })
   agent = account.ownerAgents[0] as ConnectedAgent
+  sibling = account.ownerAgents[1] as ConnectedAgent
+  ownerToken = account.ownerToken
   const made = await call("POST", "/workspaces", { workspace: { name: "context" } }, key())
   workspaceId = made.body.workspace.public_id
 })
@@ -168,6 +172,36 @@ describe("context_estimate", () => {
     ])
   })
 
+  it("the model as for inputs for another addressee: its own last reply here before the conversation's and the submitted one", async () => {
+    // An account-wide room: a workspace dedicated to the caller fences its sibling out as an answerer.
+    const room = (
+      await request(server.baseUrl, "POST", "/agent_api/v1/workspaces", {
+        headers: { ...bearer(ownerToken), ...key() },
+        body: { workspace: { name: "addressees", access_mode: "account_wide" } }
+      })
+    ).body.workspace.public_id
+    const here = `/workspaces/${room}/conversations`
+    const id = (await call("POST", here, { conversation: {} }, key())).body.conversation.public_id as string
+    const roomTurns = async () => (await call("GET", `${here}/${id}/turns?limit=100`)).body.turns as Array<any>
+    const ask = async (model: string, count: number, answerer?: string) => {
+      const members = { kind: "direct_reply", text: "hi", model: { model } }
+      const body = { input: answerer === undefined ? members : { ...members, answering_user_public_id: answerer } }
+      expect((await call("POST", `${here}/${id}/inputs`, body, key())).status).toBe(202)
+      await waitForConversation(server, id, async () => {
+        const found = await roomTurns()
+        return found.length === count && found.at(-1)?.status === "completed"
+      })
+    }
+    await ask("local/tiny", 1, sibling.publicId)
+    await ask("local/echo", 2)
+    const estimated = await call("POST", `${here}/${id}/context_estimate`, {
+      context_estimate: { prompt: "x", model: { model: "local/script" }, answering_user_public_id: sibling.publicId }
+    })
+    expect(estimated.status).toBe(200)
+    // local/tiny's window (256), not local/echo's or local/script's (32768).
+    expect(estimated.body.context_estimate.catalog_input_token_limit).toBe(256)
+  })
+
   it("prompt documents and memory take their places: system_prompt, character, persona, memory, history, input", async () => {
     const roomMade = await call("POST", "/workspaces", { workspace: { name: "documents" } }, key())
     const room = roomMade.body.workspace.public_id
@@ -258,6 +292,28 @@ describe("compaction", () => {
     expect(codeOf(await call("POST", path(id, "/compaction"), {}))).toEqual([409, "conversation_busy"])
     expect((await call("POST", path(id, "/cancellation"))).status).toBe(202)
     await settled(id, 1, "canceled")
+  })
+
+  it("a side with no turn of its own compacts the history it inherits: 202 {turn}, then the summary bounds it", async () => {
+    const id = await createConversation()
+    await reply(id, "hello")
+    await settled(id, 1)
+    const side = await call("POST", path(id, "/forks"), { fork: { side: true } }, key())
+    expect(side.status).toBe(201)
+    const sideId = side.body.conversation.public_id as string
+    expect(
+      (await estimate(sideId, { prompt: "x", model: { model: "local/echo" } })).body.context_estimate.history
+    ).toEqual({ selected: 1, skipped: 0, skipped_reason: null, compacted: false })
+    const asked = await call("POST", path(sideId, "/compaction"), { compaction: { model: "local/echo" } })
+    expect(asked.status).toBe(202)
+    expect(asked.body.turn).toMatchObject({ position: 2, kind: "compaction_summary", inherited: false })
+    await settled(sideId, 2)
+    expect((await turns(sideId)).at(-1)?.content).toMatch(/^echo: The conversation so far:\n\nuser: hello/)
+    expect(
+      (await estimate(sideId, { prompt: "x", model: { model: "local/echo" } })).body.context_estimate.history
+    ).toEqual({ selected: 1, skipped: 0, skipped_reason: null, compacted: true })
+    // The source's history is its own: nothing was compacted there.
+    expect((await turns(id)).map((turn) => turn.kind)).toEqual(["direct_reply"])
   })
 
   it("an unknown summarizer model is 422 validation_failed", async () => {

@@ -146,21 +146,31 @@ export class ConversationContext extends Context.Service<
           return found
         })
 
-      /** The model as for inputs: the stored answerer's submitted, default, last reply; another's default first. */
-      const modelOf = (target: Standing, answerer: SpeakerRow, submitted: string | null) => {
-        const defaultModel = renderConfiguration(answerer.configuration).default_model
-        const model =
-          answerer.id === target.row.answerer_id
+      /**
+       * The model as for inputs: the stored answerer's submitted, default, last reply; another's
+       * default, then its own last reply here, then the conversation's, then the submitted one.
+       */
+      const modelOf = (target: Standing, answerer: SpeakerRow, submitted: string | null) =>
+        Effect.gen(function* () {
+          const defaultModel = renderConfiguration(answerer.configuration).default_model
+          const stored = answerer.id === target.row.answerer_id
+          const addresseeLast =
+            stored || defaultModel !== null
+              ? null
+              : ((yield* db(
+                  Effect.flatMap(repository, (rows) =>
+                    rows.lastReplyModelOf({ conversationId: target.row.id, answererId: answerer.id })
+                  )
+                ))?.model_ref ?? null)
+          const model = stored
             ? (submitted ?? defaultModel ?? target.row.last_reply_model)
-            : (defaultModel ?? target.row.last_reply_model ?? submitted)
-        if (model === null) return Effect.fail(invalid("validation_failed", "model: no model could be chosen"))
-        if (!servesText(catalog, model)) {
-          return Effect.fail(
-            invalid("validation_failed", `model: ${model} is not a catalog model serving text_generation`)
-          )
-        }
-        return Effect.succeed(model)
-      }
+            : (defaultModel ?? addresseeLast ?? target.row.last_reply_model ?? submitted)
+          if (model === null) return yield* invalid("validation_failed", "model: no model could be chosen")
+          if (!servesText(catalog, model)) {
+            return yield* invalid("validation_failed", `model: ${model} is not a catalog model serving text_generation`)
+          }
+          return model
+        })
 
       const estimate = (caller: Caller, workspaceId: string, conversationId: string, members: EstimateMembers) =>
         Effect.gen(function* () {

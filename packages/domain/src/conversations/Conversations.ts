@@ -39,6 +39,8 @@ import {
   type Level,
   levelOf,
   type StoredAccess,
+  sameAccess,
+  storedAccess,
   type WorkspaceWriters
 } from "./Standing.ts"
 import {
@@ -129,10 +131,16 @@ const badParameter = (message: string) => new BadParameter({ code: "parameter_in
 const encodeCursor = (orderBy: string, order: string, value: string, publicId: string) =>
   Buffer.from(JSON.stringify([orderBy, order, value, publicId])).toString("base64url")
 
+const isInstant = (value: string) => !Number.isNaN(Date.parse(value))
+
 const decodeCursor = (cursor: string, orderBy: string, order: string) => {
   try {
     const [by, direction, value, publicId] = JSON.parse(Buffer.from(cursor, "base64url").toString()) as Array<string>
     if (by !== orderBy || direction !== order || typeof value !== "string" || !isUuid(publicId ?? "")) return undefined
+    // An activity position is the instant as this list wrote it (anything else is no cursor of ours).
+    if (orderBy === "last_activity_at" && !(isInstant(value) && new Date(value).toISOString() === value)) {
+      return undefined
+    }
     return { value, publicId: publicId! }
   } catch {
     return undefined
@@ -617,7 +625,7 @@ export class Conversations extends Context.Service<
               { creator: target.row.creator_id, answerer: target.row.answerer_id },
               access
             )
-            if (JSON.stringify(stored) !== JSON.stringify(target.row.access)) {
+            if (!sameAccess(stored, storedAccess(target.row))) {
               yield* send(target, {
                 type: "conversation.configure",
                 changes: { access: stored as unknown as Record<string, unknown> },

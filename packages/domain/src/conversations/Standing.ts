@@ -21,6 +21,17 @@ export const storedAccess = (row: Pick<ConversationRow, "access">): StoredAccess
   return { default: access?.default ?? "full", entries: access?.entries ?? [] }
 }
 
+/**
+ * Whether two accesses are the same replacement: the default, then each entry's principal and level
+ * in order (the stored row comes back from jsonb with its members reordered, so never compare text).
+ */
+export const sameAccess = (a: StoredAccess, b: StoredAccess) =>
+  a.default === b.default &&
+  a.entries.length === b.entries.length &&
+  a.entries.every(
+    (entry, index) => entry.user_id === b.entries[index]?.user_id && entry.level === b.entries[index]?.level
+  )
+
 export const levelOf = (
   row: Pick<ConversationRow, "creator_id" | "answerer_id" | "access">,
   caller: { readonly user: Pick<Caller["user"], "id"> }

@@ -285,13 +285,26 @@ export class Turns extends Context.Service<
                 limit
               })
             )
+            // An empty window has no ends to look beyond: the turns beyond its cursors say it instead.
+            const beyond = (bounds: { afterPosition: number | null; beforePosition: number | null }) =>
+              Effect.map(
+                db(repository.timeline({ chain, ...bounds, includeHidden, from: "newest", limit: 1 })),
+                (found) => found.length > 0
+              )
+            const empty = page.turns.length === 0
             return {
               turns: yield* views(page.turns),
               pagination: {
                 before_position: page.turns[0]?.position ?? null,
                 after_position: page.turns.at(-1)?.position ?? null,
-                has_older: page.has_older,
-                has_newer: page.has_newer
+                has_older:
+                  empty && after !== null
+                    ? yield* beyond({ afterPosition: null, beforePosition: after + 1 })
+                    : page.has_older,
+                has_newer:
+                  empty && before !== null
+                    ? yield* beyond({ afterPosition: before - 1, beforePosition: null })
+                    : page.has_newer
               }
             }
           }),
@@ -399,6 +412,13 @@ export class Turns extends Context.Service<
             const target = yield* writable(caller, workspaceId, conversationId)
             const turn = yield* turnIn(target, turnId)
             const variant = yield* variantOf(turn, variantId)
+            // The active candidate is never concealed (conceal refuses it), so a concealed one is shown first.
+            if (variant.concealed && turn.active_variant_public_id !== variant.public_id) {
+              return yield* new Invalid({
+                code: "validation_failed",
+                message: "concealed: a concealed candidate is not activated; show it first"
+              })
+            }
             if (variant.status === "running" || variant.status === "pending") {
               return yield* new StateConflict({ code: "not_terminal", message: "The candidate has not settled" })
             }
@@ -440,7 +460,7 @@ export class Turns extends Context.Service<
             const after = (yield* db(repository.findVariant(variant.public_id)))!
             return variantView(
               after,
-              false,
+              after.public_id === turn.active_variant_public_id,
               turn.kind === "direct_reply" ? turn.prompt_text : null,
               yield* runsOf([after])
             )
@@ -451,6 +471,12 @@ export class Turns extends Context.Service<
             const turn = yield* turnIn(target, turnId)
             if (turn.kind === "compaction_summary") {
               return yield* new StateConflict({ code: "kernel_authored", message: "A summary turn cannot be hidden" })
+            }
+            // An own turn's visibility it already has changes no material: silent, as a re-activation (no
+            // revision, no item). An inherited turn's still writes the child's override, pinning it.
+            const settled = turn.status !== "running" && turn.status !== "pending"
+            if (turn.own && settled && turn.visibility === visibility) {
+              return yield* viewOf(turn)
             }
             yield* conversations.send(target, {
               type: "turn.visibility",

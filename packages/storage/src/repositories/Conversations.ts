@@ -245,6 +245,9 @@ export const ConversationFilter = Schema.Struct({
 })
 export type ConversationFilter = typeof ConversationFilter.Type
 
+/** A JSON number or boolean text (what a metadata_value may also read as). */
+const jsonScalar = /^(?:true|false|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)$/
+
 const listConversations = Rows.all("Conversations.listConversations", {
   Request: ConversationFilter,
   Result: ConversationRow,
@@ -259,11 +262,15 @@ const listConversations = Rows.all("Conversations.listConversations", {
           ? sql`c.side`
           : sql`c.parent_id = ${filter.scope.parentId}`
     const answerer = filter.answererId === null ? sql`TRUE` : sql`c.answerer_id = ${filter.answererId}`
+    // metadata[key] equals the string, or is the number or boolean that JSON text reads as (1.5 matches "1.50").
+    const scalar = filter.metadata !== null && jsonScalar.test(filter.metadata.value) ? filter.metadata.value : null
     const metadata =
       filter.metadata === null
         ? sql`TRUE`
-        : sql`(c.metadata ->> ${filter.metadata.key} = ${filter.metadata.value}
-               AND jsonb_typeof(c.metadata -> ${filter.metadata.key}) IN ('string', 'number', 'boolean'))`
+        : sql`((jsonb_typeof(c.metadata -> ${filter.metadata.key}) = 'string'
+                AND c.metadata ->> ${filter.metadata.key} = ${filter.metadata.value})
+               OR (jsonb_typeof(c.metadata -> ${filter.metadata.key}) IN ('number', 'boolean')
+                AND c.metadata -> ${filter.metadata.key} = ${scalar}::jsonb))`
     const byActivity = filter.orderBy === "last_activity_at"
     const after =
       filter.after === null
@@ -1154,7 +1161,7 @@ const principal = Rows.maybe("Conversations.principal", {
   execute: (request, sql) => sql`
     SELECT id, public_id, handle, kind, display_name, status, role, steward_id, configuration FROM users
     WHERE account_id = ${request.accountId} AND kind <> 'system'
-      AND (public_id::text = ${request.publicId ?? ""} OR handle = ${request.handle ?? ""})
+      AND (public_id::text = lower(${request.publicId ?? ""}) OR handle = ${request.handle ?? ""})
     LIMIT 1`
 })
 
