@@ -186,3 +186,32 @@ describe("RFC 6750 §3: a 401 at the member and executor doors names the Bearer 
     expect((await get("/agent_api/v1/profile", bearer(agent.access_token))).headers.get("www-authenticate")).toBeNull()
   })
 })
+
+describe("RFC 6750 §3: a 401 at the platform doors names the Bearer scheme", () => {
+  const get = (path: string, headers: Record<string, string> = {}) => request(server.baseUrl, "GET", path, { headers })
+
+  it("WWW-Authenticate: Bearer without a credential, with error=invalid_token for a refused bearer", async () => {
+    const agent = await connect(agentFields("platform-challenge-agent"))
+    const member = await personalToken(server, owner, "member")
+    const challenge = 'Bearer realm="troupe"'
+    const refused = `${challenge}, error="invalid_token"`
+    for (const [path, headers, expected] of [
+      ["/api/v1/profile", {}, challenge],
+      ["/api/v1/session", {}, challenge],
+      ["/api/v1/profile", { authorization: "Basic abc" }, challenge],
+      ["/api/v1/profile", { cookie: "troupe_session=unknown" }, challenge],
+      ["/api/v1/profile", bearer("sk-svc-session-v1-unknown.unknown"), refused],
+      ["/api/v1/profile", bearer("sk-svc-api-v1-unknown"), refused],
+      ["/api/v1/profile", bearer(agent.access_token), refused],
+      ["/api/v1/session", bearer(member), refused],
+      ["/api/v1/admin/deployment/upgrades/00000000-0000-7000-8000-000000000000/stream", {}, challenge],
+      ["/api/v1/admin/deployment/upgrades/00000000-0000-7000-8000-000000000000/stream", bearer(member), refused]
+    ] as const) {
+      const answer = await get(path, headers)
+      expect([path, answer.status, answer.headers.get("www-authenticate")]).toEqual([path, 401, expected])
+      expect(answer.body).toEqual({ error: { code: "unauthorized", message: expect.any(String) } })
+    }
+    const platform = await personalToken(server, owner, "platform")
+    expect((await get("/api/v1/profile", bearer(platform))).headers.get("www-authenticate")).toBeNull()
+  })
+})

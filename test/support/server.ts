@@ -30,6 +30,8 @@ export interface TestServerOptions {
   readonly dataDir?: string
   /** SERVICE_DEPLOYMENT_SOCKET: the updater's socket (test/support/updater.ts); unset: unsupported. */
   readonly deploymentSocket?: string
+  /** A path under the server's address in PUBLIC_BASE_URL, as behind a proxy stripping that prefix. */
+  readonly publicBasePath?: `/${string}`
 }
 
 export const startTestServer = async (options: TestServerOptions = {}) => {
@@ -40,7 +42,7 @@ export const startTestServer = async (options: TestServerOptions = {}) => {
   const config: ServerConfig = {
     port,
     host: "127.0.0.1",
-    publicBaseUrl: new URL(`http://127.0.0.1:${port}`),
+    publicBaseUrl: new URL(`http://127.0.0.1:${port}${options.publicBasePath ?? ""}`),
     database: database.config,
     dataDir,
     setupSecret: options.setupSecret === undefined ? undefined : Redacted.make(options.setupSecret),

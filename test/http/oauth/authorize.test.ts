@@ -221,6 +221,41 @@ describe("codes", () => {
     expect(actor?.context).toMatchObject({ epoch: after.credential_epoch })
   })
 
+  it("a used code presented again is invalid_grant and ends every lineage it issued (RFC 6749 §4.1.2)", async () => {
+    const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
+    const { verifier, challenge } = pkce()
+    const replayed = { ...agent, agent_identifier: "replayed-agent", agent_display_name: "Replayed Agent" }
+    const landed = await approve(browser, authorizeUrl({ code_challenge: challenge, ...replayed }))
+    const code = landed.searchParams.get("code")!
+    const issued = (await exchange(code, verifier)).body
+    const rotated = await form(server, "/oauth/token", {
+      grant_type: "refresh_token",
+      client_id: "svc-application",
+      refresh_token: issued.refresh_token
+    })
+    expect(rotated.status).toBe(200)
+    const get = (path: string, token: string) => request(server.baseUrl, "GET", path, { headers: bearer(token) })
+    const answers = async () => [
+      (await get("/api/v1/profile", rotated.body.access_token)).status,
+      (await get("/agent_api/v1/profile", issued.agent.access_token)).status,
+      (await get("/agent_api/v1/executor", issued.agent.executor_access_token)).status
+    ]
+    expect(await answers()).toEqual([200, 200, 200])
+    // Whoever presents it again (here with another verifier), the code's tokens end.
+    const again = await exchange(code, pkce().verifier)
+    expect([again.status, again.body.error]).toEqual([400, "invalid_grant"])
+    expect(await answers()).toEqual([401, 401, 401])
+    for (const refreshToken of [rotated.body.refresh_token, issued.agent.refresh_token]) {
+      const refreshed = await form(server, "/oauth/token", {
+        grant_type: "refresh_token",
+        client_id: "svc-application",
+        refresh_token: refreshToken
+      })
+      expect(refreshed.body.error).toBe("invalid_grant")
+    }
+    expect((await exchange(code, verifier)).body.error).toBe("invalid_grant")
+  })
+
   it("login mode returns the human lineage alone", async () => {
     const browser = await signedInBrowser(server, ownerCredentials.email, ownerCredentials.password)
     const { verifier, challenge } = pkce()

@@ -294,3 +294,31 @@ it("serves RFC 8414 metadata", async () => {
     code_challenge_methods_supported: ["S256"]
   })
 })
+
+describe("PUBLIC_BASE_URL with a path (behind a proxy that strips the prefix)", () => {
+  it("keeps the path in the metadata, the verification URIs and the setup link", async () => {
+    const prefixed = await startTestServer({ publicBasePath: "/troupe" })
+    try {
+      const at = `${prefixed.baseUrl}/troupe`
+      const uninitialized = await form(prefixed, "/oauth/device_authorization", {
+        client_id: connector,
+        ...agentFields("prefixed-agent")
+      })
+      expect([uninitialized.status, uninitialized.body.initialization_uri]).toEqual([409, `${at}/setup`])
+      const metadata = await request(prefixed.baseUrl, "GET", "/.well-known/oauth-authorization-server")
+      expect(metadata.body).toMatchObject({
+        issuer: at,
+        authorization_endpoint: `${at}/oauth/authorize`,
+        token_endpoint: `${at}/oauth/token`,
+        device_authorization_endpoint: `${at}/oauth/device_authorization`,
+        revocation_endpoint: `${at}/oauth/revoke`
+      })
+      await createOwner(prefixed)
+      const started = await startDevice(prefixed, agentFields("prefixed-agent"))
+      expect(started.verification_uri).toBe(`${at}/oauth/device`)
+      expect(started.verification_uri_complete).toBe(`${at}/oauth/device?user_code=${started.user_code}`)
+    } finally {
+      await prefixed.close()
+    }
+  })
+})

@@ -171,6 +171,27 @@ describe("a parameter given twice is invalid_request (RFC 6749 §3.1)", () => {
   })
 })
 
+describe("another method at a POST-only door is 405 with Allow: POST (RFC 9110 §15.5.6)", () => {
+  it("GET, HEAD, PUT, PATCH, DELETE and OPTIONS, in the OAuth error shape; POST still answers", async () => {
+    const doors = [
+      "/oauth/token",
+      "/oauth/revoke",
+      "/oauth/device_authorization",
+      "/oauth/device_authorization/cancellation"
+    ]
+    for (const path of doors) {
+      for (const method of ["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+        const answer = await request(server.baseUrl, method, path)
+        expect([path, method, answer.status, answer.headers.get("allow")]).toEqual([path, method, 405, "POST"])
+        expect(answer.headers.get("cache-control")).toBe("no-store")
+        if (method !== "HEAD") expect(answer.body).toEqual({ error: "invalid_request", error_description: "Use POST" })
+      }
+      expect((await post(path, {})).status).toBe(400)
+    }
+    expect((await request(server.baseUrl, "GET", "/oauth/tokens")).status).toBe(404)
+  })
+})
+
 describe("POST /oauth/revoke (RFC 7009)", () => {
   const get = (path: string, token: string) => request(server.baseUrl, "GET", path, { headers: bearer(token) })
 

@@ -2,7 +2,8 @@
 // PKCE S256 request, a signed-in human approves it, and a five-minute, single-use code bound to
 // the client, callback, challenge and consequence is exchanged at the token endpoint for the
 // human lineage (login mode) or the human lineage plus the application's agent and optional
-// runner (connect mode, the default).
+// runner (connect mode, the default). Presented again, a used code ends the lineages it issued
+// (RFC 6749 §4.1.2).
 import { createHash, timingSafeEqual } from "node:crypto"
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { TransactionalActors } from "@troupe/actors/Binding"
@@ -145,6 +146,7 @@ export class ApplicationLogin extends Context.Service<
       const accounts = yield* AccountsRepository
       const agents = yield* AgentsRepository
       const codes = yield* AuthorizationCodesRepository
+      const credentials = yield* CredentialsRepository
       /** The connection's rules read and write through these (as in a device authorization's step). */
       const db = yield* withRepositories(
         AccountsRepository,
@@ -197,13 +199,19 @@ export class ApplicationLogin extends Context.Service<
           const parsed = parseToken(codeFormat, input.code)
           if (!parsed) return yield* new InvalidCode({ reason: "Unknown code" })
           const at = yield* now
-          // The code is spent by this attempt whatever follows: single use.
-          const row = yield* Effect.gen(function* () {
-            const found = yield* codes.findCode(parsed.lookup)
-            if (!found || !secretMatches(parsed.secret, found.salt, found.digest)) return undefined
-            return (yield* codes.useCode(found.id, at)) ? found : undefined
+          // The code is spent by this attempt whatever follows: single use. Presented again, it
+          // ends what it issued (RFC 6749 §4.1.2); both commit even though the answer is a refusal.
+          const found = yield* Effect.gen(function* () {
+            const row = yield* codes.findCode(parsed.lookup)
+            if (!row || !secretMatches(parsed.secret, row.salt, row.digest)) return undefined
+            if (yield* codes.useCode(row.id, at)) return row
+            yield* codes.markReplayed(row.id, at)
+            for (const lineage of yield* codes.issuedLineages(row.id)) yield* credentials.revokeLineage(lineage, at)
+            return "replayed" as const
           }).pipe(sql.withTransaction)
-          if (!row) return yield* new InvalidCode({ reason: "Unknown or already used code" })
+          if (found === "replayed") return yield* new InvalidCode({ reason: "The code was already used" })
+          const row = found
+          if (!row) return yield* new InvalidCode({ reason: "Unknown code" })
           if (at.getTime() >= row.expires_at.getTime()) return yield* new InvalidCode({ reason: "The code expired" })
           if (row.client_id !== input.clientId || row.redirect_uri !== input.redirectUri) {
             return yield* new InvalidCode({ reason: "The code was issued to another client or callback" })
@@ -218,11 +226,23 @@ export class ApplicationLogin extends Context.Service<
             return yield* new InvalidCode({ reason: "The code verifier does not match" })
           }
           const consequence = row.consequence as { mode: "connect" | "login"; registration: DeviceRequest | null }
-          const issued = yield* consumeConnection({
-            clientId: row.client_id,
-            request: consequence.mode === "login" ? undefined : (consequence.registration ?? undefined),
-            approvedBy: row.approved_by,
-            assignmentScope: "user_private"
+          // Issued under the code's lock, and recorded on it: a replay either comes first (and
+          // this exchange issues nothing) or finds what to end.
+          const issued = yield* Effect.gen(function* () {
+            if ((yield* codes.lockCode(row.id))?.replayed_at !== null) {
+              return yield* new InvalidCode({ reason: "The code was already used" })
+            }
+            const issued = yield* consumeConnection({
+              clientId: row.client_id,
+              request: consequence.mode === "login" ? undefined : (consequence.registration ?? undefined),
+              approvedBy: row.approved_by,
+              assignmentScope: "user_private"
+            })
+            const lineages = [issued.human, issued.agent, issued.runner].flatMap((lineage) =>
+              lineage ? [lineage.lineagePublicId] : []
+            )
+            yield* codes.recordIssued(row.id, lineages)
+            return issued
           }).pipe(
             sql.withTransaction,
             Effect.catchTag("Veto", (veto) => Effect.fail(new InvalidCode({ reason: veto.reason })))

@@ -12,13 +12,16 @@ export const bearerToken = (authorization: string | undefined) => /^Bearer +(\S+
 
 const challenge = 'Bearer realm="troupe"'
 
+/** The RFC 6750 §3 challenge of a 401: error="invalid_token" when a bearer token was presented. */
+export const bearerChallenge = (presented: boolean) => ({
+  "www-authenticate": presented ? `${challenge}, error="invalid_token"` : challenge
+})
+
 /** The 401 of a bearer door: without a bearer token, or for a presented one it refuses. */
 export const bearerRefusal = (presented: boolean): HttpServerResponse.HttpServerResponse =>
   presented
-    ? envelope(401, "unauthorized", "The credential is not valid", {
-        "www-authenticate": `${challenge}, error="invalid_token"`
-      })
-    : envelope(401, "unauthorized", "Authentication is required", { "www-authenticate": challenge })
+    ? envelope(401, "unauthorized", "The credential is not valid", bearerChallenge(true))
+    : envelope(401, "unauthorized", "Authentication is required", bearerChallenge(false))
 
 /** The grant of the request's bearer credential, or the door's 401 answer. */
 export const presentedGrant = (

@@ -6,7 +6,7 @@ import { RateLimiter } from "@troupe/domain/kernel/RateLimiter"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { clientAddress } from "../conventions/ClientAddress.ts"
-import { WebConfig } from "../web/WebConfig.ts"
+import { publicUrl, WebConfig } from "../web/WebConfig.ts"
 import { readOAuthParams } from "./Params.ts"
 import { clientRefusal, knownClient, oauthError, oauthJson } from "./Responses.ts"
 
@@ -41,7 +41,7 @@ export const DeviceAuthorizationRoute = HttpRouter.add(
     const flow = yield* DeviceFlow
     return yield* flow.start(parsed.request).pipe(
       Effect.map((started) => {
-        const verification = new URL("/oauth/device", config.publicBaseUrl)
+        const verification = publicUrl(config.publicBaseUrl, "/oauth/device")
         const complete = new URL(verification)
         complete.searchParams.set("user_code", formatUserCode(started.userCode))
         return oauthJson({
@@ -59,7 +59,7 @@ export const DeviceAuthorizationRoute = HttpRouter.add(
             {
               error: "initialization_required",
               error_description: "This installation has no owner yet; set it up first",
-              initialization_uri: new URL("/setup", config.publicBaseUrl).toString()
+              initialization_uri: publicUrl(config.publicBaseUrl, "/setup").toString()
             },
             409
           )

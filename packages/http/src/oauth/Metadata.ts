@@ -2,12 +2,12 @@
 // document depends only on the public base URL, so it is written once when the routes are built.
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import { WebConfig } from "../web/WebConfig.ts"
+import { publicUrl, WebConfig } from "../web/WebConfig.ts"
 
 const metadataOf = (publicBaseUrl: URL) => {
-  const at = (path: string) => new URL(path, publicBaseUrl).toString()
+  const at = (path: `/${string}`) => publicUrl(publicBaseUrl, path).toString()
   return {
-    issuer: publicBaseUrl.toString().replace(/\/$/, ""),
+    issuer: at("/").replace(/\/$/, ""),
     authorization_endpoint: at("/oauth/authorize"),
     token_endpoint: at("/oauth/token"),
     device_authorization_endpoint: at("/oauth/device_authorization"),

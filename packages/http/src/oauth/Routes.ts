@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import { CancellationRoute, DeviceAuthorizationRoute } from "./Device.ts"
 import { MetadataRoute } from "./Metadata.ts"
+import { MethodNotAllowedRoutes } from "./MethodNotAllowed.ts"
 import { RevokeRoute } from "./Revoke.ts"
 import { TokenRoute } from "./Token.ts"
 
@@ -10,5 +11,6 @@ export const OAuthRoutes = Layer.mergeAll(
   CancellationRoute,
   TokenRoute,
   RevokeRoute,
-  MetadataRoute
+  MetadataRoute,
+  MethodNotAllowedRoutes
 )

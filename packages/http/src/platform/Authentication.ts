@@ -11,7 +11,8 @@ import { accessTokenFormat } from "@troupe/domain/accounts/OpaqueTokens"
 import { type Authenticated, Sessions } from "@troupe/domain/accounts/Sessions"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { bearerToken } from "../conventions/Bearer.ts"
+import { bearerChallenge, bearerToken } from "../conventions/Bearer.ts"
+import { envelope } from "../conventions/ErrorEnvelope.ts"
 import { sessionCookie } from "../web/Cookies.ts"
 
 /** The human a platform credential acts for, as the caller sees it. */
@@ -94,37 +95,40 @@ export const platformCallerOfRequest = Effect.gen(function* () {
   }
 })
 
+/** The 401 of a platform door, with the RFC 6750 §3 challenge (error="invalid_token" for a refused bearer). */
+export const platformRefusal = (
+  request: HttpServerRequest.HttpServerRequest,
+  refusal: { readonly error: { readonly code: string; readonly message: string } }
+) =>
+  envelope(
+    401,
+    refusal.error.code,
+    refusal.error.message,
+    bearerChallenge(bearerToken(request.headers.authorization) !== undefined)
+  )
+
 export const PlatformAuthenticationLive = Layer.effect(
   PlatformAuthentication,
   Effect.gen(function* () {
     const callerOfRequest = yield* platformCallerOfRequest
     // One rule judges both schemes (a present Authorization header is authoritative, with no
     // fallback to the cookie). Effect tries the schemes in the contract's order, the bearer first,
-    // and answers a refusal with the last one's failure: so the bearer scheme judges the request
-    // and the cookie scheme, tried only after a refusal, answers that same refusal again.
-    const refusals = new WeakMap<HttpServerRequest.HttpServerRequest, Refusal>()
+    // and a scheme that answers ends the trial: so the bearer scheme judges the request and answers
+    // a refusal itself, as a 401 with the challenge; the cookie scheme is never tried.
     const authenticate = <A, E, R>(httpEffect: Effect.Effect<A, E, R>) =>
-      Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) => {
-        return Effect.matchEffect(callerOfRequest(request), {
-          onFailure: (refusal) => {
-            refusals.set(request, refusal)
-            return Effect.fail(refusal)
-          },
+      Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
+        Effect.matchEffect(callerOfRequest(request), {
+          onFailure: (refusal) => Effect.succeed(platformRefusal(request, refusal)),
           onSuccess: (caller) =>
             httpEffect.pipe(
               Effect.provideService(CurrentPlatformCaller, caller),
               Effect.provideService(CallerIdentity, { key: `user:${caller.user.id}` })
             )
         })
-      })
-    const refused = Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) => {
-      const refusal = refusals.get(request)
-      refusals.delete(request)
-      return Effect.fail(refusal ?? errors.unauthorized())
-    })
+      )
     return PlatformAuthentication.of({
       platform_bearer: authenticate,
-      browser_session: () => refused
+      browser_session: authenticate
     })
   })
 )

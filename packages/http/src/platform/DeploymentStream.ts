@@ -16,7 +16,7 @@ import { Sse } from "effect/encoding"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { envelope } from "../conventions/ErrorEnvelope.ts"
 import { Stopping } from "../Stopping.ts"
-import { platformCallerOfRequest } from "./Authentication.ts"
+import { platformCallerOfRequest, platformRefusal } from "./Authentication.ts"
 import { answerDeployment, deploymentRefusalOf } from "./Deployment.ts"
 
 export const progressEvent = "deployment.progress.v1"
@@ -68,7 +68,9 @@ export const DeploymentStreamRoute = Layer.unwrap(
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         const refused = yield* standing(request)
-        if (refused !== undefined) return refusal(refused.status, refused)
+        if (refused !== undefined) {
+          return refused.status === 401 ? platformRefusal(request, refused) : refusal(refused.status, refused)
+        }
         const { id = "" } = yield* HttpRouter.params
         const cursors = new URL(request.url, "http://troupe.invalid").searchParams.getAll("cursor")
         if (cursors.length > 1) return envelope(400, "parameter_invalid", "Send one cursor")

@@ -14,3 +14,16 @@ export class WebConfig extends Context.Service<
     readonly redirectPolicy: RedirectPolicy
   }
 >()("@troupe/http/web/WebConfig") {}
+
+/**
+ * The absolute URL of one of the server's own paths, under the public base URL's own path (a
+ * deployment behind a proxy that strips a prefix: https://example.com/troupe + /oauth/device is
+ * https://example.com/troupe/oauth/device, where `new URL("/oauth/device", base)` would drop it).
+ */
+export const publicUrl = (publicBaseUrl: URL, path: `/${string}`) => {
+  const url = new URL(publicBaseUrl)
+  url.search = ""
+  url.hash = ""
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}${path}`
+  return url
+}

@@ -1,4 +1,5 @@
-// Rows of `authorization_codes`: issued by the consent page, used once by the token exchange.
+// Rows of `authorization_codes`: issued by the consent page, used once by the token exchange,
+// which records the lineages it issued; presented again, it is marked replayed.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Rows from "./Rows.ts"
@@ -15,7 +16,8 @@ export const AuthorizationCodeRow = Schema.Struct({
   approved_by: Schema.BigInt,
   created_at: Schema.Date,
   expires_at: Schema.Date,
-  used_at: Schema.NullOr(Schema.Date)
+  used_at: Schema.NullOr(Schema.Date),
+  replayed_at: Schema.NullOr(Schema.Date)
 })
 export type AuthorizationCodeRow = typeof AuthorizationCodeRow.Type
 
@@ -47,6 +49,38 @@ const byLookup = Rows.maybe("AuthorizationCodes.findCode", {
 
 const findCode = (lookup: string) => byLookup({ lookup })
 
+const byId = Rows.maybe("AuthorizationCodes.lockCode", {
+  Request: Schema.Struct({ id: Schema.BigInt }),
+  Result: AuthorizationCodeRow,
+  execute: ({ id }, sql) => sql`SELECT * FROM authorization_codes WHERE id = ${id} FOR UPDATE`
+})
+
+/** The code's row, locked for the rest of the transaction. */
+const lockCode = (id: bigint) => byId({ id })
+
+/** Records the lineages the code's exchange started. */
+const recordIssued = Effect.fnUntraced(function* (id: bigint, lineagePublicIds: ReadonlyArray<string>) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE authorization_codes SET issued_lineages = ${[...lineagePublicIds]}::uuid[] WHERE id = ${id}`
+})
+
+/** Marks the code presented again (the first time counts). */
+const markReplayed = Effect.fnUntraced(function* (id: bigint, now: Date) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE authorization_codes SET replayed_at = ${now} WHERE id = ${id} AND replayed_at IS NULL`
+})
+
+const issued = Rows.all("AuthorizationCodes.issuedLineages", {
+  Request: Schema.Struct({ id: Schema.BigInt }),
+  Result: Schema.Struct({ id: Schema.BigInt }),
+  execute: ({ id }, sql) => sql`
+    SELECT l.id FROM authorization_codes c JOIN credential_lineages l ON l.public_id = ANY (c.issued_lineages)
+    WHERE c.id = ${id}`
+})
+
+/** The ids of the lineages the code issued. */
+const issuedLineages = (id: bigint) => Effect.map(issued({ id }), (rows) => rows.map((row) => row.id))
+
 /** Marks the code used; answers false when it already was (single use). */
 const useCode = Effect.fnUntraced(function* (id: bigint, now: Date) {
   const sql = yield* SqlClient
@@ -62,7 +96,11 @@ export class AuthorizationCodesRepository extends Context.Service<AuthorizationC
       Rows.bind(sql, {
         insertCode,
         findCode,
-        useCode
+        lockCode,
+        useCode,
+        recordIssued,
+        markReplayed,
+        issuedLineages
       })
     )
   }
