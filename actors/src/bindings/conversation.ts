@@ -347,7 +347,8 @@ export const conversationActor = (replies: ConversationReplies, inference: Infer
             status: "running",
             modelJson: JSON.stringify(replies.modelBlock(params.model, params.overrides.model ?? origin.model)),
             content: "",
-            originVariantPublicId: params.source === "fallback" ? origin.public_id : null,
+            // A fallback names the declined candidate, a regeneration the one whose request it asks again.
+            originVariantPublicId: origin.public_id,
             inferenceRequestPublicId: hosted ? null : params.requestId,
             runPublicId: hosted ? params.requestId : null,
             now: step.now

@@ -922,6 +922,7 @@ const activate = (draft: Draft, event: EventOf<"turn.activate">) => {
   const context = draft.context
   const refusal = tailRefusal(context, event.turnId)
   if (refusal !== null) return refuse(draft, refusal)
+  if (event.reactivation === true) return
   const revision = bumpRevision(draft)
   const variant = event.variant
   const status = variant === undefined ? undefined : variant.status

@@ -193,7 +193,9 @@ export const ConversationEvent = Schema.Union([
     /** The candidate activated: the turn takes its status and failure. */
     variant: Schema.optionalKey(
       Schema.Struct({ source: Schema.String, status: Schema.String, failureReasonKey: Schema.NullOr(Schema.String) })
-    )
+    ),
+    /** The candidate is already the active one: judged as any activation, then silent. */
+    reactivation: Schema.optionalKey(Schema.Boolean)
   }),
   Schema.Struct({
     type: Schema.Literal("turn.visibility"),

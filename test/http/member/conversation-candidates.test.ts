@@ -2,7 +2,8 @@
 // (spec "Member: turns", "Member: conversation inputs"; supplement "Turns and variants", "Queue,
 // drain, steering"): a fork's copy of an edit regenerates from its source's request; a canceled regeneration stays in the deck inactive while the turn completes
 // on its old candidate and queued rows stay; a regeneration's replay; materialization while
-// queued, once opened, for a hidden turn and for a deleted row.
+// queued, once opened, for a hidden turn and for a deleted row; a regeneration's origin; a fork's and a
+// side's last reply model; re-activation off the tail.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
 import { waitForConversation } from "../../support/conversations.ts"
@@ -69,6 +70,24 @@ describe("regeneration", () => {
     // The conversation goes on.
     await input(id, { kind: "message", text: "after" })
     await settled(id, 2)
+  })
+
+  it("a regenerated candidate's origin is the candidate whose sealed request it asked again", async () => {
+    const id = await create()
+    await input(id, { kind: "direct_reply", text: "hi", model: { model: "local/echo" } })
+    await settled(id, 1)
+    const [turn] = await turns(id)
+    const first = turn.active_variant.public_id
+    expect(turn.active_variant.origin_variant_public_id).toBeNull()
+    const asked = await call("POST", path(id, `/turns/${turn.public_id}/regeneration`), undefined, key())
+    expect(asked.body.variant.origin_variant_public_id).toBe(first)
+    await waitForConversation(server, id, async () => (await turns(id))[0]?.active_variant.public_id !== first)
+    // An edit shown: the sample asks the newest sealed request again, so names that candidate.
+    const edited = await call("POST", path(id, `/turns/${turn.public_id}/edit`), { edit: { text: "edited" } })
+    const second = asked.body.variant.public_id
+    expect(edited.body.turn.active_variant.origin_variant_public_id).toBe(second)
+    const again = await call("POST", path(id, `/turns/${turn.public_id}/regeneration`), undefined, key())
+    expect(again.body.variant.origin_variant_public_id).toBe(second)
   })
 
   it("a fork's copy of an edited reply regenerates from the source turn's sealed request", async () => {
@@ -141,6 +160,56 @@ describe("regeneration", () => {
     expect((await call("GET", receipt)).status).toBe(200)
     const owners = await request(server.baseUrl, "GET", `/agent_api/v1${receipt}`, { headers: bearer(ownerToken) })
     expect([owners.status, owners.body.error?.code]).toEqual([404, "not_found"])
+  })
+})
+
+describe("what a fork inherits", () => {
+  it("a fork and a side start with their source's last reply model: an input and an estimate without a model find it", async () => {
+    const id = await create()
+    await input(id, { kind: "direct_reply", text: "hi", model: { model: "local/echo" } })
+    await settled(id, 1)
+    for (const members of [{}, { side: true }]) {
+      const forked = await call("POST", path(id, "/forks"), { fork: members }, key())
+      expect(forked.status).toBe(201)
+      const fork = forked.body.conversation.public_id as string
+      const count = (await turns(fork)).length
+      const estimate = await call("POST", path(fork, "/context_estimate"), { context_estimate: { prompt: "again" } })
+      expect(estimate.status, JSON.stringify(estimate.body)).toBe(200)
+      const asked = await input(fork, { kind: "direct_reply", text: "again" })
+      expect(asked.status, JSON.stringify(asked.body)).toBe(202)
+      await settled(fork, count + 1)
+      expect((await turns(fork)).at(-1)?.active_variant).toMatchObject({
+        status: "completed",
+        model: { model_ref: "local/echo" }
+      })
+    }
+  })
+
+  it("re-activating the shown candidate off the tail (an inherited or frozen turn) is 409 branch_required; on the tail it is silent", async () => {
+    const id = await create()
+    await input(id, { kind: "direct_reply", text: "hi", model: { model: "local/echo" } })
+    await input(id, { kind: "message", text: "note" })
+    await settled(id, 2)
+    const [reply, note] = await turns(id)
+    const forked = await call("POST", path(id, "/forks"), { fork: {} }, key())
+    const fork = forked.body.conversation.public_id as string
+    const [inherited, copy] = await turns(fork)
+    expect([inherited.inherited, copy.inherited]).toEqual([true, false])
+    const activation = (conversation: string, turn: any) =>
+      call("POST", path(conversation, `/turns/${turn.public_id}/variants/${turn.active_variant.public_id}/activation`))
+    const refused = await activation(fork, inherited)
+    expect([refused.status, refused.body.error?.code]).toEqual([409, "branch_required"])
+    // The source's turn the fork reads is frozen there too; each conversation's own tail re-activates silently.
+    const frozen = await activation(id, reply)
+    expect([frozen.status, frozen.body.error?.code]).toEqual([409, "branch_required"])
+    for (const [conversation, tail] of [
+      [fork, copy],
+      [id, note]
+    ] as const) {
+      const silent = await activation(conversation, tail)
+      expect(silent.status).toBe(200)
+      expect(silent.body.turn.active_variant.public_id).toBe(tail.active_variant.public_id)
+    }
   })
 })
 

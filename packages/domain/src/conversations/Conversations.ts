@@ -463,6 +463,7 @@ export class Conversations extends Context.Service<
           const rows = yield* db(
             repository.listConversations({
               workspaceIds,
+              viewerId: caller.user.id,
               scope,
               states,
               answererId: answererRow?.id ?? null,
@@ -470,15 +471,18 @@ export class Conversations extends Context.Service<
               orderBy,
               order,
               after,
-              limit
+              limit: limit + 1
             })
           )
-          const visible = rows.filter((row) => levelOf(row, caller) !== "none")
-          const last = rows.at(-1)
+          // The statement passes over rows at level none (one more than the page: whether any
+          // follows); the level is judged here again, and the cursor stands on the page's last row.
+          const page = rows.slice(0, limit)
+          const visible = page.filter((row) => levelOf(row, caller) !== "none")
+          const last = page.at(-1)
           return {
             items: visible.map((row) => conversationSummary(row, workspacePublicIds.get(row.workspace_id) ?? "")),
             nextAfter:
-              last === undefined || rows.length < limit
+              last === undefined || rows.length <= limit
                 ? null
                 : encodeCursor(
                     orderBy,

@@ -1,9 +1,10 @@
 // Forks and sides (supplement "Forks and sides"): a new conversation reading its source's turns
 // below the fork by reference, with its own copy of the fork turn (a side copies none and reads
-// every settled turn), the source's settings, access, store entries and conversation memory. The
-// row, the copy and the new actor are one transaction, which also tells the source to freeze the
-// prefix the child reads and to narrate fork_created, and each conversation further up its chain
-// to freeze what the child reads of it (each lifts its freeze when the child is tombstoned).
+// every settled turn), the source's settings, access, last reply model, store entries and
+// conversation memory. The row, the copy and the new actor are one transaction, which also tells
+// the source to freeze the prefix the child reads and to narrate fork_created, and each
+// conversation further up its chain to freeze what the child reads of it (each lifts its freeze
+// when the child is tombstoned).
 import { ActorHost } from "@troupe/actors/ActorHost"
 import type { Tail } from "@troupe/machines/conversation/context"
 import { isUuid, newPublicId } from "@troupe/storage/Ids"
@@ -158,6 +159,8 @@ export class ConversationForks extends Context.Service<
                   forkedPosition: firstPosition,
                   forkedFromTurnPublicId: point?.turn.public_id ?? null,
                   forkedFromVariantPublicId: point?.variant?.public_id ?? point?.turn.active_variant_public_id ?? null,
+                  // It inherits the source's history, so the model that history was last answered with.
+                  lastReplyModel: row.last_reply_model,
                   now: stamp
                 })
                 if (copy !== undefined) {

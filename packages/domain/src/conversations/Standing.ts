@@ -32,6 +32,7 @@ export const sameAccess = (a: StoredAccess, b: StoredAccess) =>
     (entry, index) => entry.user_id === b.entries[index]?.user_id && entry.level === b.entries[index]?.level
   )
 
+/** The caller's level; storage repositories/ConversationLevel.ts is its SQL form (keep the two in step). */
 export const levelOf = (
   row: Pick<ConversationRow, "creator_id" | "answerer_id" | "access">,
   caller: { readonly user: Pick<Caller["user"], "id"> }

@@ -422,18 +422,21 @@ export class Turns extends Context.Service<
             if (variant.status === "running" || variant.status === "pending") {
               return yield* new StateConflict({ code: "not_terminal", message: "The candidate has not settled" })
             }
-            if (turn.active_variant_public_id !== variant.public_id) {
-              yield* conversations.send(target, {
-                type: "turn.activate",
-                turnId: turn.public_id,
-                variantId: variant.public_id,
-                variant: {
-                  source: variant.source,
-                  status: variant.status,
-                  failureReasonKey: variant.failure_reason_key
-                }
-              })
-            }
+            // A re-activation is judged as any activation (the tail only), then changes nothing.
+            yield* conversations.send(target, {
+              type: "turn.activate",
+              turnId: turn.public_id,
+              variantId: variant.public_id,
+              ...(turn.active_variant_public_id === variant.public_id
+                ? { reactivation: true }
+                : {
+                    variant: {
+                      source: variant.source,
+                      status: variant.status,
+                      failureReasonKey: variant.failure_reason_key
+                    }
+                  })
+            })
             return yield* reread(turn, turn.own)
           }),
         conceal: (caller, workspaceId, conversationId, turnId, variantId, concealed) =>

@@ -4,6 +4,7 @@
 // `simple` configuration (words, lower-cased, no stemming), indexed by migration 0028.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { levelNotNone } from "./ConversationLevel.ts"
 import * as Rows from "./Rows.ts"
 
 /** The characters of a message the index covers (to_tsvector refuses vectors over 1 MB). */
@@ -77,10 +78,7 @@ const search = Rows.all("ConversationSearch.search", {
           SELECT c.id, c.public_id, c.title, c.state, c.side, c.label, c.created_at, p.public_id AS parent_public_id
           FROM conversations c LEFT JOIN conversations p ON p.id = c.parent_id
           WHERE c.workspace_id = ${request.workspaceId} AND c.state = ANY(${[...request.states]}::text[]) AND ${scope}
-            AND (c.creator_id = ${request.readerId} OR c.answerer_id = ${request.readerId}
-              OR COALESCE((SELECT e ->> 'level' FROM jsonb_array_elements(c.access -> 'entries') e
-                           WHERE e ->> 'user_id' = ${String(request.readerId)} LIMIT 1),
-                          c.access ->> 'default', 'full') <> 'none')),
+            AND ${levelNotNone(sql, request.readerId)}),
         hits AS (
           SELECT r.*, NULL::uuid AS turn_public_id, 0 AS position, 0 AS part, NULL::text AS role, r.created_at AS at,
             r.title AS text

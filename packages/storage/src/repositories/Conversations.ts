@@ -5,6 +5,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
 import { newPublicId } from "../Ids.ts"
+import { levelNotNone } from "./ConversationLevel.ts"
 import {
   bindsAttachments,
   dropConversationNamings,
@@ -83,6 +84,8 @@ export const NewConversation = Schema.Struct({
   forkedPosition: Schema.NullOr(Schema.Number),
   forkedFromTurnPublicId: Schema.NullOr(Schema.String),
   forkedFromVariantPublicId: Schema.NullOr(Schema.String),
+  /** A fork's or side's start: its source's last reply model (absent: none yet). */
+  lastReplyModel: Schema.optionalKey(Schema.NullOr(Schema.String)),
   now: Schema.Date
 })
 export type NewConversation = typeof NewConversation.Type
@@ -92,13 +95,13 @@ const insertConversation = Effect.fnUntraced(function* (row: NewConversation) {
   const [inserted] = yield* sql<{ id: bigint }>`
     INSERT INTO conversations (public_id, workspace_id, creator_id, answerer_id, title, metadata, billing_subject,
       default_runner_executor_id, access, memory_context, usage_summary, side, source_conversation_id,
-      forked_position, forked_from_turn_public_id, forked_from_variant_public_id, state, last_activity_at,
-      created_at, updated_at)
+      forked_position, forked_from_turn_public_id, forked_from_variant_public_id, last_reply_model, state,
+      last_activity_at, created_at, updated_at)
     VALUES (${row.publicId}, ${row.workspaceId}, ${row.creatorId}, ${row.answererId}, ${row.title},
       ${row.metadataJson}::jsonb, ${row.billingSubject}, ${row.defaultRunnerExecutorId}, ${row.accessJson}::jsonb,
       ${row.memoryContextJson}::jsonb, ${row.usageSummaryJson}::jsonb, ${row.side}, ${row.sourceConversationId},
-      ${row.forkedPosition}, ${row.forkedFromTurnPublicId}, ${row.forkedFromVariantPublicId}, 'active', ${row.now},
-      ${row.now}, ${row.now})
+      ${row.forkedPosition}, ${row.forkedFromTurnPublicId}, ${row.forkedFromVariantPublicId},
+      ${row.lastReplyModel ?? null}, 'active', ${row.now}, ${row.now}, ${row.now})
     RETURNING id`
   return inserted!.id
 })
@@ -232,6 +235,8 @@ const standingOf = Effect.fnUntraced(
 
 export const ConversationFilter = Schema.Struct({
   workspaceIds: Schema.Array(Schema.BigInt),
+  /** The reader: only conversations whose level for it is not none are listed. */
+  viewerId: Schema.BigInt,
   /** roots: no parent, not a side; sides; children of a parent. */
   scope: Schema.Union([Schema.Literal("roots"), Schema.Literal("sides"), Schema.Struct({ parentId: Schema.BigInt })]),
   states: Schema.Array(Schema.String),
@@ -284,7 +289,7 @@ const listConversations = Rows.all("Conversations.listConversations", {
     return sql`
       ${sql.literal(selectConversation)}
       WHERE c.workspace_id = ANY(${[...filter.workspaceIds]}::bigint[]) AND c.state = ANY(${[...filter.states]}::text[])
-        AND ${scope} AND ${answerer} AND ${metadata} AND ${after}
+        AND ${scope} AND ${answerer} AND ${metadata} AND ${after} AND ${levelNotNone(sql, filter.viewerId)}
       ORDER BY ${ordering}
       LIMIT ${filter.limit}`
   }

@@ -5,6 +5,7 @@
 // (whoever sees the input's conversation, as domain conversations/Standing.ts judges it).
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { levelNotNone } from "./ConversationLevel.ts"
 import * as Rows from "./Rows.ts"
 
 /** The holder kind of an input's namings. */
@@ -77,11 +78,7 @@ const readable = Rows.one("InputAttachmentNamings.readableBy", {
       WHERE i.id = ANY(${[...inputIds]}::bigint[]) AND c.state <> 'tombstoned'
         AND w.account_id = h.account_id AND w.state <> 'tombstoned'
         AND (w.owner_id = h.id OR w.access_mode = 'account_wide')
-        AND (c.creator_id = u.id OR c.answerer_id = u.id OR COALESCE(
-          (SELECT e->>'level' FROM jsonb_array_elements(
-             CASE WHEN jsonb_typeof(c.access->'entries') = 'array' THEN c.access->'entries' ELSE '[]'::jsonb END) e
-           WHERE e->>'user_id' = u.id::text LIMIT 1),
-          c.access->>'default', 'full') <> 'none')
+        AND ${levelNotNone(sql, userId)}
     ) AS readable`
 })
 
