@@ -40,6 +40,7 @@ export interface ActorDetail {
   readonly jobs: ReadonlyArray<Repo.JobRow>
   /** Messages told to the actor and not yet applied or refused (oldest first, at most 100). */
   readonly pendingMessages: ReadonlyArray<Messages.MessageRow>
+  /** The latest journal entries (at most 200), oldest first. */
   readonly journal: ReadonlyArray<Repo.JournalRow>
   readonly deadLetters: ReadonlyArray<{
     readonly event: unknown
@@ -49,10 +50,16 @@ export interface ActorDetail {
   }>
 }
 
+/** How many journal entries one actor's detail shows (its latest). */
+const journalLength = 200n
+
 interface StatePathNode {
   readonly path: ReadonlyArray<string>
   readonly states: Readonly<Record<string, StatePathNode>>
 }
+
+/** Whether a state value is the given state or one nested in it. */
+const inState = (value: string, state: string) => value === state || value.startsWith(`${state}.`)
 
 const statePaths = (node: StatePathNode): Array<string> =>
   Object.values(node.states).flatMap((child) => [child.path.join("."), ...statePaths(child)])
@@ -109,23 +116,37 @@ export class Inspection extends Context.Service<
       const list = (filter: ActorFilter) =>
         Effect.gen(function* () {
           if (filter.stuck) {
+            // A quarantined actor is never stuck (an operator's restart moves it).
+            if (filter.quarantined === true) return []
             const candidates = yield* db(Repo.idleActiveActors(filter.kind, 10_000))
             const idle = new Set(candidates.map((row) => `${row.kind}/${row.actor_id}`))
             const after = filter.afterActorId
             const desc = filter.order === "desc"
             return candidates
               .filter((row) => isStuck(row, idle))
-              .filter((row) => filter.state === undefined || row.state_value === filter.state)
+              .filter((row) => filter.state === undefined || inState(row.state_value, filter.state))
               .filter((row) => after === undefined || (desc ? row.actor_id < after : row.actor_id > after))
               .sort((a, b) => (desc ? b.actor_id.localeCompare(a.actor_id) : a.actor_id.localeCompare(b.actor_id)))
               .slice(0, filter.limit)
               .map((row) => ({ ...row, stuck: true }))
           }
-          const rows = yield* db(Repo.listSnapshots(filter))
-          const idle = yield* db(Repo.idleAmong(rows.map((row) => row.actor_id)))
-          return rows
-            .map((row) => ({ ...row, stuck: isStuck(row, idle) }))
-            .filter((row) => filter.stuck !== false || !row.stuck)
+          // Without stuck ones (stuck=false) a batch may come up short: read on until the page is
+          // full or the rows end, so the caller's limit + 1 still tells whether more follow.
+          const found: Array<Repo.SnapshotRow & { readonly stuck: boolean }> = []
+          let after = filter.afterActorId
+          for (;;) {
+            const rows = yield* db(Repo.listSnapshots({ ...filter, afterActorId: after }))
+            const idle = yield* db(Repo.idleAmong(rows.map((row) => row.actor_id)))
+            for (const row of rows) {
+              const stuck = isStuck(row, idle)
+              if (filter.stuck !== false || !stuck) found.push({ ...row, stuck })
+            }
+            const last = rows.at(-1)
+            if (rows.length < filter.limit || found.length >= filter.limit || last === undefined) {
+              return found.slice(0, filter.limit)
+            }
+            after = last.actor_id
+          }
         })
 
       const detail = (kind: string, actorId: string, journalAfter = 0n) =>
@@ -138,7 +159,11 @@ export class Inspection extends Context.Service<
           const timers = yield* db(Repo.actorTimers(kind, actorId))
           const jobs = yield* db(Repo.actorJobs(kind, actorId))
           const pendingMessages = yield* db(Messages.pendingMessagesTo(kind, actorId, 100))
-          const journal = yield* db(Repo.readJournal(kind, actorId, journalAfter, 200))
+          // The latest entries: what an operator looks for is what happened last.
+          const tail = row.seq > journalLength ? row.seq - journalLength : 0n
+          const journal = yield* db(
+            Repo.readJournal(kind, actorId, journalAfter > tail ? journalAfter : tail, Number(journalLength))
+          )
           const deadLetters = yield* db(Repo.deadLetters(kind, actorId))
           const idle =
             timers.length === 0 && !jobs.some((job) => job.state === "pending") && pendingMessages.length === 0

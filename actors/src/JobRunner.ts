@@ -4,7 +4,9 @@
 // failed job is retried with exponential backoff. A runner renews the lease of the jobs it runs,
 // so a job may run long (a streamed provider call) while one whose runner died is leased again
 // within `lease` of the death: pending jobs resume after a crash. A running job may report
-// progress events to its own actor and read the actor's state (JobInfo).
+// progress events to its own actor and read the actor's state (JobInfo). A job of a quarantined
+// actor is not leased; one whose report meets a quarantine gives its lease back and runs again
+// once an operator restarts the actor (the restart wakes this runner).
 
 import { EventBus } from "@troupe/storage/EventBus"
 import * as Repo from "@troupe/storage/repositories/Actors"
@@ -26,7 +28,7 @@ const renewEvery = Duration.seconds(5)
 /** A job still running after this is cut off and retried. */
 const longestRun = Duration.minutes(10)
 
-/** Bus channel: a job finished or was scheduled for another attempt. */
+/** Bus channel: a job finished, was scheduled for another attempt, or is held by its actor's quarantine. */
 export const jobChannel = "troupe_actor_jobs"
 
 export interface JobNotice {
@@ -34,7 +36,7 @@ export interface JobNotice {
   readonly actorId: string
   readonly job: string
   readonly name: string
-  readonly outcome: "done" | "retrying"
+  readonly outcome: "done" | "retrying" | "held"
 }
 
 /** 1 s, 2 s, 4 s, ... capped at 5 minutes. */
@@ -110,7 +112,12 @@ export class JobRunner extends Context.Service<
           Effect.scoped,
           Effect.timeout(longestRun),
           Effect.matchCauseEffect({
-            onSuccess: (event) => Effect.andThen(host.deliver({ _tag: "Job", job }, event), notify(job, "done")),
+            onSuccess: (event) =>
+              Effect.flatMap(host.deliver({ _tag: "Job", job }, event), (delivered) =>
+                delivered === "quarantined"
+                  ? Effect.andThen(withSql(Repo.releaseJobLease(job.id)).pipe(Effect.orDie), notify(job, "held"))
+                  : notify(job, "done")
+              ),
             onFailure: (cause) =>
               Effect.gen(function* () {
                 const at = yield* now

@@ -279,6 +279,33 @@ describe("jobs", () => {
     await afterJobNotice(id, "done", () => runtime.runReadyJobs())
     expect(await context(id)).toMatchObject({ body: "body of https://example.test/c" })
   })
+  it("a job whose report meets a quarantine is held, not run again, and runs once after the restart", async () => {
+    const id = await newWorker()
+    const gate = await Effect.runPromise(Deferred.make<void>())
+    controls.gate = gate
+    controls.started = await Effect.runPromise(Deferred.make<void>())
+    await send(id, { type: "fetch", url: "https://example.test/q" })
+    await Effect.runPromise(Deferred.await(controls.started))
+    await rows((sql) => sql`UPDATE actor_snapshots SET quarantined_at = now() WHERE actor_id = ${id}`)
+    await runtime.run((await host()).restartKind("worker"))
+    controls.gate = undefined
+    controls.started = undefined
+    const fetches = controls.fetches
+    await afterJobNotice(id, "held", () => Effect.runPromise(Deferred.succeed(gate, undefined)))
+    const [held] = await runtime.run(Repo.actorJobs("worker", id))
+    expect(held).toMatchObject({ state: "pending", lease_until: null })
+    // Quarantined, the actor could only refuse the report: its job is not run again for nothing.
+    clock.advance("3 minutes")
+    expect(await runtime.runReadyJobs()).toBe(0)
+    expect(controls.fetches).toBe(fetches)
+    const h = await host()
+    await afterJobNotice(id, "done", () => runtime.run(h.restartActor("worker", id)))
+    expect(controls.fetches).toBe(fetches + 1)
+    expect((await snapshot(id)).state_value).toBe("idle")
+    expect(await context(id)).toMatchObject({ body: "body of https://example.test/q" })
+    const journal = await runtime.run(Repo.readJournal("worker", id, 0n, 10))
+    expect(journal.filter((entry) => entry.event_type === "fetched")).toHaveLength(1)
+  })
 })
 
 describe("timers", () => {

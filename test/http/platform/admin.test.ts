@@ -3,6 +3,7 @@
 import { ActorHost } from "@troupe/actors/ActorHost"
 import { apiSessionActor } from "@troupe/actors/bindings/apiSession"
 import { TimerRunner } from "@troupe/actors/TimerRunner"
+import type { UserRow } from "@troupe/storage/repositories/Accounts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -14,7 +15,8 @@ import {
   createMember,
   createOwner,
   memberCredentials,
-  ownerCredentials
+  ownerCredentials,
+  personalToken
 } from "../../support/people.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
@@ -22,10 +24,11 @@ let server: TestServer
 let owner: string
 let admin: string
 let member: string
+let ownerRow: UserRow
 
 beforeAll(async () => {
   server = await startTestServer()
-  await createOwner(server)
+  ownerRow = await createOwner(server)
   await createHuman(server, {
     email: "admin@example.com",
     password: "admin password",
@@ -159,6 +162,49 @@ describe("actors", () => {
     expect((await get(`/api/v1/admin/actors/apiSession/${id}`, token)).body.actor.stuck).toBe(true)
     const notStuck = await get("/api/v1/admin/actors?stuck=false&kind=apiSession&limit=100", token)
     expect(notStuck.body.actors.map((actor: { id: string }) => actor.id)).not.toContain(id)
+  })
+
+  it("pages through actors that are not stuck without ending early where stuck ones were left out", async () => {
+    const token = await apiToken(server)
+    const ids: Array<string> = []
+    for (let i = 0; i < 4; i++) ids.push(await sessionOf(await apiToken(server)))
+    const [first, second, third, fourth] = ids as [string, string, string, string]
+    await sql((s) => s`DELETE FROM actor_timers WHERE actor_id IN (${second}, ${fourth})`)
+    const seen: Array<string> = []
+    let after: string | null = null
+    do {
+      const page: {
+        body: { actors: Array<{ id: string; stuck: boolean }>; pagination: { next_after: string | null } }
+      } = await get(`/api/v1/admin/actors?kind=apiSession&stuck=false&limit=1${after ? `&after=${after}` : ""}`, token)
+      expect(page.body.actors.every((actor) => !actor.stuck)).toBe(true)
+      seen.push(...page.body.actors.map((actor) => actor.id))
+      after = page.body.pagination.next_after
+    } while (after)
+    expect(seen).toEqual(expect.arrayContaining([first, third]))
+    expect(seen).not.toContain(second)
+    expect(seen).not.toContain(fourth)
+    const stuckAndQuarantined = await get("/api/v1/admin/actors?stuck=true&quarantined=true", token)
+    expect(stuckAndQuarantined.body.actors).toEqual([])
+  })
+
+  it("an actor's detail shows its latest journal entries", async () => {
+    const memberPlane = await personalToken(server, ownerRow)
+    const agentApi = (method: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
+      request(server.baseUrl, method, `/agent_api/v1${path}`, { headers: { ...bearer(memberPlane), ...headers }, body })
+    const created = await agentApi("POST", "/workspaces", { workspace: { name: "Edit 0" } }, { "idempotency-key": "j" })
+    const id = created.body.workspace.public_id as string
+    for (let edit = 1; edit <= 205; edit++) {
+      const patched = await agentApi("PATCH", `/workspaces/${id}`, {
+        workspace: { name: `Edit ${edit}`, lock_version: edit - 1 }
+      })
+      expect(patched.status).toBe(200)
+    }
+    const actor = (await get(`/api/v1/admin/actors/workspace/${id}`)).body.actor
+    expect(actor.seq).toBe(206)
+    expect(actor.journal).toHaveLength(200)
+    expect(actor.journal.map((entry: { seq: number }) => entry.seq)).toEqual(
+      Array.from({ length: 200 }, (_, index) => index + 7)
+    )
   })
 
   it("a message told to a quarantined actor is pending in its detail until a restart applies it", async () => {

@@ -188,7 +188,10 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       params: actorParams,
       success: Schema.Struct({ actor: ActorDetail }),
       error: adminErrors
-    }).annotate(OpenApi.Description, "Owner or admin. One actor with its timers, jobs, dead letters and journal."),
+    }).annotate(
+      OpenApi.Description,
+      "Owner or admin. One actor with its timers, jobs, dead letters and latest 200 journal entries."
+    ),
     HttpApiEndpoint.post("restartActor", "/api/v1/admin/actors/:kind/:id/restart", {
       params: actorParams,
       success: Schema.Struct({ actor: ActorDetail }),

@@ -117,7 +117,10 @@ export const listSnapshots = Rows.all("Actors.listSnapshots", {
   execute: (filter, sql) => {
     const conditions = [
       filter.kind === undefined ? undefined : sql`kind = ${filter.kind}`,
-      filter.state === undefined ? undefined : sql`state_value = ${filter.state}`,
+      // A compound state matches the actors in any state nested in it ("live" holds "live.running").
+      filter.state === undefined
+        ? undefined
+        : sql`(state_value = ${filter.state} OR starts_with(state_value, ${`${filter.state}.`}))`,
       filter.quarantined === undefined
         ? undefined
         : filter.quarantined
@@ -253,11 +256,20 @@ const timersOf = Rows.all("Actors.actorTimers", {
 
 export const actorTimers = (kind: string, actorId: string) => timersOf({ kind, actorId })
 
+/**
+ * A timer or job of a quarantined actor waits for its restart: delivered now it could only be
+ * refused (and a job would run its work again for nothing). `t` names the timer or job row.
+ */
+const notQuarantined = (sql: SqlClient) => sql`NOT EXISTS (
+  SELECT 1 FROM actor_snapshots s
+  WHERE s.kind = t.kind AND s.actor_id = t.actor_id AND s.quarantined_at IS NOT NULL)`
+
 const due = Rows.all("Actors.dueTimers", {
   Request: Schema.Struct({ now: Schema.Date, limit: Schema.Number }),
   Result: TimerRow,
   execute: ({ now, limit }, sql) => sql`
-    SELECT * FROM actor_timers WHERE due_at <= ${now} ORDER BY due_at, id LIMIT ${limit}`
+    SELECT t.* FROM actor_timers t WHERE t.due_at <= ${now} AND ${notQuarantined(sql)}
+    ORDER BY t.due_at, t.id LIMIT ${limit}`
 })
 
 export const dueTimers = (now: Date, limit: number) => due({ now, limit })
@@ -268,7 +280,7 @@ const NextDue = Schema.Struct({ at: Schema.NullOr(Schema.Date) })
 export const nextTimerDue = Rows.one("Actors.nextTimerDue", {
   Request: Schema.Void,
   Result: NextDue,
-  execute: (_, sql) => sql`SELECT min(due_at) AS at FROM actor_timers`
+  execute: (_, sql) => sql`SELECT min(t.due_at) AS at FROM actor_timers t WHERE ${notQuarantined(sql)}`
 })(undefined).pipe(Effect.map((row) => row.at ?? undefined))
 
 export const JobRow = Schema.Struct({
@@ -298,14 +310,15 @@ const jobLease = Rows.all("Actors.leaseJobs", {
   execute: ({ now, leaseUntil, limit }, sql) => sql`
     UPDATE actor_jobs SET lease_until = ${leaseUntil}, attempts = attempts + 1
     WHERE id IN (
-      SELECT id FROM actor_jobs
-      WHERE state = 'pending' AND next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until < ${now})
-      ORDER BY next_attempt_at, id LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED)
+      SELECT t.id FROM actor_jobs t
+      WHERE t.state = 'pending' AND t.next_attempt_at <= ${now} AND (t.lease_until IS NULL OR t.lease_until < ${now})
+        AND ${notQuarantined(sql)}
+      ORDER BY t.next_attempt_at, t.id LIMIT ${limit}
+      FOR UPDATE OF t SKIP LOCKED)
     RETURNING *`
 })
 
-/** Leases up to `limit` ready jobs (pending, due, not leased by a live runner). */
+/** Leases up to `limit` ready jobs (pending, due, not leased by a live runner, actor not quarantined). */
 export const leaseJobs = (now: Date, leaseUntil: Date, limit: number) => jobLease({ now, leaseUntil, limit })
 
 /** Marks the job done; answers false when it already was (a repeated report). */
@@ -323,6 +336,12 @@ export const renewJobLease = Effect.fnUntraced(function* (id: bigint, leaseUntil
   const rows = yield* sql`
     UPDATE actor_jobs SET lease_until = ${leaseUntil} WHERE id = ${id} AND state = 'pending' RETURNING id`
   return rows.length > 0
+})
+
+/** Gives a job's lease back untouched: its report met a quarantined actor, so it runs again after the restart. */
+export const releaseJobLease = Effect.fnUntraced(function* (id: bigint) {
+  const sql = yield* SqlClient
+  yield* sql`UPDATE actor_jobs SET lease_until = NULL WHERE id = ${id} AND state = 'pending'`
 })
 
 export const retryJobLater = Effect.fnUntraced(function* (id: bigint, nextAttemptAt: Date, error: string) {
@@ -345,8 +364,8 @@ export const nextJobDue = Rows.one("Actors.nextJobDue", {
   Request: Schema.Void,
   Result: NextDue,
   execute: (_, sql) => sql`
-    SELECT min(greatest(next_attempt_at, coalesce(lease_until, next_attempt_at))) AS at
-    FROM actor_jobs WHERE state = 'pending'`
+    SELECT min(greatest(t.next_attempt_at, coalesce(t.lease_until, t.next_attempt_at))) AS at
+    FROM actor_jobs t WHERE t.state = 'pending' AND ${notQuarantined(sql)}`
 })(undefined).pipe(Effect.map((row) => row.at ?? undefined))
 
 export const insertDeadLetter = Effect.fnUntraced(function* (letter: {
