@@ -164,10 +164,14 @@ export const OwnershipTransferBody = wrappedOrTopLevel(
 /** `{command: {lock_version}}`: archival and restoration. */
 export const LifecycleCommandBody = wrappedOrTopLevel("command", Schema.Struct({ lock_version: LockVersion }))
 
-/** A public id inside a policy entry, whose every fault is 422 validation_failed. */
+/**
+ * A public id inside a policy entry, whose every fault is 422 validation_failed. Read lowercase
+ * (public ids are answered lowercase), so one agent sent in two cases is one agent repeated.
+ */
 const EntryId = Schema.String.pipe(
   coded("validation_failed"),
-  Schema.check(Schema.isGUID({ [specCode]: "validation_failed" }))
+  Schema.check(Schema.isGUID({ [specCode]: "validation_failed" })),
+  Schema.decodeTo(Schema.String, SchemaTransformation.toLowerCase())
 )
 
 /** A policy entry as sent (every fault 422 validation_failed): mode defaults to public, allowed_sender_public_ids to []. */
