@@ -126,6 +126,14 @@ export const RunEvent = Schema.Union([
     eligible: Schema.Boolean,
     /** The run's creator still has write standing. */
     authorized: Schema.Boolean,
+    /** The claimant's own announcement of the tool: a pool row's claim is governed by it. */
+    served: Schema.optional(
+      Schema.Struct({
+        timeoutMs: Schema.Number,
+        announcedTimeoutMs: Schema.optionalKey(Schema.Number),
+        replayable: Schema.Boolean
+      })
+    ),
     tokenDigest: Schema.String,
     at
   }),
@@ -142,6 +150,8 @@ export const RunEvent = Schema.Union([
     type: Schema.Literal("task.commit"),
     key,
     executorId: Schema.String,
+    /** The executor is a tool provider announcing the tool now (as task.claim's). */
+    announces: Schema.optional(Schema.Boolean),
     tokenDigest: Schema.String,
     outcome: Schema.Literals(["completed", "failed"]),
     result: Schema.Record(Schema.String, Schema.Unknown),

@@ -207,3 +207,23 @@ describe("an upload a committed result links", () => {
     expect(answer.text).toBe("a,b\n1,2\n")
   })
 })
+
+// Runs supplement "Executor inbox": deadline_at is shifted by pauses; a paused run's clocks stand
+// still, so its claims are frozen, not lapsed, however long the pause.
+describe("a claim of a paused run", () => {
+  it("reads its attachments past the deadline its row showed before the pause, and one taken while paused too", async () => {
+    const bound = await upload("/agent_api/v1/uploads", world.agent.token)
+    const id = await started([
+      { parallel: [{ tool: { name: "grep", key: "look" } }, { tool: { name: "grep", key: "later" } }] },
+      { model: { prompt: "Read the notes", model: { model: "local/echo" }, attachments: [bound] } }
+    ])
+    const claim = await claimed(id, "look")
+    expect((await calls.call("POST", `/${id}/pause`, {})).status).toBe(200)
+    server.clock.advance("1 hour")
+    expect((await read(id, "look", bound, claim)).status).toBe(200)
+    expect((await read(id, "look", bound, claim, { bytes: true })).status).toBe(200)
+    const later = await claimed(id, "later")
+    expect((await read(id, "later", bound, later)).status).toBe(200)
+    expect((await inbox.commit(id, "look", { claim_token: claim, content: "done" })).status).toBe(200)
+  })
+})

@@ -127,6 +127,21 @@ describe("announcement", () => {
     expect([notObject.status, notObject.body.error.code]).toEqual([400, "parameter_invalid"])
   })
 
+  // A tool's timeout is frozen into the tasks of runs that use it: an announced one is bounded
+  // like a tool step's own (1 ms to 7 days), never a number a run's task cannot keep.
+  it("an announced timeout_ms is 1 ms to 7 days; beyond is 422 validation_failed naming it", async () => {
+    const token = tools.privateRunner.access_token
+    const week = 7 * 24 * 3600 * 1000
+    for (const timeout of [week + 1, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+      const refused = await announce(token, { tools: [{ ...tool("a"), timeout_ms: timeout }] })
+      expect([refused.status, refused.body.error.code], String(timeout)).toEqual([422, "validation_failed"])
+      expect(refused.body.error.message).toContain("tools.0.timeout_ms")
+    }
+    const kept = await announce(token, { tools: [{ ...tool("a"), timeout_ms: week }] })
+    expect(kept.status).toBe(200)
+    expect(kept.body.executor.served_tools[0].timeout_ms).toBe(week)
+  })
+
   it("takes a transport credential only", async () => {
     expect((await announce(tools.ownerAgent.access_token, { tools: [] })).status).toBe(401)
     expect((await announce(tools.ownerAgent.executor_access_token, { tools: [] })).status).toBe(200)

@@ -5,7 +5,8 @@ import { Clock, Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { spend, startOfWindow } from "../../support/budget.ts"
-import { type AgentRunWorld, agentRunWorld } from "../../support/run-agents.ts"
+import { bearer, request } from "../../support/http.ts"
+import { type AgentRunWorld, agentRunWorld, untilRun } from "../../support/run-agents.ts"
 import { inboxCalls, memberCalls, readOnlyTool } from "../../support/runs.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
 
@@ -424,5 +425,64 @@ describe("claim budgets", () => {
     expect((await others.check(id, "s1-tool-1", token)).status).toBe(409)
     expectLimited(await others.claim(id, "s1-tool-1"))
     expectLimited(await others.check(id, "s1-tool-1", token))
+  })
+})
+
+// Spec "Inbox task": addressed_to {role (runner, agent_application, tool_provider), ...}. A model's
+// call the creator's agent application serves is addressed to it: its row's role is its own.
+describe("a tool row the creator's agent application serves", () => {
+  it("is addressed to role agent_application: listed, claimed and read so", async () => {
+    const announced = await request(server.baseUrl, "PUT", "/agent_api/v1/executor/announcement", {
+      headers: bearer(world.application.token),
+      body: { tools: [readOnlyTool("app_lookup")] }
+    })
+    expect(announced.status).toBe(200)
+    const directive = JSON.stringify({ tool_calls: [{ name: "app_lookup", input: {} }] })
+    const id = await started([
+      { model: { prompt: directive, model: { model: "local/script" }, tools: ["app_lookup"] } }
+    ])
+    const addressed = { role: "agent_application", executor_public_id: world.application.publicId }
+    const row = await untilRun(server, id, async () => (await rowsFor(world.application.token, id))[0])
+    expect(row).toMatchObject({ kind: "tool_call", tool_name: "app_lookup", addressed_to: addressed })
+    const claim = await inboxCalls(server, world.application.token).claim(id, row.task_key)
+    expect(claim.status).toBe(200)
+    expect(claim.body.task.addressed_to).toEqual(addressed)
+    const read = (await calls.call("GET", `/${id}/tasks/${row.task_key}`)).body.task
+    expect(read.addressed_to).toEqual(addressed)
+  })
+})
+
+// Runs supplement "Executor inbox": claiming restarts the deadline (claim time + timeout_ms),
+// shifted by pauses. A claim taken while its run is paused starts on the run's frozen clock: the
+// holder gets the full budget from the resume, and the pause before the claim is not counted twice.
+describe("a claim taken while its run is paused", () => {
+  it("runs its full deadline from the resume, not the pause before the claim on top", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    expect((await calls.call("POST", `/${id}/pause`, {})).status).toBe(200)
+    server.clock.advance("10 minutes")
+    expect((await inbox.claim(id, "s1-tool-1")).status).toBe(200)
+    const before = await serverNow()
+    expect((await calls.call("POST", `/${id}/resume`, {})).status).toBe(200)
+    const after = await serverNow()
+    const read = (await calls.call("GET", `/${id}/tasks/s1-tool-1`)).body.task
+    const [listed] = await rowsFor(runner.token, id)
+    expect(listed.deadline_at).toBe(read.deadline_at)
+    const deadline = Date.parse(read.deadline_at)
+    expect(deadline).toBeGreaterThanOrEqual(before + grepTimeout)
+    expect(deadline).toBeLessThanOrEqual(after + grepTimeout)
+  })
+})
+
+// SUPPLEMENT "Executor plane": the deadline wins, and a never-claimed row past it settles
+// timed_out. A claim arriving after it, before the sweep ran, grants nothing: the row settles by
+// the expiry rule and the claim is 409 task_not_claimable.
+describe("a claim after the row's deadline, swept or not", () => {
+  it("is 409 task_not_claimable and the task settles timed_out tool_timeout", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    server.clock.advance(grepTimeout + 1000)
+    expect(refusal(await inbox.claim(id, "s1-tool-1"))).toEqual([409, "task_not_claimable"])
+    const read = (await calls.call("GET", `/${id}/tasks/s1-tool-1`)).body.task
+    expect(read).toMatchObject({ status: "timed_out", error: { key: "tool_timeout" } })
+    expect(read.claimed_by).toBeUndefined()
   })
 })

@@ -277,3 +277,59 @@ describe("a provider out of the creator's reach", () => {
     expect(refusal(await stranger.inbox.claim(id, call))).toEqual([409, "already_claimed"])
   })
 })
+
+// Runs supplement "Executor inbox": a pool row is listed to every eligible provider announcing its
+// name until claimed, then to the claimant only; what the claimant then does is its own, whenever
+// it announced the name.
+describe("a provider announcing the name after the call was dispatched", () => {
+  it("lists and claims the pool row, extends and commits it: 200 {task} completed", async () => {
+    const late = await toolProvider("pool-late", [])
+    const id = await poolRun("grep")
+    await callDispatched(id)
+    const announced = await request(server.baseUrl, "PUT", "/agent_api/v1/executor/announcement", {
+      headers: bearer(late.token),
+      body: { tools: [readOnlyTool("grep", { timeout_ms: 60_000 })] }
+    })
+    expect(announced.status).toBe(200)
+    expect(await rowOf(late, id)).toMatchObject({ claimed: false, addressed_to: { role: "tool_provider" } })
+    const claim = await late.inbox.claim(id, call)
+    expect(claim.status).toBe(200)
+    const token = claim.body.claim.claim_token as string
+    expect((await late.inbox.extend(id, call, { claim_token: token, timeout_ms: 30_000 })).status).toBe(200)
+    const committed = await late.inbox.commit(id, call, { claim_token: token, content: "late" })
+    expect(committed.status, JSON.stringify(committed.body)).toBe(200)
+    expect(committed.body.task).toMatchObject({ key: call, status: "completed" })
+  })
+})
+
+// SUPPLEMENT "Executor plane": the holder gets a full deadline, an extension is capped by the
+// announced timeout_ms, and a lapsed claim settles by the profile's replayability. A pool row is
+// run by whichever provider claims it: its own announcement of the name governs the claim, not
+// that of the provider the pool happened to list first.
+describe("a pool row claimed by a provider announcing the name otherwise", { timeout: 30_000 }, () => {
+  it("takes the claimant's timeout_ms for its deadline and its profile for the expiry rule: uncertain", async () => {
+    const scan = (profile: "read" | "write", timeout: number) => ({
+      ...(profile === "read" ? readOnlyTool("scan") : writeTool("scan")),
+      timeout_ms: timeout
+    })
+    await toolProvider("scan-reader", [scan("read", 60_000)])
+    const writer = await toolProvider("scan-writer", [])
+    const id = await poolRun("scan")
+    await callDispatched(id)
+    const announced = await request(server.baseUrl, "PUT", "/agent_api/v1/executor/announcement", {
+      headers: bearer(writer.token),
+      body: { tools: [scan("write", shortTimeout)] }
+    })
+    expect(announced.status).toBe(200)
+    const before = Date.now()
+    const claimed = await writer.inbox.claim(id, call)
+    expect(claimed.status, JSON.stringify(claimed.body)).toBe(200)
+    expect(claimed.body.task.timeout_ms).toBe(shortTimeout)
+    expect(Date.parse(claimed.body.claim.deadline_at)).toBeLessThanOrEqual(Date.now() + shortTimeout)
+    expect(Date.parse(claimed.body.claim.deadline_at)).toBeGreaterThanOrEqual(before + shortTimeout - 1000)
+    const token = claimed.body.claim.claim_token as string
+    const extended = await writer.inbox.extend(id, call, { claim_token: token, timeout_ms: 60_000 })
+    expect(Date.parse(extended.body.claim.deadline_at)).toBeLessThanOrEqual(Date.now() + shortTimeout)
+    expect(await callLeft(id, "dispatched")).toMatchObject({ status: "uncertain", error: { key: "tool_uncertain" } })
+  })
+})

@@ -15,10 +15,13 @@ const addressedTo = (context: RunContext, task: Task, executorId: string, announ
   // A kernel call is the service's own: no executor's.
   if (task.spec.tool === null) return false
   // A pool row stays addressed to every provider announcing its name after it is claimed (the
-  // others are then refused already_claimed); whom a claim holds is `holds`'.
+  // others are then refused already_claimed), and to its claimant, whenever it announced the name
+  // (whom a claim holds is `holds`').
   const target = task.spec.tool!.target
   if (target.kind === "runner") return target.executor.executorId === executorId
-  if (target.kind === "pool") return announces || target.executorIds.includes(executorId)
+  if (target.kind === "pool") {
+    return announces || target.executorIds.includes(executorId) || task.claim?.executorId === executorId
+  }
   return task.claim?.executorId === executorId
 }
 
@@ -47,11 +50,33 @@ export const claim = (draft: Draft, event: EventOf<"task.claim">) => {
   if (task.spec.kind !== "tool_task") return refuse(draft, "not_claimable_kind")
   if (task.status !== "dispatched" || !claimable(context)) return refuse(draft, "task_not_claimable")
   if (task.claimed) return refuse(draft, "already_claimed")
+  // The deadline wins, swept or not: a row never claimed past it settles by the expiry rule.
+  if (task.deadlineAt !== null && effectiveDeadline(context, task, draft.at) < draft.at) {
+    expire(draft, task)
+    return answer(draft, "task_not_claimable")
+  }
   if (!event.eligible) return refuse(draft, "not_eligible")
   if (!event.authorized) return refuse(draft, "not_authorized")
-  const deadlineAt = draft.at + task.spec.tool!.timeoutMs
+  // A pool row is run by its claimant: its own announcement sets the budget, the extension's cap
+  // and the replayability the expiry rule reads.
+  const { announcedTimeoutMs: _, ...listed } = task.spec.tool!
+  const tool =
+    listed.target.kind === "pool" && event.served !== undefined
+      ? {
+          ...listed,
+          timeoutMs: event.served.timeoutMs,
+          replayable: event.served.replayable,
+          ...(event.served.announcedTimeoutMs === undefined
+            ? {}
+            : { announcedTimeoutMs: event.served.announcedTimeoutMs })
+        }
+      : task.spec.tool!
+  // The holder's full deadline on the run's clock, which a pause stops: a claim taken while paused
+  // starts at the pause (the resume shifts it by the paused time, as every frozen clock).
+  const deadlineAt = (context.pausedAt ?? draft.at) + tool.timeoutMs
   put(draft, {
     ...task,
+    spec: { ...task.spec, tool },
     claim: { executorId: event.executorId, tokenDigest: event.tokenDigest, claimedAt: draft.at },
     claimed: true,
     deadlineAt
@@ -100,7 +125,8 @@ export const commit = (draft: Draft, event: EventOf<"task.commit">) => {
   const context = draft.context
   const task = find(context, event.key)
   if (task === undefined || context.tombstoned) return refuse(draft, "not_found")
-  if (!addressedTo(context, task, event.executorId, false)) return refuse(draft, "not_addressed_here")
+  if (!addressedTo(context, task, event.executorId, event.announces === true))
+    return refuse(draft, "not_addressed_here")
   if (task.spec.kind !== "tool_task") return refuse(draft, "not_claimable_kind")
   if (!holds(task, event.executorId, event.tokenDigest)) return refuse(draft, "not_claimant")
   // Settled by the expiry rule: the deadline won. Committed already, or canceled by the kernel

@@ -62,10 +62,15 @@ const Name = (max: number) =>
     Schema.makeFilter<string>((name) => name.trim() !== "", { expected: "a name that is not blank" })
   )
 
+/** An announced timeout is bounded as a tool step's own (1 ms to 7 days): runs' tasks keep it. */
+const announcedTimeoutLimitMs = 7 * 24 * 3600 * 1000
+
 const AnnouncedTool = Schema.Struct({
   name: Name(128),
   effect_profile: EffectProfile,
-  timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  timeout_ms: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(announcedTimeoutLimitMs))
+  ),
   description: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(4096))),
   input_schema: Schema.optionalKey(JsonObject)
 })

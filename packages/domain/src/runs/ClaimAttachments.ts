@@ -63,7 +63,12 @@ export class ClaimAttachments extends Context.Service<
             return yield* new StateConflict({ code: "not_claimant", message: "Not the current claim of this task" })
           }
           const now = yield* Clock.currentTimeMillis
-          if (row.status !== "dispatched" || (row.deadline_at !== null && row.deadline_at.getTime() <= now)) {
+          // A paused run's clocks stand still: its deadlines shift by the pause so far.
+          const deadline =
+            row.deadline_at === null
+              ? null
+              : row.deadline_at.getTime() + (row.run_paused_at === null ? 0 : now - row.run_paused_at.getTime())
+          if (row.status !== "dispatched" || (deadline !== null && deadline <= now)) {
             return yield* new StateConflict({ code: "claim_inactive", message: "The claim has settled or lapsed" })
           }
           const upload = isUuid(read.uploadId) ? yield* db(uploads.findUpload(read.uploadId)) : undefined

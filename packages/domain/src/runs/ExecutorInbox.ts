@@ -7,6 +7,7 @@ import { ActorHost } from "@troupe/actors/ActorHost"
 import { inboxChannel, progressChannelOf } from "@troupe/actors/bindings/run"
 import { runEffects } from "@troupe/machines/run/effects"
 import type { RunEvent } from "@troupe/machines/run/events"
+import { defaultToolTimeoutMillis } from "@troupe/machines/run/rules/graph"
 import { EventBus } from "@troupe/storage/EventBus"
 import { isUuid } from "@troupe/storage/Ids"
 import { withRepositories } from "@troupe/storage/Repositories"
@@ -18,12 +19,14 @@ import { UploadsRepository } from "@troupe/storage/repositories/Uploads"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { callerOfUser } from "../accounts/Caller.ts"
 import { seesWorkspace, writeStanding } from "../conversations/Standing.ts"
+import { replayable } from "../executors/EffectProfiles.ts"
 import type { CallerRow, ExecutorCaller } from "../executors/Executors.ts"
 import { isObject } from "../kernel/Json.ts"
 import { Absent, BadParameter, type Invalid, NotPermitted, StateConflict } from "../kernel/Refusals.ts"
 import { type BodyFault, judgeCommitBody, judgeExtendBody, judgeProgressBody, resultUploadIds } from "./InboxBodies.ts"
 import { RunDefinition } from "./Runs.ts"
 import { digestOf, newToken } from "./Tokens.ts"
+import { toolRowRole } from "./Trace.ts"
 
 /** At most one progress frame per task or process per this many milliseconds. */
 const frameCadenceMillis = 250
@@ -102,7 +105,7 @@ const viewOf = (row: InboxRow): InboxTaskView => {
         ? { role: "tool_provider" }
         : {
             // A memory call routed to the provider overriding svc.memory is a tool provider's row.
-            role: row.pool || spec.routed === true ? "tool_provider" : "runner",
+            role: row.pool || spec.routed === true ? "tool_provider" : toolRowRole(row.inbox_executor_kind),
             executor_public_id: row.inbox_executor_public_id ?? ""
           }
       : { role: "agent_application", executor_public_id: row.inbox_executor_public_id ?? "" }
@@ -150,6 +153,7 @@ const viewOf = (row: InboxRow): InboxTaskView => {
  */
 const steppedRow = (before: InboxTaskRow, task: TaskRow): InboxRow => ({
   ...task,
+  inbox_executor_kind: task.inbox_executor_kind ?? before.inbox_executor_kind,
   kind: task.inbox_kind,
   task_key: task.key,
   task_kind: task.kind,
@@ -377,19 +381,32 @@ export class ExecutorInbox extends Context.Service<
             const executor = caller.row
             const row = yield* taskOf(executor, runId, key)
             const token = newToken()
+            const served =
+              executor.kind === "tool_provider"
+                ? executor.announcement.tools.find((tool) => tool.name === row.tool_name)
+                : undefined
             const sent = yield* send(runId, {
               type: "task.claim",
               key,
               executorId: executor.public_id,
-              announces:
-                executor.kind === "tool_provider" &&
-                executor.announcement.tools.some((tool) => tool.name === row.tool_name),
+              announces: served !== undefined,
+              ...(served === undefined
+                ? {}
+                : {
+                    served: {
+                      timeoutMs: served.timeout_ms ?? defaultToolTimeoutMillis,
+                      ...(served.timeout_ms === undefined ? {} : { announcedTimeoutMs: served.timeout_ms }),
+                      replayable: replayable(served.effect_profile)
+                    }
+                  }),
               eligible: eligible(executor, row.creator_id, row.creator_steward_id),
               authorized: yield* creatorStands(row),
               tokenDigest: digestOf(token),
               at: yield* at
             })
             if (sent.vetoed !== undefined) return yield* claimRefusalOf(sent.vetoed)
+            // Past its deadline the row settled by the expiry rule instead.
+            if (sent.answer !== undefined) return yield* claimRefusalOf(sent.answer)
             const claimed = steppedRow(row, yield* stepped(sent.written))
             return { task: viewOf(claimed), claim: { claim_token: token, deadline_at: claimed.deadline_at! } }
           }),
@@ -439,6 +456,7 @@ export class ExecutorInbox extends Context.Service<
               type: "task.commit",
               key,
               executorId: executor.public_id,
+              announces: executor.kind === "tool_provider" && tool !== undefined,
               tokenDigest: judged.claimToken === undefined ? "" : digestOf(judged.claimToken),
               outcome: judged.fault === null ? judged.outcome : "completed",
               result:

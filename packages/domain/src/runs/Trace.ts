@@ -164,13 +164,20 @@ const taskStatuses: ReadonlyArray<TaskStatus> = [
 const present = <K extends string, V>(key: K, value: V | null | undefined): { readonly [P in K]?: V } =>
   (value === null || value === undefined ? {} : { [key]: value }) as { readonly [P in K]?: V }
 
+/** A tool row's role is its addressee's kind (the creator's agent application serves tools too). */
+export const toolRowRole = (kind: string | null | undefined): "runner" | "agent_application" | "tool_provider" =>
+  kind === "agent_application" || kind === "tool_provider" ? kind : "runner"
+
 const addressedTo = (task: TaskRow): TaskRowView["addressed_to"] => {
   if (task.inbox_kind === null) return undefined
   if (task.inbox_kind !== "tool_call") {
     return { role: "agent_application", ...present("executor_public_id", task.inbox_executor_public_id) }
   }
   if (task.pool) return { role: "tool_provider" }
-  return { role: "runner", ...present("executor_public_id", task.inbox_executor_public_id) }
+  return {
+    role: toolRowRole(task.inbox_executor_kind),
+    ...present("executor_public_id", task.inbox_executor_public_id)
+  }
 }
 
 const approvalOf = (approval: unknown): TaskRowView["approval"] => {

@@ -262,6 +262,8 @@ export const TaskRow = Schema.Struct({
   inbox_kind: Schema.NullOr(InboxKind),
   inbox_executor_id: NullId,
   inbox_executor_public_id: NullString,
+  /** The addressee's kind (runner, agent_application, tool_provider): its row's role. */
+  inbox_executor_kind: Schema.optionalKey(NullString),
   claimed_by_executor_id: NullId,
   claimed_by_public_id: NullString,
   claim_token_digest: NullString,
@@ -285,8 +287,8 @@ export type TaskRow = typeof TaskRow.Type
 /** Task rows of `source` (run_tasks, or the rows an UPDATE returned) as `TaskRow`s, `t` by alias. */
 const selectTaskFrom = (source: string) => `
   SELECT t.*, te.public_id::text AS target_executor_public_id, te.display_name AS target_display_name,
-    ie.public_id::text AS inbox_executor_public_id, ce.public_id::text AS claimed_by_public_id,
-    ir.public_id::text AS inference_request_public_id
+    ie.public_id::text AS inbox_executor_public_id, ie.kind::text AS inbox_executor_kind,
+    ce.public_id::text AS claimed_by_public_id, ir.public_id::text AS inference_request_public_id
   FROM ${source} t
   LEFT JOIN executors te ON te.id = t.target_executor_id
   LEFT JOIN executors ie ON ie.id = t.inbox_executor_id
@@ -528,6 +530,8 @@ export const InboxRow = Schema.Struct({
   target_executor_public_id: NullString,
   target_display_name: NullString,
   inbox_executor_public_id: NullString,
+  /** The addressee's kind: its row's role. */
+  inbox_executor_kind: NullString,
   claimed_by_public_id: NullString,
   tool_name: NullString,
   tool_alias: NullString,
@@ -543,7 +547,8 @@ const inboxColumns = `t.inbox_kind AS kind, r.public_id::text AS run_public_id,
   pc.public_id::text AS parent_public_id, t.key AS task_key,
   t.kind AS task_kind, t.await_kind, t.status, t.generation, t.dispatched_at, t.deadline_at, t.timeout_ms, t.claimed,
   t.pool, te.public_id::text AS target_executor_public_id, te.display_name AS target_display_name,
-  ie.public_id::text AS inbox_executor_public_id, ce.public_id::text AS claimed_by_public_id, t.tool_name,
+  ie.public_id::text AS inbox_executor_public_id, ie.kind::text AS inbox_executor_kind,
+  ce.public_id::text AS claimed_by_public_id, t.tool_name,
   t.tool_alias, t.tool_call_id, t.spec, t.approval`
 
 const inboxJoins = `
@@ -644,6 +649,8 @@ export const InboxTaskRow = Schema.Struct({
   ...InboxRow.fields,
   run_id: Schema.BigInt,
   run_status: RunStatus,
+  /** When the run was paused (its clocks stand still since); null while they run. */
+  run_paused_at: NullDate,
   creator_id: Schema.BigInt,
   /** The creator's steward (an agent's; null for a human): whom a user_private provider may serve. */
   creator_steward_id: NullId,
@@ -661,7 +668,8 @@ const inboxTask = Rows.maybe("Runs.findInboxTask", {
   Request: Schema.Struct({ runPublicId: Schema.String, key: Schema.String }),
   Result: InboxTaskRow,
   execute: ({ runPublicId, key }, sql) => sql`
-    SELECT ${sql.literal(inboxColumns)}, r.id AS run_id, r.status AS run_status, r.creator_id,
+    SELECT ${sql.literal(inboxColumns)}, r.id AS run_id, r.status AS run_status, r.paused_at AS run_paused_at,
+      r.creator_id,
       cu.steward_id AS creator_steward_id, w.account_id, t.target_executor_id, t.inbox_executor_id,
       t.claimed_by_executor_id, t.claim_token_digest, t.failure_resolution
     ${sql.literal(inboxJoins)}
