@@ -94,6 +94,11 @@ describe("Inbox listing", () => {
     const second = await pages.list(`?limit=2&after=${encodeURIComponent(first.body.pagination.next_after)}`)
     expect(second.body.tasks.map((row: { task_key: string }) => row.task_key)).toEqual(["p3"])
     expect(second.body.tasks[0].run_public_id).toBe(id)
+    // The last page offers no cursor (nothing follows), even when it is short.
+    expect(second.body.pagination.next_after).toBeNull()
+    const exact = await pages.list("?limit=3")
+    expect(exact.body.tasks).toHaveLength(3)
+    expect(exact.body.pagination.next_after).toBeNull()
   })
 
   it("a tool row carries the runner, its target, tool_call_id = key, and deadline_at = started_at + timeout_ms", async () => {

@@ -345,7 +345,8 @@ export class ExecutorInbox extends Context.Service<
               return yield* new BadParameter({ code: "parameter_invalid", message: "after is not an inbox cursor" })
             }
             const executor = caller.row
-            const rows = yield* db(
+            // One row past the page says whether another page follows (next_after null when none does).
+            const fetched = yield* db(
               runs.listInbox({
                 executorId: executor.id,
                 announcedToolNames: executor.announcement.tools.map((tool) => tool.name),
@@ -357,9 +358,10 @@ export class ExecutorInbox extends Context.Service<
                   agentId: executor.agent_id
                 },
                 after: cursor === null ? null : { dispatchedAt: cursor.at, runPublicId: cursor.run, key: cursor.key },
-                limit: size
+                limit: size + 1
               })
             )
+            const rows = fetched.slice(0, size)
             // An approval row carries the effect profile its target announces for the tool.
             const announced = new Map<string, ExecutorRow | undefined>()
             const tasks: Array<InboxTaskView> = []
@@ -374,7 +376,7 @@ export class ExecutorInbox extends Context.Service<
               const profile = announced.get(target)?.announcement.tools.find((tool) => tool.name === row.tool_name)
               tasks.push(profile === undefined ? view : { ...view, effect_profile: profile.effect_profile })
             }
-            return { tasks, next_after: rows.length === 0 ? null : encodeCursor(rows.at(-1)!) }
+            return { tasks, next_after: fetched.length > size ? encodeCursor(rows.at(-1)!) : null }
           }),
         claim: (caller, runId, key) =>
           Effect.gen(function* () {
