@@ -2,8 +2,6 @@
 // PostgreSQL: an identical access replacement with entries changes nothing, a side or a subagent
 // answers its lifecycle refusal in every state, the metadata filter's number/boolean reading,
 // cursors fenced by their ordering, the create envelope, and level none concealing every door.
-import { ActorHost } from "@troupe/actors/ActorHost"
-import { ConversationDefinition } from "@troupe/domain/conversations/Conversations"
 import { newPublicId } from "@troupe/storage/Ids"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -13,6 +11,7 @@ import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { subagentOf } from "../../support/subagents.ts"
 
 let server: TestServer
 let agent: ConnectedAgent
@@ -52,26 +51,6 @@ const stateOf = (id: string) =>
         (rows) => rows[0]?.state
       )
     )
-  )
-
-/** A subagent child of `parentId` (what a spawn will open): its row and its actor, as a test fixture. */
-const subagentOf = (parentId: string) =>
-  server.run(
-    Effect.gen(function* () {
-      const sql = yield* SqlClient
-      const publicId = newPublicId()
-      yield* sql`
-        INSERT INTO conversations (public_id, workspace_id, creator_id, answerer_id, metadata, parent_id, spawn_node_key,
-          label, state, access, usage_summary, last_activity_at, created_at, updated_at)
-        SELECT ${publicId}, workspace_id, creator_id, answerer_id, '{}', id, 'spawn-1', 'helper', 'active', access,
-          usage_summary, now(), now(), now()
-        FROM conversations WHERE public_id = ${parentId}`
-      const actors = (yield* ActorHost).ref(yield* ConversationDefinition)
-      yield* actors
-        .create(publicId, { publicId, firstPosition: 1, side: false, subagent: true, tail: null })
-        .pipe(Effect.orDie)
-      return publicId
-    })
   )
 
 beforeAll(async () => {
@@ -143,7 +122,7 @@ describe("lifecycle", () => {
 
   it("a subagent answers 409 subagent_follows_parent in either state, a repeat of its parent's command included", async () => {
     const parent = await createConversation()
-    const child = await subagentOf(parent)
+    const child = await subagentOf(server, parent)
     expectError(await call("POST", path(child, "/unarchive")), 409, "subagent_follows_parent")
     expect((await call("POST", path(parent, "/archive"))).status).toBe(200)
     await waitForConversation(server, child, async () => (await stateOf(child)) === "archived")

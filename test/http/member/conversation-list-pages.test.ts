@@ -3,16 +3,12 @@
 // concealed conversations between visible ones, every page holds `limit` visible rows until the
 // last, whose next_after is null, in both orderings, on the workspace list, the cross-workspace
 // list, the sides, the children and the archived bins.
-import { ActorHost } from "@troupe/actors/ActorHost"
-import { ConversationDefinition } from "@troupe/domain/conversations/Conversations"
-import { newPublicId } from "@troupe/storage/Ids"
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { twoStewards } from "../../support/account.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { subagentOf } from "../../support/subagents.ts"
 
 let server: TestServer
 /** Lists; `maker` creates every conversation, concealing some from `lister`. */
@@ -67,27 +63,9 @@ const expectFullPages = async (path: string, visible: ReadonlyArray<string>) => 
   })
 }
 
-/** A subagent child of `parentId` under `access` (what a spawn opens): its row and its actor, as a fixture. */
 const childOf = (parentId: string, access: unknown) =>
-  server.run(
-    Effect.gen(function* () {
-      const sql = yield* SqlClient
-      const publicId = newPublicId()
-      // Instants as the server writes them (milliseconds), each child later than the one before.
-      const at = new Date(Date.now() + ++children)
-      yield* sql`
-        INSERT INTO conversations (public_id, workspace_id, creator_id, answerer_id, metadata, parent_id, spawn_node_key,
-          label, state, access, usage_summary, last_activity_at, created_at, updated_at)
-        SELECT ${publicId}, workspace_id, creator_id, answerer_id, '{}', id, ${`spawn-${publicId}`}, 'helper', 'active',
-          ${JSON.stringify(access)}::jsonb, usage_summary, ${at}, ${at}, ${at}
-        FROM conversations WHERE public_id = ${parentId}`
-      const actors = (yield* ActorHost).ref(yield* ConversationDefinition)
-      yield* actors
-        .create(publicId, { publicId, firstPosition: 1, side: false, subagent: true, tail: null })
-        .pipe(Effect.orDie)
-      return publicId
-    })
-  )
+  // Each child later than the one before, its own spawn key.
+  subagentOf(server, parentId, { access, spawnKey: `spawn-${++children}`, at: new Date(Date.now() + children) })
 
 const visibleOf = (rows: ReadonlyArray<{ id: string; visible: boolean }>) =>
   rows.filter((row) => row.visible).map((row) => row.id)

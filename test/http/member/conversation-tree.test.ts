@@ -4,8 +4,6 @@
 // active_turn_public_id, effective_memory_context's anchors, an input's reasoning controls in the
 // sealed request, handle_changed on the feeds a renamed principal speaks in, the input edit rules,
 // and the standing order (409 conversation_archived before 422).
-import { ActorHost } from "@troupe/actors/ActorHost"
-import { ConversationDefinition } from "@troupe/domain/conversations/Conversations"
 import { newPublicId } from "@troupe/storage/Ids"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -15,6 +13,7 @@ import { waitForConversation } from "../../support/conversations.ts"
 import { bearer, request } from "../../support/http.ts"
 import type { ConnectedAgent } from "../../support/members.ts"
 import { startTestServer, type TestServer } from "../../support/server.ts"
+import { subagentOf } from "../../support/subagents.ts"
 import { fileForm, onePixelPng } from "../../support/uploads.ts"
 
 let server: TestServer
@@ -69,26 +68,6 @@ const forkOf = async (id: string, members: Record<string, unknown>) => {
   return made.body.conversation.public_id as string
 }
 
-/** A subagent child of `parentId` (what a spawn will open): its row and its actor, as a test fixture. */
-const subagentOf = (parentId: string) =>
-  server.run(
-    Effect.gen(function* () {
-      const sql = yield* SqlClient
-      const publicId = newPublicId()
-      yield* sql`
-        INSERT INTO conversations (public_id, workspace_id, creator_id, answerer_id, metadata, parent_id, spawn_node_key,
-          label, state, access, usage_summary, last_activity_at, created_at, updated_at)
-        SELECT ${publicId}, workspace_id, creator_id, answerer_id, '{}', id, 'spawn-1', 'helper', 'active', access,
-          usage_summary, now(), now(), now()
-        FROM conversations WHERE public_id = ${parentId}`
-      const actors = (yield* ActorHost).ref(yield* ConversationDefinition)
-      yield* actors
-        .create(publicId, { publicId, firstPosition: 1, side: false, subagent: true, tail: null })
-        .pipe(Effect.orDie)
-      return publicId
-    })
-  )
-
 beforeAll(async () => {
   server = await startTestServer()
   const account = await twoStewards(server, { owner: ["tree-talker"], member: [] })
@@ -139,7 +118,7 @@ describe("the tree", () => {
 
   it("Conversation: active --archive--> archived, subagent tree included: a child follows its parent both ways; its own archive or unarchive is 409 subagent_follows_parent", async () => {
     const parent = await createConversation()
-    const child = await subagentOf(parent)
+    const child = await subagentOf(server, parent)
     const children = await call("GET", path(parent, "/children"))
     expect(children.body.conversations.map((row: any) => row.public_id)).toEqual([child])
     expect(children.body.conversations[0].parent).toEqual({
@@ -163,7 +142,7 @@ describe("the tree", () => {
     await input(id, { kind: "message", text: "hello", visible_in_context: false })
     await until(id, async () => (await turns(id)).length === 1)
     const side = await forkOf(id, { side: true })
-    const child = await subagentOf(id)
+    const child = await subagentOf(server, id)
     await input(side, { kind: "direct_reply", text: slow(), model: { model: "local/script" } })
     await until(side, async () => (await newestStatus(side)) === "running")
     expectError(await call("DELETE", path(id)), 409, "conversation_busy")
