@@ -375,6 +375,19 @@ describe("run machine: asks, approvals, races", () => {
     expect(refusal(step(approved, { type: "task.approve", key: "a", by, at: 11 })[1])).toBe("not_awaiting_approval")
   })
 
+  it("approval: a call approved while paused dispatches on the frozen clock, timed from the resume", () => {
+    const [running] = started([tool("a", [], { origin: "model" })], { approvalMode: "ask" })
+    const [paused] = step(running, { type: "run.pause", force: false, at: 10_000 })
+    const by = { userId: "creator", origin: "agent" as const }
+    const [approved, actions] = step(paused, { type: "task.approve", key: "a", by, at: 20_000 })
+    expect(statusOf(approved, "a")).toBe("dispatched")
+    expect(taskOf(approved, "a").deadlineAt).toBe(10_000 + 60_000)
+    expect(named(actions, "xstate.raise")).toEqual([])
+    const [resumed, resumeActions] = step(approved, { type: "run.resume", at: 30_000 })
+    expect(taskOf(resumed, "a").deadlineAt).toBe(30_000 + 60_000)
+    expect(named(resumeActions, "xstate.raise").length).toBe(1)
+  })
+
   it("a race settles at its first completed member and cancels the losers", () => {
     const join: CompiledTaskSpec = {
       ...base("race", ["x", "y"]),

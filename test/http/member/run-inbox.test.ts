@@ -476,6 +476,25 @@ describe("a claim taken while its run is paused", () => {
     expect(deadline).toBeGreaterThanOrEqual(before + grepTimeout)
     expect(deadline).toBeLessThanOrEqual(after + grepTimeout)
   })
+
+  it("answers, and lists while paused, the deadline the run's clock reads: about claim time + timeout_ms", async () => {
+    const id = await started([{ tool: { name: "grep" } }])
+    expect((await calls.call("POST", `/${id}/pause`, {})).status).toBe(200)
+    server.clock.advance("10 minutes")
+    const before = await serverNow()
+    const claimed = await inbox.claim(id, "s1-tool-1")
+    const after = await serverNow()
+    expect(claimed.status).toBe(200)
+    const answered = Date.parse(claimed.body.claim.deadline_at)
+    expect(Date.parse(claimed.body.task.deadline_at)).toBe(answered)
+    expect(answered).toBeGreaterThanOrEqual(before + grepTimeout)
+    expect(answered).toBeLessThanOrEqual(after + grepTimeout)
+    server.clock.advance("5 minutes")
+    const listedAt = await serverNow()
+    const [listed] = await rowsFor(runner.token, id)
+    expect(Date.parse(listed.deadline_at)).toBeGreaterThan(listedAt)
+    expect(Date.parse(listed.deadline_at)).toBeGreaterThanOrEqual(answered + 5 * 60_000)
+  })
 })
 
 // SUPPLEMENT "Executor plane": the deadline wins, and a never-claimed row past it settles

@@ -229,17 +229,27 @@ const executorsOf = (task: Task): ReadonlyArray<string> => {
   return []
 }
 
+/**
+ * A fresh deadline `ms` from now on the run's clock: while paused it starts at the pause and no timer
+ * is raised (the resume shifts it by the paused time and arms it, as every frozen clock).
+ */
+const clockFrom = (draft: Draft, ms: number) => (draft.context.pausedAt ?? draft.at) + ms
+
+const armTimer = (draft: Draft, task: Task, deadlineAt: number) => {
+  if (draft.context.pausedAt === null) draft.setTimer(task.spec.key, task.generation, deadlineAt)
+}
+
 /** A tool task goes to its runner's (or its pool's) inbox with a fresh deadline. */
 export const dispatch = (draft: Draft, task: Task) => {
   const tool = task.spec.tool!
-  const deadlineAt = draft.at + tool.timeoutMs
+  const deadlineAt = clockFrom(draft, tool.timeoutMs)
   change(draft, task, "dispatched", {
     startedAt: draft.at,
     claim: null,
     claimed: false,
     deadlineAt
   })
-  draft.setTimer(task.spec.key, task.generation, deadlineAt)
+  armTimer(draft, task, deadlineAt)
   const message = {
     type: "work_available",
     kind: "tool_call",
@@ -316,9 +326,9 @@ const hold = (draft: Draft, task: Task, judged: Exclude<ApprovalVerdict, { verdi
     change(draft, task, "waiting", { startedAt: draft.at })
     return refuseApproval(draft, task.spec.key, "failed", { key: "approval_denied", detail: judged.reason })
   }
-  const deadlineAt = draft.at + approvalHoldMillis
+  const deadlineAt = clockFrom(draft, approvalHoldMillis)
   change(draft, task, "needs_approval", { deadlineAt, startedAt: draft.at })
-  draft.setTimer(task.spec.key, task.generation, deadlineAt)
+  armTimer(draft, task, deadlineAt)
   return noticeCreator(draft, task, "approval")
 }
 
@@ -357,9 +367,9 @@ export const start = (draft: Draft, task: Task) => {
           return fail(draft, spec.key, "failed", { key: "wait_target_not_found" })
         }
         const timeout = wait.timeoutMs
-        const deadlineAt = timeout === null ? null : draft.at + timeout
+        const deadlineAt = timeout === null ? null : clockFrom(draft, timeout)
         change(draft, task, "dispatched", { startedAt: draft.at, deadlineAt })
-        if (deadlineAt !== null) draft.setTimer(spec.key, task.generation, deadlineAt)
+        if (deadlineAt !== null) armTimer(draft, task, deadlineAt)
         // Another run's task: that run is asked to tell this one when it settles (rules/crossRun.ts).
         if (wait.run !== null) {
           draft.request({
@@ -369,9 +379,9 @@ export const start = (draft: Draft, task: Task) => {
         }
         return
       }
-      const deadlineAt = draft.at + spec.ask!.timeoutMs
+      const deadlineAt = clockFrom(draft, spec.ask!.timeoutMs)
       change(draft, task, spec.ask!.authored ? "dispatched" : "awaiting_input", { startedAt: draft.at, deadlineAt })
-      draft.setTimer(spec.key, task.generation, deadlineAt)
+      armTimer(draft, task, deadlineAt)
       return noticeCreator(draft, task, "ask")
     }
     case "join_task":

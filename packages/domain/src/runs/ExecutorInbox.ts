@@ -97,7 +97,13 @@ export type ClaimRefusal = Absent | BadParameter | StateConflict | NotPermitted
 
 export type InboxRefusal = ClaimRefusal | Invalid | BodyRefused
 
-const viewOf = (row: InboxRow): InboxTaskView => {
+/** A row's deadline as the run's clock reads it at `now`: a paused run's stored deadline shifts by the pause so far. */
+const deadlineOf = (row: InboxRow, now: number): Date | null =>
+  row.deadline_at === null || row.run_paused_at === null
+    ? row.deadline_at
+    : new Date(row.deadline_at.getTime() + Math.max(0, now - row.run_paused_at.getTime()))
+
+const viewOf = (row: InboxRow, now: number): InboxTaskView => {
   const spec = isObject(row.spec) ? row.spec : {}
   const addressed: InboxTaskView["addressed_to"] =
     row.kind === "tool_call"
@@ -117,7 +123,7 @@ const viewOf = (row: InboxRow): InboxTaskView => {
     parent_public_id: row.parent_public_id,
     task_key: row.task_key,
     started_at: row.dispatched_at,
-    deadline_at: row.deadline_at ?? row.dispatched_at ?? new Date(0),
+    deadline_at: deadlineOf(row, now) ?? row.dispatched_at ?? new Date(0),
     timeout_ms: row.timeout_ms ?? 0,
     claimed: row.claimed,
     addressed_to: addressed,
@@ -160,7 +166,8 @@ const steppedRow = (before: InboxTaskRow, task: TaskRow): InboxRow => ({
   run_public_id: before.run_public_id,
   workspace_public_id: before.workspace_public_id,
   conversation_public_id: before.conversation_public_id,
-  parent_public_id: before.parent_public_id
+  parent_public_id: before.parent_public_id,
+  run_paused_at: before.run_paused_at
 })
 
 /**
@@ -365,8 +372,9 @@ export class ExecutorInbox extends Context.Service<
             // An approval row carries the effect profile its target announces for the tool.
             const announced = new Map<string, ExecutorRow | undefined>()
             const tasks: Array<InboxTaskView> = []
+            const now = yield* at
             for (const row of rows) {
-              const view = viewOf(row)
+              const view = viewOf(row, now)
               const target = row.target_executor_public_id
               if (row.kind !== "approval" || target === null) {
                 tasks.push(view)
@@ -410,7 +418,8 @@ export class ExecutorInbox extends Context.Service<
             // Past its deadline the row settled by the expiry rule instead.
             if (sent.answer !== undefined) return yield* claimRefusalOf(sent.answer)
             const claimed = steppedRow(row, yield* stepped(sent.written))
-            return { task: viewOf(claimed), claim: { claim_token: token, deadline_at: claimed.deadline_at! } }
+            const now = yield* at
+            return { task: viewOf(claimed, now), claim: { claim_token: token, deadline_at: deadlineOf(claimed, now)! } }
           }),
         claimCheck: (caller, runId, key, token) =>
           Effect.gen(function* () {
@@ -441,7 +450,8 @@ export class ExecutorInbox extends Context.Service<
             })
             if (sent.vetoed !== undefined) return yield* claimRefusalOf(sent.vetoed)
             const row = steppedRow(before, yield* stepped(sent.written))
-            return { task: viewOf(row), claim: { claim_token: token, deadline_at: row.deadline_at! } }
+            const now = yield* at
+            return { task: viewOf(row, now), claim: { claim_token: token, deadline_at: deadlineOf(row, now)! } }
           }),
         commit: (caller, runId, key, body) =>
           Effect.gen(function* () {

@@ -538,7 +538,9 @@ export const InboxRow = Schema.Struct({
   tool_call_id: NullString,
   /** The task's inputs (tool_input, prompt, options, multi, an approval's effect profile...). */
   spec: Json,
-  approval: Json
+  approval: Json,
+  /** When the run was paused (its clocks stand still since); null while they run. */
+  run_paused_at: NullDate
 })
 export type InboxRow = typeof InboxRow.Type
 
@@ -549,7 +551,7 @@ const inboxColumns = `t.inbox_kind AS kind, r.public_id::text AS run_public_id,
   t.pool, te.public_id::text AS target_executor_public_id, te.display_name AS target_display_name,
   ie.public_id::text AS inbox_executor_public_id, ie.kind::text AS inbox_executor_kind,
   ce.public_id::text AS claimed_by_public_id, t.tool_name,
-  t.tool_alias, t.tool_call_id, t.spec, t.approval`
+  t.tool_alias, t.tool_call_id, t.spec, t.approval, r.paused_at AS run_paused_at`
 
 const inboxJoins = `
   FROM run_tasks t
@@ -649,8 +651,6 @@ export const InboxTaskRow = Schema.Struct({
   ...InboxRow.fields,
   run_id: Schema.BigInt,
   run_status: RunStatus,
-  /** When the run was paused (its clocks stand still since); null while they run. */
-  run_paused_at: NullDate,
   creator_id: Schema.BigInt,
   /** The creator's steward (an agent's; null for a human): whom a user_private provider may serve. */
   creator_steward_id: NullId,
@@ -668,8 +668,7 @@ const inboxTask = Rows.maybe("Runs.findInboxTask", {
   Request: Schema.Struct({ runPublicId: Schema.String, key: Schema.String }),
   Result: InboxTaskRow,
   execute: ({ runPublicId, key }, sql) => sql`
-    SELECT ${sql.literal(inboxColumns)}, r.id AS run_id, r.status AS run_status, r.paused_at AS run_paused_at,
-      r.creator_id,
+    SELECT ${sql.literal(inboxColumns)}, r.id AS run_id, r.status AS run_status, r.creator_id,
       cu.steward_id AS creator_steward_id, w.account_id, t.target_executor_id, t.inbox_executor_id,
       t.claimed_by_executor_id, t.claim_token_digest, t.failure_resolution
     ${sql.literal(inboxJoins)}
