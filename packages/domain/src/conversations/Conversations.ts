@@ -26,6 +26,7 @@ import { InferenceRequestDefinition } from "../inference/InferenceRequests.ts"
 import { flagParameter } from "../kernel/Flags.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, Invalid, type NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
+import { codePointLength } from "../kernel/Text.ts"
 import { ModelCatalog } from "../models/ModelCatalog.ts"
 import { RunDefinition } from "../runs/Runs.ts"
 import { type Workspace, Workspaces } from "../workspaces/Workspaces.ts"
@@ -527,7 +528,7 @@ export class Conversations extends Context.Service<
               members.access ?? { default: "full", entries: [] }
             )
             // Counted in characters (code points): 255 emoji are a valid subject, as on inference requests.
-            if (members.billing_subject != null && Array.from(members.billing_subject).length > 255) {
+            if (members.billing_subject != null && codePointLength(members.billing_subject) > 255) {
               return yield* new Invalid({
                 code: "billing_subject_too_long",
                 message: "billing_subject is over 255 characters"

@@ -21,13 +21,8 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { renderConfiguration } from "../agents/AgentConfiguration.ts"
 import { accountCostUnit, recordPayer, refused } from "../budgets/Admission.ts"
 import { emptyUsageSummary } from "../inference/Attempts.ts"
-import {
-  type Asker,
-  type CreateMembers,
-  defaultTimeoutMs,
-  type InputMessage,
-  judgeCreate
-} from "../inference/CreateRules.ts"
+import { type CreateMembers, defaultTimeoutMs, type InputMessage, judgeCreate } from "../inference/CreateRules.ts"
+import { askerFor, mediaRefusals } from "../inference/SampleUploads.ts"
 import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
@@ -275,21 +270,6 @@ export const summarizerInstructions = (answererId: bigint) =>
       (row) => row?.content ?? defaultSummarizerInstructions
     )
   )
-
-/** The uploads a sample may name: `owner`'s own (an input's author judged them at its create). */
-export const askerFor = (owner: bigint): Effect.Effect<Asker, never, SqlClient> =>
-  Effect.map(UploadsRepository.make, (uploads) => ({
-    userId: owner,
-    find: (publicId: string) => uploads.findUpload(publicId).pipe(Effect.orDie),
-    standingFallbacks: []
-  }))
-
-/** The refusals of a sample's uploads (not the caller's, not admitted, too large): the sample fails with them. */
-export const mediaRefusals: ReadonlyArray<string> = [
-  "unknown_input_upload",
-  "unsupported_input_media",
-  "input_media_too_large"
-]
 
 /** An input's attachments, as stored on its members: the uploads' public ids, in order. */
 const attachmentIdsOf = (members: Readonly<Record<string, unknown>>) =>

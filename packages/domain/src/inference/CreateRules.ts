@@ -7,6 +7,7 @@ import type { Route } from "@troupe/machines/inferenceRequest/context"
 import { isUuid } from "@troupe/storage/Ids"
 import { Effect } from "effect"
 import { Invalid } from "../kernel/Refusals.ts"
+import { codePointLength } from "../kernel/Text.ts"
 import type { CatalogModel } from "../models/Catalog.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import type { ProviderCall, Workload } from "../models/Provider.ts"
@@ -64,9 +65,6 @@ const workloads: ReadonlyArray<string> = ["text_generation", "image_generation",
 const roles: ReadonlyArray<string> = ["system", "developer", "user", "assistant", "tool"]
 
 const invalid = (member: string, why: string) => new Invalid({ code: "validation_failed", message: `${member} ${why}` })
-
-/** A text's length in characters (code points: an emoji is one, not two UTF-16 units). */
-const characters = (text: string) => Array.from(text).length
 
 const isInteger = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value)
 const within = (value: unknown, min: number, max: number): value is number =>
@@ -198,7 +196,7 @@ const configurationOf = (
   if (
     workload === "speech_generation" &&
     voice !== undefined &&
-    !(typeof voice === "string" && characters(voice) <= 64)
+    !(typeof voice === "string" && codePointLength(voice) <= 64)
   ) {
     return invalid("configuration.voice", "must be at most 64 characters")
   }
@@ -322,7 +320,7 @@ export const judgeCreate = (
       return yield* new Invalid({ code: "input_media_too_large", message: `${oversized.public_id} is over 8 MiB` })
     }
     const subject = members.billing_subject ?? null
-    const subjectLength = subject === null ? 0 : characters(subject)
+    const subjectLength = subject === null ? 0 : codePointLength(subject)
     if (subject !== null && (subjectLength < 1 || subjectLength > 255)) {
       return yield* new Invalid({
         code: "billing_subject_too_long",
