@@ -27,7 +27,7 @@ import { isObject } from "../kernel/Json.ts"
 import { now } from "../kernel/Now.ts"
 import type { ModelCatalog } from "../models/ModelCatalog.ts"
 import { decodeHostedPlan, insertHosted, planHosted } from "../runs/HostedRuns.ts"
-import { overridableNamespace } from "../workspaces/WorkspaceSettings.ts"
+import { memoryProviderOf } from "../workspaces/WorkspaceSettings.ts"
 import { withSample } from "./Accounting.ts"
 import {
   assemble,
@@ -148,10 +148,9 @@ const defaultScopes = ["conversation", "workspace", "user"]
 const memoryOf = (conversation: ConversationRow, humanId: bigint, answererId: bigint) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient
-    const [workspace] = yield* sql<{ overridden: boolean }>`
-      SELECT tool_provider_overrides ? ${overridableNamespace} AS overridden
-      FROM workspaces WHERE id = ${conversation.workspace_id}`
-    if (workspace?.overridden === true) return { text: null, paths: [] }
+    const [workspace] = yield* sql<{ tool_provider_overrides: unknown }>`
+      SELECT tool_provider_overrides FROM workspaces WHERE id = ${conversation.workspace_id}`
+    if (memoryProviderOf(workspace?.tool_provider_overrides) !== undefined) return { text: null, paths: [] }
     const context = conversation.memory_context
     const scopes =
       isObject(context) && Array.isArray(context.bindings)

@@ -15,7 +15,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { Caller } from "../accounts/Caller.ts"
 import { now } from "../kernel/Now.ts"
 import { Absent, BadParameter, Invalid, invalidBy, NotPermitted, Stale, StateConflict } from "../kernel/Refusals.ts"
-import { overridableNamespace } from "../workspaces/WorkspaceSettings.ts"
+import { memoryProviderOf } from "../workspaces/WorkspaceSettings.ts"
 import type { Workspace } from "../workspaces/Workspaces.ts"
 import { compilePattern, isPatternFault } from "./GrepPattern.ts"
 import {
@@ -218,14 +218,11 @@ export class Memory extends Context.Service<
         overridden: false
       })
 
-      const workspaceReach = (caller: Caller, workspace: Workspace): Reach => {
-        const overrides = workspace.tool_provider_overrides as Record<string, unknown> | null
-        return {
-          anchors: { workspace: { kind: "workspace", id: workspace.id } },
-          ...ceilingOfCaller(caller),
-          overridden: typeof overrides === "object" && overrides !== null && overridableNamespace in overrides
-        }
-      }
+      const workspaceReach = (caller: Caller, workspace: Workspace): Reach => ({
+        anchors: { workspace: { kind: "workspace", id: workspace.id } },
+        ...ceilingOfCaller(caller),
+        overridden: memoryProviderOf(workspace.tool_provider_overrides) !== undefined
+      })
 
       const namedAgentReach = (caller: Caller, name: string) =>
         db(

@@ -13,7 +13,7 @@ import { resolvedBindings } from "../conversations/Views.ts"
 import { replayable } from "../executors/EffectProfiles.ts"
 import { kernelTool } from "../executors/KernelTools.ts"
 import { isObject } from "../kernel/Json.ts"
-import { overridableNamespace } from "../workspaces/WorkspaceSettings.ts"
+import { memoryProviderOf, overridableNamespace } from "../workspaces/WorkspaceSettings.ts"
 
 /**
  * A hosted run's scope: its conversation's memory_context resolved (the default roots when null),
@@ -46,7 +46,7 @@ export const routeOverridden = (run: RunRow, task: TaskRow, canonical: string) =
   Effect.gen(function* () {
     if (!canonical.startsWith(`${overridableNamespace}.`)) return undefined
     const workspace = yield* (yield* WorkspacesRepository.make).findWorkspace(run.workspace_public_id)
-    const providerId = workspace?.tool_provider_overrides[overridableNamespace]
+    const providerId = memoryProviderOf(workspace?.tool_provider_overrides)
     if (providerId === undefined) return undefined
     const provider = yield* (yield* ExecutorsRepository.make).findExecutorByPublicId(providerId)
     const wire = kernelTool(canonical)?.wire

@@ -11,6 +11,15 @@ import { Effect } from "effect"
 import { Invalid } from "../kernel/Refusals.ts"
 
 export const overridableNamespace = "svc.memory"
+
+/** The tool provider serving a workspace's memory (its svc.memory override), if one does. */
+export const memoryProviderOf = (overrides: unknown): string | undefined => {
+  const provider =
+    typeof overrides === "object" && overrides !== null
+      ? (overrides as Readonly<Record<string, unknown>>)[overridableNamespace]
+      : undefined
+  return typeof provider === "string" ? provider : undefined
+}
 export const memoryVerbs = ["memory_read", "memory_write", "memory_edit", "memory_ls", "memory_grep", "memory_delete"]
 
 /** A policy entry as the contract decoded it: public ids, each agent once, the defaults unfilled. */
